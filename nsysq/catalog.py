@@ -1,0 +1,97 @@
+"""The versioned SQL files in ``queries/``: parse their headers, load them once, check their params.
+
+Each file starts with a comment header::
+
+    -- name: census
+    -- version: 1
+    -- returns: one row per kernel name ...
+    -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName), StringIds(id, value)
+    -- params: names ('short' or 'demangled'); limit (integer, 0 = all rows)
+    -- dialect: duckdb
+
+``dialect: portable`` marks a file that also runs unchanged in the sqlite3 CLI.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import re
+from dataclasses import dataclass
+
+from nsysq.errors import QueryError
+
+_HEADER = re.compile(r"^--\s*(name|version|returns|tables|params|dialect):\s*(.*)$")
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_STRIP = re.compile(r"--[^\n]*|'(?:[^']|'')*'")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One SQL file from ``queries/`` with its parsed header."""
+
+    name: str
+    version: int
+    returns: str
+    tables: str
+    params: tuple[str, ...]
+    dialect: str
+    sql: str
+    filename: str
+
+    def __post_init__(self) -> None:
+        used = sorted(set(_PARAM.findall(_STRIP.sub("", self.sql))))
+        if used != sorted(self.params):
+            raise QueryError(
+                f"queries/{self.filename} declares params {sorted(self.params)} "
+                f"but its SQL uses {used}; fix the header."
+            )
+
+
+def parse(text: str, filename: str) -> Query:
+    """Parse one query file; raise QueryError when the header is incomplete."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _HEADER.match(line.strip())
+        if match:
+            fields.setdefault(match.group(1), match.group(2).strip())
+        elif line.strip() and not line.strip().startswith("--"):
+            break
+    missing = {"name", "version", "returns", "tables", "params", "dialect"} - set(fields)
+    if missing:
+        raise QueryError(f"queries/{filename} lacks header fields {sorted(missing)}.")
+    params = tuple(
+        p.split("(")[0].strip().lstrip("$")
+        for p in fields["params"].split(";")
+        if p.strip() and p.strip() != "none"
+    )
+    return Query(
+        name=fields["name"],
+        version=int(fields["version"]),
+        returns=fields["returns"],
+        tables=fields["tables"],
+        params=params,
+        dialect=fields["dialect"],
+        sql=text,
+        filename=filename,
+    )
+
+
+@functools.cache
+def all_queries() -> dict[str, Query]:
+    """Every packaged query by name, read through importlib.resources."""
+    root = importlib.resources.files("nsysq") / "queries"
+    out: dict[str, Query] = {}
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".sql"):
+            query = parse(entry.read_text(encoding="utf-8"), entry.name)
+            out[query.name] = query
+    return out
+
+
+def get(name: str) -> Query:
+    """The packaged query called ``name``."""
+    try:
+        return all_queries()[name]
+    except KeyError:
+        raise QueryError(f"no packaged query named {name!r}; see nsysq queries.") from None

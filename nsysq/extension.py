@@ -1,0 +1,51 @@
+"""DuckDB connections with the sqlite extension loaded from the installed package, never the network."""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+
+import duckdb
+
+from nsysq.errors import ExtensionUnavailableError
+
+_FIX = (
+    "install it with: pip install 'duckdb-extension-sqlite-scanner=={v}' (it must match duckdb {v})"
+)
+
+
+def extension_path() -> Path:
+    """Return the sqlite_scanner binary shipped by the duckdb-extension-sqlite-scanner package."""
+    version = duckdb.__version__
+    try:
+        root = importlib.resources.files("duckdb_extension_sqlite_scanner")
+    except ModuleNotFoundError:
+        raise ExtensionUnavailableError(
+            "DuckDB's sqlite extension is not installed; " + _FIX.format(v=version)
+        ) from None
+    path = Path(str(root)) / "extensions" / f"v{version}" / "sqlite_scanner.duckdb_extension"
+    if not path.is_file():
+        raise ExtensionUnavailableError(
+            f"DuckDB's sqlite extension for duckdb {version} is missing from the installed "
+            "package; " + _FIX.format(v=version)
+        )
+    return path
+
+
+def connect(database: str = ":memory:", *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open DuckDB with autoinstall/autoload off and the sqlite extension loaded from disk."""
+    config = {
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+    }
+    con = duckdb.connect(database, read_only=read_only, config=config)
+    try:
+        con.execute(f"LOAD '{extension_path().as_posix()}'")
+    except duckdb.Error as exc:
+        con.close()
+        raise ExtensionUnavailableError(
+            f"DuckDB could not load its sqlite extension ({str(exc).splitlines()[0]}); "
+            + _FIX.format(v=duckdb.__version__)
+        ) from None
+    return con

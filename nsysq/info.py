@@ -1,0 +1,182 @@
+"""Info: what an export holds — nsys version, GPUs, time span, row counts, tables — and what to distrust."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from nsysq import schema
+from nsysq.source import connect_readonly
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+_MODE_KEY_SUFFIX = "CUDA_GRAPH_TRACE_OPTIONS:MODE"
+
+
+def _rows(con: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
+    try:
+        return con.execute(sql).fetchall()
+    except sqlite3.Error:
+        return []
+
+
+def _metadata(trace: Trace, con: sqlite3.Connection) -> dict[str, str]:
+    for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        if trace.schema.has(table):
+            return {str(k): str(v) for k, v in _rows(con, f"SELECT name, value FROM {table}")}
+    return {}
+
+
+def _gpus(trace: Trace, con: sqlite3.Connection) -> list[dict[str, Any]]:
+    cols = set(trace.schema.columns.get("TARGET_INFO_GPU", ()))
+    if {"name", "smCount"} <= cols:
+        ident = "id" if "id" in cols else "NULL"
+        cu = "cuDevice" if "cuDevice" in cols else "NULL"
+        cc = "computeMajor || '.' || computeMinor" if "computeMajor" in cols else "NULL"
+        bus = "busLocation" if "busLocation" in cols else "''"
+        rows = _rows(
+            con,
+            f"SELECT {ident}, name, smCount, {cc}, {cu}, {bus} FROM TARGET_INFO_GPU ORDER BY 1",
+        )
+        return [
+            {"id": r[0], "name": r[1], "sm_count": r[2], "compute_capability": r[3],
+             "cuda_device": r[4], "bus_location": r[5]}
+            for r in rows
+        ]
+    if "TARGET_INFO_GPU" in trace.schema.columns and "name" in cols:
+        rows = _rows(con, "SELECT deviceId, name FROM TARGET_INFO_GPU")
+        out = [{"id": r[0], "name": r[1], "sm_count": None, "compute_capability": None,
+                "cuda_device": r[0], "bus_location": None} for r in rows]
+    else:
+        out = []
+    legacy = set(trace.schema.columns.get("TARGET_INFO_CUDA_GPU", ()))
+    if {"name", "numMultiprocessors"} <= legacy:
+        ident = "deviceId" if "deviceId" in legacy else "NULL"
+        cc = (
+            "computeCapabilityMajor || '.' || computeCapabilityMinor"
+            if "computeCapabilityMajor" in legacy
+            else "NULL"
+        )
+        rows = _rows(
+            con,
+            f"SELECT {ident}, name, numMultiprocessors, {cc} FROM TARGET_INFO_CUDA_GPU ORDER BY 1",
+        )
+        by_id = {g["id"]: g for g in out}
+        for r in rows:
+            gpu = by_id.get(r[0]) or {"id": r[0], "name": r[1], "cuda_device": r[0],
+                                      "bus_location": None}
+            gpu.update({"sm_count": r[2], "compute_capability": r[3]})
+            if r[0] not in by_id:
+                out.append(gpu)
+    return out
+
+
+def _warnings(trace: Trace, con: sqlite3.Connection, meta: dict[str, str],
+              counts: dict[str, Any], totals: dict[str, Any]) -> list[str]:
+    warns: list[str] = []
+    capture = (
+        dict(_rows(con, "SELECT name, value FROM META_DATA_CAPTURE"))
+        if trace.schema.has("META_DATA_CAPTURE")
+        else {}
+    )
+    graph_mode = sorted({str(v) for k, v in capture.items() if str(k).endswith(_MODE_KEY_SUFFIX)})
+    graph_rows = (
+        _rows(con, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE")[0][0]
+        if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+        else 0
+    )
+    if graph_rows:
+        warns.append(
+            f"{graph_rows} CUDA graph launches were traced as whole graphs: the kernels inside "
+            "them are missing from the kernel table; profile with --cuda-graph-trace=node "
+            "to see them."
+        )
+    elif "Graph" in graph_mode:
+        warns.append(
+            "CUDA graphs were traced as whole graphs (--cuda-graph-trace=graph): kernels "
+            "launched from graphs would be missing from the kernel table; none are recorded "
+            "here, but use --cuda-graph-trace=node if the program uses CUDA graphs."
+        )
+    partial = {
+        k: v for k, v in meta.items()
+        if k in ("EXPORT_PARAM_TABLES_TO_EXPORT", "EXPORT_PARAM_TIMES_TO_EXPORT") and v.strip()
+    }
+    if partial:
+        warns.append(
+            "partial export ("
+            + ", ".join(f"{k}={v}" for k, v in partial.items())
+            + "): totals cover only what was exported; export again without those options."
+        )
+    if totals.get("unresolved_names"):
+        warns.append(
+            f"{totals['unresolved_names']} kernel launches have a name id missing from StringIds; "
+            "they are counted under '<unresolved id N>' rows."
+        )
+    if not counts["kernels"]:
+        warns.append(
+            "no CUDA kernels were recorded; profile with nsys profile --trace=cuda to capture them."
+        )
+    return warns
+
+
+def info(trace: Trace) -> dict[str, Any]:
+    """Everything ``nsysq info`` prints, as a JSON-ready dict with stable keys."""
+    con = connect_readonly(trace.path)
+    try:
+        meta = _metadata(trace, con)
+        gpus = _gpus(trace, con)
+        counts = trace.run("event_counts").records()[0]
+        totals = trace.kernel_totals
+        warnings = _warnings(trace, con, meta, counts, totals)
+    finally:
+        con.close()
+    span = trace.span
+    present = set(trace.schema.tables)
+    return {
+        "path": str(trace.path),
+        "size_bytes": trace.path.stat().st_size,
+        "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", "unknown (no export metadata)"),
+        "schema_version": meta.get("EXPORT_SCHEMA_VERSION", "unknown"),
+        "platform": meta.get("EXPORT_PLATFORM"),
+        "gpus": gpus,
+        "t0_ns": span["t0"],
+        "t_end_ns": span["t_end"],
+        "span_ns": span["span_ns"],
+        "counts": {k: int(v) for k, v in counts.items()},
+        "kernel_ns": int(totals["kernel_ns"]),
+        "unresolved_kernel_names": int(totals["unresolved_names"]),
+        "zero_length_kernels": int(totals["zero_length"]),
+        "event_tables": {
+            t: (t in present) for t in schema.EVENT_TABLES
+        },
+        "tables": sorted(present),
+        "warnings": warnings,
+    }
+
+
+def info_table(data: dict[str, Any]) -> Table:
+    """Flatten ``info()`` into (section, key, value) rows for table, CSV and markdown output."""
+    rows: list[tuple[Any, ...]] = []
+    for key in ("path", "size_bytes", "nsys_version", "schema_version", "platform"):
+        rows.append(("file", key, data[key]))
+    for gpu in data["gpus"]:
+        rows.append(("gpu", f"gpu {gpu['id']}", f"{gpu['name']} ({gpu['sm_count']} SMs, "
+                     f"compute {gpu['compute_capability']})"))
+    for key in ("t0_ns", "t_end_ns", "span_ns"):
+        rows.append(("time", key, data[key]))
+    for key, value in data["counts"].items():
+        rows.append(("counts", key, value))
+    for key in ("kernel_ns", "unresolved_kernel_names", "zero_length_kernels"):
+        rows.append(("counts", key, data[key]))
+    for table, present in data["event_tables"].items():
+        rows.append(("tables", table, "present" if present else "absent (no such events)"))
+    rows.append(("tables", "all tables", len(data["tables"])))
+    for extra in ("cache",):
+        if extra in data:
+            rows.append(("cache", extra, data[extra]))
+    for warning in data["warnings"]:
+        rows.append(("warning", "", warning))
+    return Table(kind="info", columns=("section", "key", "value"), rows=rows,
+                 queries=("event_counts@1", "trace_span@1", "kernel_totals@1"))

@@ -1,0 +1,49 @@
+"""Lineup: kernel time grouped into categories by ordered rules kept as data in queries/."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+
+def lineup(trace: Trace, *, rules: str | Path | None = None) -> Table:
+    """One row per category; ``rules`` is a user rules file (TOML) replacing the packaged rules."""
+    trace.require_kernels()
+    if rules is None:
+        trace.use_rules()
+        source = "packaged lineup_rules.toml"
+    else:
+        from nsysq.rules import load_lineup_rules
+
+        trace.use_rules(load_lineup_rules(rules), source=str(rules))
+        source = str(rules)
+    table = trace.run("lineup")
+    totals = trace.kernel_totals
+    footer = {
+        "total_kernels": int(totals["kernels"]),
+        "total_kernel_ns": int(totals["kernel_ns"]),
+        "categories": len(table.rows),
+        "rules": source,
+    }
+    return replace(table, footer=footer, queries=table.queries + ("kernel_category@1",))
+
+
+def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table:
+    """Every distinct (short name, demangled name) pair with its category and the rule that won."""
+    trace.require_kernels()
+    if rules is None:
+        trace.use_rules()
+    else:
+        from nsysq.rules import load_lineup_rules
+
+        trace.use_rules(load_lineup_rules(rules), source=str(rules))
+    return trace.sql_table(
+        "SELECT short_name, demangled_name, category, rule_order FROM nsysq_kernel_category "
+        "ORDER BY category, short_name, demangled_name"
+    )

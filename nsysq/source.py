@@ -1,0 +1,117 @@
+"""Check that a path is a readable nsys SQLite export, and read its schema without changing it."""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from nsysq.errors import CorruptTraceError, NotNsysExportError, TraceInputError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+
+
+def _export_hint(path: Path) -> str:
+    stem = path.name
+    for suffix in REPORT_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    return f"nsys export --type=sqlite -o {stem}.sqlite {path.name}"
+
+
+def check_path(path: str | Path) -> Path:
+    """Return the resolved path of an nsys SQLite export, or raise a TraceInputError saying why not."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise TraceInputError(f"{p}: no such file; give the path of an nsys SQLite export (.sqlite).")
+    if p.is_dir():
+        raise TraceInputError(
+            f"{p} is a directory; give the path of an nsys SQLite export (.sqlite) inside it."
+        )
+    try:
+        size = p.stat().st_size
+        with p.open("rb") as fh:
+            header = fh.read(100)
+    except PermissionError:
+        raise TraceInputError(f"{p}: permission denied; make the file readable.") from None
+    except OSError as exc:
+        raise TraceInputError(f"{p}: cannot be read ({exc.strerror}).") from None
+    if size == 0:
+        raise TraceInputError(
+            f"{p} is empty (0 bytes); export the report again with nsys export --type=sqlite."
+        )
+    if p.name.endswith(REPORT_SUFFIXES) or (
+        not header.startswith(SQLITE_MAGIC) and header[:4] in (b"PK\x03\x04",)
+    ):
+        raise TraceInputError(
+            f"{p} is an Nsight Systems report, not its SQLite export; run: {_export_hint(p)}"
+        )
+    if not header.startswith(SQLITE_MAGIC):
+        raise TraceInputError(
+            f"{p} is not a SQLite file; nsysq reads the output of nsys export --type=sqlite."
+        )
+    if len(header) < 100:
+        raise CorruptTraceError(
+            f"{p} is truncated ({size} bytes); copy or export the trace again."
+        )
+    page_size = struct.unpack(">H", header[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    pages = struct.unpack(">I", header[28:32])[0]
+    valid_for = struct.unpack(">I", header[92:96])[0]
+    change_counter = struct.unpack(">I", header[24:28])[0]
+    if page_size < 512 or page_size & (page_size - 1):
+        raise CorruptTraceError(f"{p} has a damaged SQLite header; copy or export the trace again.")
+    if pages and valid_for == change_counter and size < pages * page_size:
+        raise CorruptTraceError(
+            f"{p} is truncated ({size} of {pages * page_size} bytes); "
+            "copy or export the trace again."
+        )
+    return p.resolve()
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open with SQLite's read-only, immutable URI: no journal, no lock file, nothing written."""
+    uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
+    return sqlite3.connect(uri, uri=True)
+
+
+@dataclass(frozen=True)
+class SourceSchema:
+    """The tables of an export and their column names, read from sqlite_master / PRAGMA."""
+
+    path: Path
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def has(self, table: str) -> bool:
+        return table in self.columns
+
+    @property
+    def tables(self) -> list[str]:
+        return sorted(self.columns)
+
+
+def read_schema(path: Path) -> SourceSchema:
+    """Read every table's columns; raise if the file is damaged or not an nsys export."""
+    try:
+        con = connect_readonly(path)
+        try:
+            names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+            columns = {
+                name: tuple(r[1] for r in con.execute(f'PRAGMA table_info("{name}")'))
+                for name in names
+            }
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise CorruptTraceError(
+            f"{path} is a damaged SQLite file ({exc}); copy or export the trace again."
+        ) from None
+    if "StringIds" not in columns:
+        raise NotNsysExportError(
+            f"{path} is a SQLite file but not an nsys export (it has no StringIds table); "
+            "create one with nsys export --type=sqlite."
+        )
+    return SourceSchema(path=path, columns=columns)

@@ -1,0 +1,61 @@
+"""Stakeout: every launch of one kernel, with its launch configuration and summary statistics."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from nsysq.errors import UsageError
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+
+def _suggest(trace: Trace, kernel: str) -> str:
+    names = [
+        r[0]
+        for r in trace.sql_table(
+            "SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+            "JOIN StringIds s ON s.id = k.shortName"
+        ).rows
+    ]
+    close = difflib.get_close_matches(kernel, names, n=3, cutoff=0.5)
+    if not close:
+        close = [n for n in names if kernel.lower() in n.lower()][:3]
+    if close:
+        return "; did you mean " + ", ".join(close) + "?"
+    return f"; try --like '%{kernel}%' or list names with nsysq census"
+
+
+def stakeout(trace: Trace, kernel: str, *, like: bool = False, limit: int = 0) -> Table:
+    """Launches whose short or demangled name equals ``kernel`` (or matches it with ``like``)."""
+    if not kernel:
+        raise UsageError("give a kernel name (or a LIKE pattern with --like).")
+    if limit < 0:
+        raise UsageError("--limit must be 0 (every launch) or a positive number of rows.")
+    trace.require_kernels()
+    match = "like" if like else "exact"
+    launches = trace.run("stakeout", kernel=kernel, match=match, t0=trace.t0)
+    if not launches.rows:
+        raise UsageError(f"no kernel {'matches' if like else 'is named'} {kernel!r} in "
+                         f"{trace.path.name}{_suggest(trace, kernel)}")
+    summary = trace.run("stakeout_summary", kernel=kernel, match=match)
+    total = len(launches.rows)
+    rows = launches.rows[:limit] if limit else launches.rows
+    footer = {
+        "launches": total,
+        "shown_rows": len(rows),
+        "total_ns": int(sum(r["total_ns"] for r in summary.records())),
+        "summary": summary.records(),
+    }
+    return replace(
+        launches, rows=rows, footer=footer, queries=launches.queries + summary.queries
+    )
+
+
+def stakeout_summary(trace: Trace, kernel: str, *, like: bool = False) -> Table:
+    """The census statistics of the launches ``stakeout`` selects, per demangled name."""
+    trace.require_kernels()
+    return trace.run("stakeout_summary", kernel=kernel, match="like" if like else "exact")

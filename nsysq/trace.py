@@ -1,0 +1,182 @@
+"""``Trace``: one nsys export opened read-only in DuckDB, with the canonical views in place."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from nsysq import catalog, extension, schema
+from nsysq.errors import CorruptTraceError, NoDataError, QueryError, UsageError
+from nsysq.source import SourceSchema, check_path, read_schema
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nsysq.rules import Rule
+
+_KERNEL_HINT = (
+    "profile with nsys profile --trace=cuda (the default) and export again "
+    "with nsys export --type=sqlite"
+)
+
+
+class Trace:
+    """An nsys SQLite export, opened read-only. Use ``nsysq.open(path)``; close it (or use ``with``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path: Path = check_path(path)
+        self.schema: SourceSchema = read_schema(self.path)
+        self._con = self._connect()
+        self._rules_loaded: str | None = None
+
+    # -- connection -----------------------------------------------------------------------------
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        con = extension.connect()
+        literal = str(self.path).replace("'", "''")
+        try:
+            con.execute(f"ATTACH '{literal}' AS src (TYPE sqlite, READ_ONLY)")
+            schema.create_views(con, self.schema, "src")
+        except duckdb.Error as exc:
+            con.close()
+            raise CorruptTraceError(
+                f"{self.path} could not be read ({str(exc).splitlines()[0]}); "
+                "copy or export the trace again."
+            ) from None
+        return con
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"nsysq.Trace({str(self.path)!r})"
+
+    # -- running queries ------------------------------------------------------------------------
+    def run(self, name: str, **params: Any) -> Table:
+        """Run the packaged query ``name`` with bound parameters; return its rows as a Table."""
+        query = catalog.get(name)
+        missing = set(query.params) - set(params)
+        if missing:
+            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
+        bound = {p: params[p] for p in query.params}
+        try:
+            cur = self._con.execute(query.sql, bound) if bound else self._con.execute(query.sql)
+            columns = tuple(d[0] for d in cur.description or ())
+            rows = cur.fetchall()
+        except duckdb.Error as exc:
+            raise QueryError(
+                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from None
+        return Table(kind=name, columns=columns, rows=rows, queries=(f"{name}@{query.version}",))
+
+    def sql(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> pd.DataFrame:
+        """Run a read-only ad-hoc query (SELECT / WITH / PRAGMA-free) and return a DataFrame."""
+        return self.sql_table(text, params).to_pandas()
+
+    def sql_table(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> Table:
+        try:
+            statements = duckdb.extract_statements(text)
+        except duckdb.Error as exc:
+            raise UsageError(f"the SQL does not parse: {str(exc).splitlines()[0]}") from None
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            raise UsageError(
+                "nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement."
+            )
+        try:
+            cur = self._con.execute(text, params) if params else self._con.execute(text)
+            columns = tuple(d[0] for d in cur.description or ())
+            rows = cur.fetchall()
+        except duckdb.Error as exc:
+            raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from None
+        return Table(kind="sql", columns=columns, rows=rows)
+
+    # -- facts every analysis needs -------------------------------------------------------------
+    @functools.cached_property
+    def span(self) -> dict[str, Any]:
+        """``t0`` (earliest GPU/API start, ns), ``t_end`` and ``span_ns``."""
+        return self.run("trace_span").records()[0]
+
+    @property
+    def t0(self) -> int:
+        return int(self.span["t0"] or 0)
+
+    @functools.cached_property
+    def kernel_totals(self) -> dict[str, Any]:
+        return self.run("kernel_totals").records()[0]
+
+    def require_kernels(self) -> None:
+        """Raise NoDataError when the export recorded no CUDA kernels."""
+        if not self.schema.has(schema.KERNEL):
+            raise NoDataError(
+                f"{self.path.name} recorded no CUDA kernels (it has no {schema.KERNEL} table); "
+                + _KERNEL_HINT + "."
+            )
+        if not self.kernel_totals["kernels"]:
+            raise NoDataError(
+                f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); "
+                + _KERNEL_HINT + "."
+            )
+
+    def use_rules(self, rules: list[Rule] | None = None, *, source: str = "packaged") -> None:
+        """Load lineup rules into ``nsysq_lineup_rules`` and (re)build ``nsysq_kernel_category``."""
+        from nsysq import rules as rules_mod
+
+        if rules is None:
+            if self._rules_loaded == "packaged":
+                return
+            rules = rules_mod.load_lineup_rules()
+        self._con.execute(
+            "CREATE OR REPLACE TEMP TABLE nsysq_lineup_rules "
+            "(rule_order INTEGER, category VARCHAR, field VARCHAR, pattern VARCHAR)"
+        )
+        rows = rules_mod.rules_rows(rules)
+        if rows:
+            self._con.executemany("INSERT INTO nsysq_lineup_rules VALUES (?, ?, ?, ?)", rows)
+        view = catalog.get("kernel_category")
+        self._con.execute(f"CREATE OR REPLACE TEMP VIEW nsysq_kernel_category AS {view.sql}")
+        self._rules_loaded = source
+
+    # -- analyses (DataFrames for notebooks) ----------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        from nsysq.info import info
+
+        return info(self)
+
+    def census(self, **kwargs: Any) -> pd.DataFrame:
+        from nsysq.census import census
+
+        unit = kwargs.pop("unit", "ns")
+        return census(self, **kwargs).in_unit(unit).to_pandas()
+
+    def lineup(self, **kwargs: Any) -> pd.DataFrame:
+        from nsysq.lineup import lineup
+
+        unit = kwargs.pop("unit", "ns")
+        return lineup(self, **kwargs).in_unit(unit).to_pandas()
+
+    def stakeout(self, kernel: str, **kwargs: Any) -> pd.DataFrame:
+        from nsysq.stakeout import stakeout
+
+        unit = kwargs.pop("unit", "ns")
+        return stakeout(self, kernel, **kwargs).in_unit(unit).to_pandas()
+
+    def timeline(self, **kwargs: Any) -> pd.DataFrame:
+        from nsysq.timeline import timeline
+
+        unit = kwargs.pop("unit", "ns")
+        return timeline(self, **kwargs).in_unit(unit).to_pandas()
+
+
+def open_trace(path: str | Path) -> Trace:
+    """Open an nsys SQLite export read-only. Raises an NsysqError subclass naming the fix."""
+    return Trace(path)

@@ -1,0 +1,32 @@
+-- name: stakeout
+-- version: 1
+-- returns: every launch of the kernels whose short or demangled name equals the kernel param (match = 'exact') or matches it as a case-insensitive LIKE pattern (match = 'like'), ordered by start: start_ns relative to the trace start t0, duration_ns, name, grid_x/y/z, block_x/y/z, registers_per_thread, static_shared_memory, dynamic_shared_memory, device_id, stream_id, correlation_id, demangled_name.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, deviceId, streamId, correlationId), StringIds(id, value)
+-- params: kernel (name or LIKE pattern); match ('exact' or 'like'); t0 (trace start, ns)
+-- dialect: duckdb
+WITH ids AS (
+    SELECT id FROM StringIds
+    WHERE CASE WHEN $match = 'like' THEN lower(value) LIKE lower($kernel) ELSE value = $kernel END
+)
+SELECT
+    k.start - $t0 AS start_ns,
+    k."end" - k.start AS duration_ns,
+    s.value AS name,
+    k.gridX AS grid_x,
+    k.gridY AS grid_y,
+    k.gridZ AS grid_z,
+    k.blockX AS block_x,
+    k.blockY AS block_y,
+    k.blockZ AS block_z,
+    k.registersPerThread AS registers_per_thread,
+    k.staticSharedMemory AS static_shared_memory,
+    k.dynamicSharedMemory AS dynamic_shared_memory,
+    k.deviceId AS device_id,
+    k.streamId AS stream_id,
+    k.correlationId AS correlation_id,
+    d.value AS demangled_name
+FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+LEFT JOIN StringIds AS s ON s.id = k.shortName
+LEFT JOIN StringIds AS d ON d.id = k.demangledName
+WHERE k.shortName IN (SELECT id FROM ids) OR k.demangledName IN (SELECT id FROM ids)
+ORDER BY k.start, k.deviceId, k.streamId
