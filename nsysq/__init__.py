@@ -1,3 +1,40 @@
-"""nsysq: make Nsight Systems SQLite exports answer questions."""
+"""nsysq: make Nsight Systems SQLite exports answer questions.
+
+``nsysq.open(path)`` returns a :class:`~nsysq.trace.Trace` whose ``census()``, ``lineup()``,
+``stakeout()`` and ``timeline()`` return pandas DataFrames; ``nsysq.diff(a, b)`` compares two
+traces. Heavy modules (duckdb, pandas) load on first use, so ``import nsysq`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nsysq.errors import NsysqError
 
 __version__ = "0.1.0"
+__all__ = ["NsysqError", "Trace", "__version__", "diff", "open"]
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+
+def open(path: Any, **kwargs: Any) -> Trace:  # noqa: A001 - the public name is nsysq.open
+    """Open an nsys SQLite export read-only; raises an NsysqError subclass naming the fix."""
+    from nsysq.trace import Trace
+
+    return Trace(path, **kwargs)
+
+
+def diff(a: Any, b: Any, **kwargs: Any) -> Any:
+    """Compare two traces (paths or open Traces); see :func:`nsysq.diffing.diff`."""
+    from nsysq.diffing import diff as _diff
+
+    return _diff(a, b, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Trace":
+        from nsysq.trace import Trace
+
+        return Trace
+    raise AttributeError(f"module 'nsysq' has no attribute {name!r}")

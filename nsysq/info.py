@@ -41,14 +41,29 @@ def _gpus(trace: Trace, con: sqlite3.Connection) -> list[dict[str, Any]]:
             f"SELECT {ident}, name, smCount, {cc}, {cu}, {bus} FROM TARGET_INFO_GPU ORDER BY 1",
         )
         return [
-            {"id": r[0], "name": r[1], "sm_count": r[2], "compute_capability": r[3],
-             "cuda_device": r[4], "bus_location": r[5]}
+            {
+                "id": r[0],
+                "name": r[1],
+                "sm_count": r[2],
+                "compute_capability": r[3],
+                "cuda_device": r[4],
+                "bus_location": r[5],
+            }
             for r in rows
         ]
     if "TARGET_INFO_GPU" in trace.schema.columns and "name" in cols:
         rows = _rows(con, "SELECT deviceId, name FROM TARGET_INFO_GPU")
-        out = [{"id": r[0], "name": r[1], "sm_count": None, "compute_capability": None,
-                "cuda_device": r[0], "bus_location": None} for r in rows]
+        out = [
+            {
+                "id": r[0],
+                "name": r[1],
+                "sm_count": None,
+                "compute_capability": None,
+                "cuda_device": r[0],
+                "bus_location": None,
+            }
+            for r in rows
+        ]
     else:
         out = []
     legacy = set(trace.schema.columns.get("TARGET_INFO_CUDA_GPU", ()))
@@ -65,16 +80,25 @@ def _gpus(trace: Trace, con: sqlite3.Connection) -> list[dict[str, Any]]:
         )
         by_id = {g["id"]: g for g in out}
         for r in rows:
-            gpu = by_id.get(r[0]) or {"id": r[0], "name": r[1], "cuda_device": r[0],
-                                      "bus_location": None}
+            gpu = by_id.get(r[0]) or {
+                "id": r[0],
+                "name": r[1],
+                "cuda_device": r[0],
+                "bus_location": None,
+            }
             gpu.update({"sm_count": r[2], "compute_capability": r[3]})
             if r[0] not in by_id:
                 out.append(gpu)
     return out
 
 
-def _warnings(trace: Trace, con: sqlite3.Connection, meta: dict[str, str],
-              counts: dict[str, Any], totals: dict[str, Any]) -> list[str]:
+def _warnings(
+    trace: Trace,
+    con: sqlite3.Connection,
+    meta: dict[str, str],
+    counts: dict[str, Any],
+    totals: dict[str, Any],
+) -> list[str]:
     warns: list[str] = []
     capture = (
         dict(_rows(con, "SELECT name, value FROM META_DATA_CAPTURE"))
@@ -100,7 +124,8 @@ def _warnings(trace: Trace, con: sqlite3.Connection, meta: dict[str, str],
             "here, but use --cuda-graph-trace=node if the program uses CUDA graphs."
         )
     partial = {
-        k: v for k, v in meta.items()
+        k: v
+        for k, v in meta.items()
         if k in ("EXPORT_PARAM_TABLES_TO_EXPORT", "EXPORT_PARAM_TIMES_TO_EXPORT") and v.strip()
     }
     if partial:
@@ -148,9 +173,7 @@ def info(trace: Trace) -> dict[str, Any]:
         "kernel_ns": int(totals["kernel_ns"]),
         "unresolved_kernel_names": int(totals["unresolved_names"]),
         "zero_length_kernels": int(totals["zero_length"]),
-        "event_tables": {
-            t: (t in present) for t in schema.EVENT_TABLES
-        },
+        "event_tables": {t: (t in present) for t in schema.EVENT_TABLES},
         "tables": sorted(present),
         "warnings": warnings,
     }
@@ -162,8 +185,13 @@ def info_table(data: dict[str, Any]) -> Table:
     for key in ("path", "size_bytes", "nsys_version", "schema_version", "platform"):
         rows.append(("file", key, data[key]))
     for gpu in data["gpus"]:
-        rows.append(("gpu", f"gpu {gpu['id']}", f"{gpu['name']} ({gpu['sm_count']} SMs, "
-                     f"compute {gpu['compute_capability']})"))
+        rows.append(
+            (
+                "gpu",
+                f"gpu {gpu['id']}",
+                f"{gpu['name']} ({gpu['sm_count']} SMs, compute {gpu['compute_capability']})",
+            )
+        )
     for key in ("t0_ns", "t_end_ns", "span_ns"):
         rows.append(("time", key, data[key]))
     for key, value in data["counts"].items():
@@ -178,5 +206,9 @@ def info_table(data: dict[str, Any]) -> Table:
             rows.append(("cache", extra, data[extra]))
     for warning in data["warnings"]:
         rows.append(("warning", "", warning))
-    return Table(kind="info", columns=("section", "key", "value"), rows=rows,
-                 queries=("event_counts@1", "trace_span@1", "kernel_totals@1"))
+    return Table(
+        kind="info",
+        columns=("section", "key", "value"),
+        rows=rows,
+        queries=("event_counts@1", "trace_span@1", "kernel_totals@1"),
+    )

@@ -31,35 +31,92 @@ CANONICAL: dict[str, tuple[tuple[str, str], ...]] = {
     KERNEL: tuple(
         (c, _I)
         for c in (
-            "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-            "demangledName", "shortName", "mangledName", "launchType", "registersPerThread",
-            "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-            "staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread",
-            "localMemoryTotal", "sharedMemoryExecuted", "graphNodeId", "graphId",
+            "start",
+            "end",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "demangledName",
+            "shortName",
+            "mangledName",
+            "launchType",
+            "registersPerThread",
+            "gridX",
+            "gridY",
+            "gridZ",
+            "blockX",
+            "blockY",
+            "blockZ",
+            "staticSharedMemory",
+            "dynamicSharedMemory",
+            "localMemoryPerThread",
+            "localMemoryTotal",
+            "sharedMemoryExecuted",
+            "graphNodeId",
+            "graphId",
         )
     ),
     MEMCPY: tuple(
         (c, _I)
         for c in (
-            "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-            "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId",
-            "graphNodeId", "copyCount",
+            "start",
+            "end",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "bytes",
+            "copyKind",
+            "srcKind",
+            "dstKind",
+            "srcDeviceId",
+            "dstDeviceId",
+            "graphNodeId",
+            "copyCount",
         )
     ),
     MEMSET: tuple(
         (c, _I)
         for c in (
-            "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-            "value", "bytes", "memKind", "graphNodeId",
+            "start",
+            "end",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "value",
+            "bytes",
+            "memKind",
+            "graphNodeId",
         )
     ),
     RUNTIME: tuple(
         (c, _I)
-        for c in ("start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue")
+        for c in (
+            "start",
+            "end",
+            "eventClass",
+            "globalTid",
+            "correlationId",
+            "nameId",
+            "returnValue",
+        )
     ),
     NVTX: (
-        ("start", _I), ("end", _I), ("eventType", _I), ("rangeId", _I), ("category", _I),
-        ("text", _T), ("globalTid", _I), ("endGlobalTid", _I), ("textId", _I), ("domainId", _I),
+        ("start", _I),
+        ("end", _I),
+        ("eventType", _I),
+        ("rangeId", _I),
+        ("category", _I),
+        ("text", _T),
+        ("globalTid", _I),
+        ("endGlobalTid", _I),
+        ("textId", _I),
+        ("domainId", _I),
     ),
     STRINGS: (("id", _I), ("value", _T)),
     COPY_KIND: (("id", _I), ("name", _T), ("label", _T)),
@@ -121,9 +178,7 @@ def view_sql(table: str, schema: SourceSchema, source: str = "src") -> str:
     cols = CANONICAL[table]
     present = set(schema.columns.get(table, ()))
     if table in present_tables(schema):
-        items = [
-            f"{_q(c)}" if c in present else f"CAST(NULL AS {t}) AS {_q(c)}" for c, t in cols
-        ]
+        items = [f"{_q(c)}" if c in present else f"CAST(NULL AS {t}) AS {_q(c)}" for c, t in cols]
         return f"SELECT {', '.join(items)} FROM {source}.{_q(table)}"
     if table in BUILTIN_ENUMS:
         rows = ", ".join(

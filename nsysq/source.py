@@ -26,7 +26,9 @@ def check_path(path: str | Path) -> Path:
     """Return the resolved path of an nsys SQLite export, or raise a TraceInputError saying why not."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise TraceInputError(f"{p}: no such file; give the path of an nsys SQLite export (.sqlite).")
+        raise TraceInputError(
+            f"{p}: no such file; give the path of an nsys SQLite export (.sqlite)."
+        )
     if p.is_dir():
         raise TraceInputError(
             f"{p} is a directory; give the path of an nsys SQLite export (.sqlite) inside it."
@@ -54,9 +56,7 @@ def check_path(path: str | Path) -> Path:
             f"{p} is not a SQLite file; nsysq reads the output of nsys export --type=sqlite."
         )
     if len(header) < 100:
-        raise CorruptTraceError(
-            f"{p} is truncated ({size} bytes); copy or export the trace again."
-        )
+        raise CorruptTraceError(f"{p} is truncated ({size} bytes); copy or export the trace again.")
     page_size = struct.unpack(">H", header[16:18])[0]
     page_size = 65536 if page_size == 1 else page_size
     pages = struct.unpack(">I", header[28:32])[0]

@@ -39,8 +39,10 @@ def stakeout(trace: Trace, kernel: str, *, like: bool = False, limit: int = 0) -
     match = "like" if like else "exact"
     launches = trace.run("stakeout", kernel=kernel, match=match, t0=trace.t0)
     if not launches.rows:
-        raise UsageError(f"no kernel {'matches' if like else 'is named'} {kernel!r} in "
-                         f"{trace.path.name}{_suggest(trace, kernel)}")
+        raise UsageError(
+            f"no kernel {'matches' if like else 'is named'} {kernel!r} in "
+            f"{trace.path.name}{_suggest(trace, kernel)}"
+        )
     summary = trace.run("stakeout_summary", kernel=kernel, match=match)
     total = len(launches.rows)
     rows = launches.rows[:limit] if limit else launches.rows
@@ -50,9 +52,7 @@ def stakeout(trace: Trace, kernel: str, *, like: bool = False, limit: int = 0) -
         "total_ns": int(sum(r["total_ns"] for r in summary.records())),
         "summary": summary.records(),
     }
-    return replace(
-        launches, rows=rows, footer=footer, queries=launches.queries + summary.queries
-    )
+    return replace(launches, rows=rows, footer=footer, queries=launches.queries + summary.queries)
 
 
 def stakeout_summary(trace: Trace, kernel: str, *, like: bool = False) -> Table:

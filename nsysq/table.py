@@ -57,7 +57,9 @@ class Table:
             )
             for row in self.rows
         ]
-        columns = tuple(c[: -len(suffix)] + "_" + unit if c.endswith(suffix) else c for c in self.columns)
+        columns = tuple(
+            c[: -len(suffix)] + "_" + unit if c.endswith(suffix) else c for c in self.columns
+        )
         footer = {
             (k[: -len(suffix)] + "_" + unit if k.endswith(suffix) else k): (
                 float(v) * scale if k.endswith(suffix) and v is not None else v
@@ -71,7 +73,12 @@ class Table:
 
         df = pd.DataFrame.from_records(self.rows, columns=list(self.columns))
         df.attrs.update(
-            {"kind": self.kind, "queries": list(self.queries), "unit": self.unit,
-             "footer": dict(self.footer), "notes": list(self.notes)}
+            {
+                "kind": self.kind,
+                "queries": list(self.queries),
+                "unit": self.unit,
+                "footer": dict(self.footer),
+                "notes": list(self.notes),
+            }
         )
         return df

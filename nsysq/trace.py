@@ -32,6 +32,7 @@ class Trace:
         self.schema: SourceSchema = read_schema(self.path)
         self._con = self._connect()
         self._rules_loaded: str | None = None
+        self.executed: list[tuple[str, str, dict[str, Any]]] = []
 
     # -- connection -----------------------------------------------------------------------------
     def _connect(self) -> duckdb.DuckDBPyConnection:
@@ -68,6 +69,7 @@ class Trace:
         if missing:
             raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         bound = {p: params[p] for p in query.params}
+        self.executed.append((f"{name}@{query.version}", query.sql, bound))
         try:
             cur = self._con.execute(query.sql, bound) if bound else self._con.execute(query.sql)
             columns = tuple(d[0] for d in cur.description or ())
@@ -119,12 +121,14 @@ class Trace:
         if not self.schema.has(schema.KERNEL):
             raise NoDataError(
                 f"{self.path.name} recorded no CUDA kernels (it has no {schema.KERNEL} table); "
-                + _KERNEL_HINT + "."
+                + _KERNEL_HINT
+                + "."
             )
         if not self.kernel_totals["kernels"]:
             raise NoDataError(
                 f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); "
-                + _KERNEL_HINT + "."
+                + _KERNEL_HINT
+                + "."
             )
 
     def use_rules(self, rules: list[Rule] | None = None, *, source: str = "packaged") -> None:

@@ -55,7 +55,7 @@ SELECT * FROM (
     UNION ALL
     SELECT
         NULL AS rank,
-        'other (' || CAST(count(DISTINCT n.name) AS VARCHAR) || ' kernels)' AS name,
+        'other (' || CAST(count(DISTINCT n.name) AS VARCHAR) || CASE WHEN count(DISTINCT n.name) = 1 THEN ' kernel)' ELSE ' kernels)' END AS name,
         count(*) AS instances,
         sum(n.dur) AS total_ns,
         avg(n.dur) AS avg_ns,

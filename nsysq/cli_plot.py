@@ -1,0 +1,3 @@
+"""CLI commands for plot, registered on the shared app (imported at the end of nsysq.cli)."""
+
+from __future__ import annotations
