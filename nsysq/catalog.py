@@ -39,6 +39,24 @@ class Query:
     sql: str
     filename: str
 
+    @property
+    def table_names(self) -> tuple[str, ...]:
+        """The table names the header's ``tables:`` line lists (column lists and notes dropped)."""
+        names, depth, word = [], 0, ""
+        for ch in self.tables + ",":
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            elif depth == 0 and ch == ",":
+                token = word.strip().split(" ")[0]
+                if token:
+                    names.append(token)
+                word = ""
+            elif depth == 0:
+                word += ch
+        return tuple(names)
+
     def __post_init__(self) -> None:
         used = sorted(set(_PARAM.findall(_STRIP.sub("", self.sql))))
         if used != sorted(self.params):

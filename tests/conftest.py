@@ -1,0 +1,49 @@
+"""Shared fixtures: the real exports beside the checkout, and synthetic fixtures built by code."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures import FIXTURE_NAMES, build
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL_DIR = Path(os.environ.get("NSYSQ_REAL_TRACES", ROOT.parent / "shared" / "traces" / "real"))
+REAL_TRACES = sorted(REAL_DIR.glob("*.sqlite")) if REAL_DIR.is_dir() else []
+NSYS_FIXTURES = [n for n in FIXTURE_NAMES if n != "not_nsys"]
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("fixtures")
+    for name in FIXTURE_NAMES:
+        build(name, directory)
+    return directory
+
+
+@pytest.fixture(params=NSYS_FIXTURES)
+def fixture_trace(request: pytest.FixtureRequest, fixture_dir: Path) -> Path:
+    return fixture_dir / f"{request.param}.sqlite"
+
+
+real = pytest.mark.skipif(not REAL_TRACES, reason=f"no real exports in {REAL_DIR}")
+
+
+@pytest.fixture(params=REAL_TRACES or [None], ids=lambda p: p.stem if p else "none")
+def real_trace(request: pytest.FixtureRequest) -> Path:
+    if request.param is None:
+        pytest.skip(f"no real exports in {REAL_DIR}")
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test uses its own throwaway cache directory, never the user's."""
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
