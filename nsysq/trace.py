@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from nsysq.rules import Rule
 
 _KERNEL_HINT = (
-    "profile with nsys profile --trace=cuda (the default) and export again "
-    "with nsys export --type=sqlite"
+    "profile with nsys profile --trace=cuda (the default) and export again with nsys export --type=sqlite"
 )
 
 
@@ -44,8 +43,7 @@ class Trace:
         except duckdb.Error as exc:
             con.close()
             raise CorruptTraceError(
-                f"{self.path} could not be read ({str(exc).splitlines()[0]}); "
-                "copy or export the trace again."
+                f"{self.path} could not be read ({str(exc).splitlines()[0]}); copy or export the trace again."
             ) from None
         return con
 
@@ -71,9 +69,10 @@ class Trace:
         bound = {p: params[p] for p in query.params}
         self.executed.append((f"{name}@{query.version}", query.sql, bound))
         try:
-            cur = self._con.execute(query.sql, bound) if bound else self._con.execute(query.sql)
-            columns = tuple(d[0] for d in cur.description or ())
-            rows = cur.fetchall()
+            with extension.pandas_free_binding():
+                cur = self._con.execute(query.sql, bound) if bound else self._con.execute(query.sql)
+                columns = tuple(d[0] for d in cur.description or ())
+                rows = cur.fetchall()
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
@@ -91,13 +90,12 @@ class Trace:
         except duckdb.Error as exc:
             raise UsageError(f"the SQL does not parse: {str(exc).splitlines()[0]}") from None
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-            raise UsageError(
-                "nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement."
-            )
+            raise UsageError("nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement.")
         try:
-            cur = self._con.execute(text, params) if params else self._con.execute(text)
-            columns = tuple(d[0] for d in cur.description or ())
-            rows = cur.fetchall()
+            with extension.pandas_free_binding():
+                cur = self._con.execute(text, params) if params else self._con.execute(text)
+                columns = tuple(d[0] for d in cur.description or ())
+                rows = cur.fetchall()
         except duckdb.Error as exc:
             raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from None
         return Table(kind="sql", columns=columns, rows=rows)
@@ -126,9 +124,7 @@ class Trace:
             )
         if not self.kernel_totals["kernels"]:
             raise NoDataError(
-                f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); "
-                + _KERNEL_HINT
-                + "."
+                f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); " + _KERNEL_HINT + "."
             )
 
     def use_rules(self, rules: list[Rule] | None = None, *, source: str = "packaged") -> None:
@@ -145,7 +141,8 @@ class Trace:
         )
         rows = rules_mod.rules_rows(rules)
         if rows:
-            self._con.executemany("INSERT INTO nsysq_lineup_rules VALUES (?, ?, ?, ?)", rows)
+            with extension.pandas_free_binding():
+                self._con.executemany("INSERT INTO nsysq_lineup_rules VALUES (?, ?, ?, ?)", rows)
         view = catalog.get("kernel_category")
         self._con.execute(f"CREATE OR REPLACE TEMP VIEW nsysq_kernel_category AS {view.sql}")
         self._rules_loaded = source

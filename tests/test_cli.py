@@ -1,0 +1,119 @@
+"""CLI output contracts: formats agree, units convert, --show-sql shows what ran, imports stay light."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nsysq import catalog
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nsysq.cli", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_json_csv_markdown_agree(fixture_dir: Path) -> None:
+    path = fixture_dir / "edge_cases.sqlite"
+    doc = json.loads(run("census", path, "-f", "json", "-n", "4").stdout)
+    rows = list(csv.DictReader(io.StringIO(run("census", path, "-f", "csv", "-n", "4").stdout)))
+    assert [r["name"] for r in rows] == [r["name"] for r in doc["rows"]]
+    assert [int(r["total_ns"]) for r in rows] == [r["total_ns"] for r in doc["rows"]]
+    assert doc["unit"] == "ns" and doc["columns"][:4] == ["rank", "name", "instances", "total_ns"]
+    assert set(doc) == {"kind", "queries", "unit", "columns", "rows", "footer", "notes"}
+    assert doc["rows"][-1]["name"].startswith("other (")
+    assert sum(r["total_ns"] for r in doc["rows"]) == doc["footer"]["total_kernel_ns"]
+    md = run("census", path, "-f", "markdown", "-n", "4").stdout
+    assert md.count("\n| ") == len(doc["rows"]) + 1
+    assert any(
+        "<unresolved id" in r["name"]
+        for r in json.loads(run("census", path, "-f", "json", "-n", "0").stdout)["rows"]
+    )
+
+
+def test_time_unit_converts_every_time_column(fixture_dir: Path) -> None:
+    path = fixture_dir / "v2024_6.sqlite"
+    ns = json.loads(run("census", path, "-f", "json").stdout)
+    ms = json.loads(run("census", path, "-f", "json", "--time-unit", "ms").stdout)
+    assert ms["unit"] == "ms" and "total_ms" in ms["columns"] and "total_ns" not in ms["columns"]
+    for a, b in zip(ns["rows"], ms["rows"], strict=True):
+        assert b["total_ms"] == pytest.approx(a["total_ns"] / 1e6)
+        assert b["avg_ms"] == pytest.approx(a["avg_ns"] / 1e6)
+    assert ms["footer"]["total_kernel_ms"] == pytest.approx(ns["footer"]["total_kernel_ns"] / 1e6)
+
+
+def test_show_sql_prints_the_packaged_files(fixture_dir: Path) -> None:
+    out = run("census", fixture_dir / "v2024_6.sqlite", "--show-sql", "-n", "5").stdout
+    assert catalog.get("census").sql.strip() in out
+    assert "-- params: {'names': 'short', 'limit': 5}" in out
+    assert "total_ns" not in out.split("-- census@1")[0]
+
+
+def test_queries_lists_every_file() -> None:
+    doc = json.loads(run("queries", "-f", "json").stdout)
+    assert {r["name"] for r in doc["rows"]} == set(catalog.all_queries())
+
+
+def test_stakeout_like_and_timeline_window(fixture_dir: Path) -> None:
+    path = fixture_dir / "v2024_6.sqlite"
+    doc = json.loads(run("stakeout", path, "%gemm%", "--like", "-f", "json").stdout)
+    assert doc["rows"] and all("gemm" in (r["name"] + r["demangled_name"]).lower() for r in doc["rows"])
+    assert doc["footer"]["launches"] == len(doc["rows"])
+    tl = json.loads(run("timeline", path, "--from", "0", "--to", "5", "-f", "json", "-n", "0").stdout)
+    assert all(r["start_ns"] < 5e6 for r in tl["rows"])
+
+
+def test_sql_is_read_only_and_binds(fixture_dir: Path) -> None:
+    import nsysq
+
+    with nsysq.open(fixture_dir / "v2024_6.sqlite") as trace:
+        df = trace.sql("SELECT count(*) AS n FROM StringIds WHERE value LIKE $p", {"p": "%gemm%"})
+        assert int(df["n"][0]) >= 1
+        with pytest.raises(nsysq.NsysqError):
+            trace.sql("CREATE TABLE x (a INT)")
+
+
+def test_import_nsysq_stays_light() -> None:
+    code = (
+        "import sys, nsysq; bad = [m for m in ('typer', 'rich', 'matplotlib', 'pandas', 'duckdb') "
+        "if m in sys.modules]; print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
+    code = (
+        "import sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
+        "try:\n    runpy.run_module('nsysq.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "sys.stderr.write('MODULES ' + ','.join(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(fixture_dir / "v2024_6.sqlite")], capture_output=True, text=True
+    )
+    assert out.stderr.strip().endswith("MODULES"), out.stderr
+
+
+def test_api_returns_dataframes(fixture_dir: Path) -> None:
+    import pandas as pd
+
+    import nsysq
+
+    with nsysq.open(fixture_dir / "v2024_6.sqlite") as trace:
+        df = trace.census(unit="ms", limit=2)
+        assert isinstance(df, pd.DataFrame) and "total_ms" in df.columns
+        assert df.attrs["queries"][0] == "census@1"
+        assert isinstance(trace.lineup(), pd.DataFrame)
+        assert isinstance(trace.timeline(limit=5), pd.DataFrame)
+        name = df["name"].iloc[0]
+        assert len(trace.stakeout(name)) == df["instances"].iloc[0]
