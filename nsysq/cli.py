@@ -233,16 +233,20 @@ def stakeout(
 ) -> None:
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
     from nsysq.stakeout import stakeout as compute
+    from nsysq.table import Table
 
-    _run(
-        trace,
-        lambda t: compute(t, kernel, like=like, limit=limit),
-        fmt,
-        unit,
-        show_sql,
-        no_cache,
-        title=f"stakeout {kernel}",
-    )
+    def both(t: Trace) -> Table:
+        launches = compute(t, kernel, like=like, limit=limit)
+        summary = launches.footer["summary"]
+        tables.append(Table(kind="stakeout_summary", columns=tuple(summary[0]),
+                            rows=[tuple(r.values()) for r in summary], queries=launches.queries[1:]))
+        return launches
+
+    tables: list[Table] = []
+    _run(trace, both, fmt, unit, show_sql, no_cache, title=f"stakeout {kernel}")
+    if not show_sql and fmt in (Format.table, Format.markdown):
+        sys.stdout.write("\n")
+        emit(tables[0], fmt, unit, title="summary")
 
 
 @app.command()

@@ -140,10 +140,13 @@ def _warnings(
             "they are counted under '<unresolved id N>' rows."
         )
     if not counts["kernels"]:
-        warns.append(
-            "no CUDA kernels were recorded; profile with nsys profile --trace=cuda to capture them."
-        )
+        warns.append("no CUDA kernels were recorded; profile with nsys profile --trace=cuda to capture them.")
     return warns
+
+
+def _is_display_adapter(gpu: dict[str, Any]) -> bool:
+    """Non-CUDA adapters nsys lists on Windows (Intel UHD, Microsoft Basic Render): no SMs, no bus."""
+    return gpu.get("sm_count") == 0 and not gpu.get("bus_location")
 
 
 def info(trace: Trace) -> dict[str, Any]:
@@ -165,7 +168,8 @@ def info(trace: Trace) -> dict[str, Any]:
         "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", "unknown (no export metadata)"),
         "schema_version": meta.get("EXPORT_SCHEMA_VERSION", "unknown"),
         "platform": meta.get("EXPORT_PLATFORM"),
-        "gpus": gpus,
+        "gpus": [g for g in gpus if not _is_display_adapter(g)],
+        "other_adapters": [g["name"] for g in gpus if _is_display_adapter(g)],
         "t0_ns": span["t0"],
         "t_end_ns": span["t_end"],
         "span_ns": span["span_ns"],
@@ -192,6 +196,8 @@ def info_table(data: dict[str, Any]) -> Table:
                 f"{gpu['name']} ({gpu['sm_count']} SMs, compute {gpu['compute_capability']})",
             )
         )
+    for name in data.get("other_adapters", []):
+        rows.append(("gpu", "other adapter", f"{name} (not a CUDA device)"))
     for key in ("t0_ns", "t_end_ns", "span_ns"):
         rows.append(("time", key, data[key]))
     for key, value in data["counts"].items():
