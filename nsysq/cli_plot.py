@@ -1,3 +1,222 @@
-"""CLI commands for plot, registered on the shared app (imported at the end of nsysq.cli)."""
+"""``nsysq plot census|lineup|stakeout|timeline|diff ... -o out.png|svg|pdf``.
+
+Registered on the shared app (imported at the end of nsysq.cli). Each subcommand takes the same
+filters as the command it draws, computes that result through the Python API and hands the
+DataFrame to the matching function in :mod:`nsysq.plot`. matplotlib loads only when a plot runs.
+"""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from nsysq.cli import Names, NoCacheOpt, TraceArg, _open, app
+from nsysq.errors import UsageError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+plot_app = typer.Typer(
+    name="plot",
+    help="Draw a command's result as a picture (PNG, SVG or PDF): census, lineup, stakeout, timeline, diff.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(plot_app, name="plot")
+
+SUFFIXES = (".png", ".svg", ".pdf")
+
+OutputOpt = Annotated[
+    Path,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Where to write the picture; the suffix picks the format: .png, .svg or .pdf.",
+        show_default=False,
+    ),
+]
+DpiOpt = Annotated[int, typer.Option("--dpi", help="Resolution of PNG output.")]
+SizeOpt = Annotated[
+    str | None,
+    typer.Option("--size", help="Figure size in inches as WIDTHxHEIGHT, e.g. 12x6 [default: fits the data]."),
+]
+TitleOpt = Annotated[str | None, typer.Option("--title", help="Replace the plot's title.")]
+RulesOpt = Annotated[
+    Path | None, typer.Option("--rules", help="Your own lineup rules file (TOML); see docs/rules.md.")
+]
+
+
+def _check_output(output: Path) -> None:
+    if output.suffix.lower() not in SUFFIXES:
+        raise UsageError(
+            f"cannot tell the format of {output.name!r}; end the --output name with .png, .svg or .pdf."
+        )
+    if not output.parent.exists():
+        raise UsageError(f"the folder {str(output.parent)!r} does not exist; create it first.")
+
+
+def _figsize(size: str | None) -> tuple[float, float] | None:
+    if size is None:
+        return None
+    try:
+        w, h = (float(p) for p in size.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--size must look like 12x6 (inches), not {size!r}.") from None
+    if not (0 < w <= 100 and 0 < h <= 100):
+        raise UsageError("--size must be between 0 and 100 inches each way.")
+    return (w, h)
+
+
+def _axes(size: str | None) -> Axes | None:
+    """An Axes of the asked size, or None to let the plot size itself."""
+    figsize = _figsize(size)
+    if figsize is None:
+        return None
+    from nsysq.plot import _mpl
+
+    plt = _mpl()
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def _save(ax: Axes, output: Path, dpi: int, title: str | None) -> None:
+    from nsysq.plot import _mpl
+
+    plt = _mpl()
+    if title is not None:
+        ax.set_title(title, loc="left", fontsize=11)
+    fig = ax.figure
+    try:
+        fig.savefig(output, dpi=dpi, format=output.suffix.lower().lstrip("."))
+    except OSError as exc:
+        raise UsageError(f"could not write {output}: {exc.strerror or exc}.") from None
+    finally:
+        plt.close(fig)  # type: ignore[arg-type]
+    sys.stderr.write(f"nsysq: wrote {output}\n")
+
+
+@plot_app.command("census")
+def plot_census_cmd(
+    trace: TraceArg,
+    output: OutputOpt,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="Draw the top N kernels plus one 'other' bar.")
+    ] = 20,
+    names: Annotated[
+        Names, typer.Option(help="Group by the short kernel name or the full demangled name.")
+    ] = Names.short,
+    log: Annotated[
+        bool | None,
+        typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
+    ] = None,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
+    from nsysq.plot import plot_census
+
+    _check_output(output)
+    if limit < 1:
+        raise UsageError("--limit must be a positive number of bars.")
+    with _open(trace, no_cache=no_cache) as t:
+        df = t.census(limit=limit, names=names.value)
+    _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
+
+
+@plot_app.command("lineup")
+def plot_lineup_cmd(
+    trace: TraceArg,
+    output: OutputOpt,
+    rules: RulesOpt = None,
+    log: Annotated[
+        bool | None,
+        typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
+    ] = None,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """One bar per kernel category, coloured by category, with time, share, calls, top kernel."""
+    from nsysq.plot import plot_lineup
+
+    _check_output(output)
+    with _open(trace, no_cache=no_cache) as t:
+        df = t.lineup(rules=rules)
+    _save(plot_lineup(df, ax=_axes(size), log=log), output, dpi, title)
+
+
+@plot_app.command("stakeout")
+def plot_stakeout_cmd(
+    trace: TraceArg,
+    kernel: Annotated[
+        str,
+        typer.Argument(
+            help="Kernel short or demangled name (exact), or a LIKE pattern with --like.",
+            show_default=False,
+        ),
+    ],
+    output: OutputOpt,
+    like: Annotated[
+        bool,
+        typer.Option(
+            "--like",
+            help="Treat KERNEL as a case-insensitive SQL LIKE pattern (% any run, _ any char).",
+        ),
+    ] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="Draw at most the first N launches (0 = all).")
+    ] = 0,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Duration of every launch of one kernel in launch order, with a histogram beside it."""
+    from nsysq.plot import plot_stakeout
+
+    _check_output(output)
+    with _open(trace, no_cache=no_cache) as t:
+        df = t.stakeout(kernel, like=like, limit=limit)
+    _save(plot_stakeout(df, ax=_axes(size)), output, dpi, title)
+
+
+@plot_app.command("timeline")
+def plot_timeline_cmd(
+    trace: TraceArg,
+    output: OutputOpt,
+    start: Annotated[
+        float | None, typer.Option("--from", help="Window start, ms from the trace start.")
+    ] = None,
+    end: Annotated[float | None, typer.Option("--to", help="Window end, ms from the trace start.")] = None,
+    nvtx: Annotated[bool, typer.Option("--nvtx", help="Add NVTX ranges as lanes on top.")] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="At most N events (0 = all); the title says when cut.")
+    ] = 20000,
+    rules: RulesOpt = None,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
+    from nsysq.notebook import timeline_frame
+    from nsysq.plot import plot_timeline
+
+    _check_output(output)
+    with _open(trace, no_cache=no_cache) as t:
+        df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
+    if df.attrs.get("footer", {}).get("truncated"):
+        sys.stderr.write(
+            f"nsysq: only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.\n"
+        )
+    _save(plot_timeline(df, ax=_axes(size), nvtx=nvtx), output, dpi, title)
+
+
+def _diff_kwargs(**options: Any) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if v is not None}

@@ -59,6 +59,12 @@ class Trace:
     def __repr__(self) -> str:
         return f"nsysq.Trace({str(self.path)!r})"
 
+    def _repr_html_(self) -> str:
+        """Jupyter shows a short summary card (see nsysq.notebook.trace_html)."""
+        from nsysq.notebook import trace_html
+
+        return trace_html(self)
+
     # -- running queries ------------------------------------------------------------------------
     def run(self, name: str, **params: Any) -> Table:
         """Run the packaged query ``name`` with bound parameters; return its rows as a Table."""
