@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from decimal import Decimal
 from typing import IO, Any
 
@@ -72,9 +73,7 @@ def to_json(table: Table) -> dict[str, Any]:
         "queries": list(table.queries),
         "unit": table.unit,
         "columns": list(table.columns),
-        "rows": [
-            {k: _plain(v) for k, v in zip(table.columns, row, strict=True)} for row in table.rows
-        ],
+        "rows": [{k: _plain(v) for k, v in zip(table.columns, row, strict=True)} for row in table.rows],
         "footer": json.loads(json.dumps(table.footer, default=_plain)),
         "notes": list(table.notes),
     }
@@ -98,8 +97,7 @@ def render(table: Table, fmt: str, out: IO[str], *, title: str | None = None) ->
         out.write("|" + "|".join("---" for _ in table.columns) + "|\n")
         for row in table.rows:
             cells = [
-                cell(c, v, table.unit).replace("|", "\\|")
-                for c, v in zip(table.columns, row, strict=True)
+                cell(c, v, table.unit).replace("|", "\\|") for c, v in zip(table.columns, row, strict=True)
             ]
             out.write("| " + " | ".join(cells) + " |\n")
         lines = _footer_lines(table)
@@ -110,33 +108,43 @@ def render(table: Table, fmt: str, out: IO[str], *, title: str | None = None) ->
 
 
 def _rich(table: Table, out: IO[str], title: str | None) -> None:
+    """A rich table that never mangles a number: only name-like columns shrink (with an ellipsis),
+    headers wrap at underscores, and if the numbers alone are wider than the terminal the table is
+    printed wider rather than cropped."""
     from rich import box
     from rich.console import Console
     from rich.table import Table as RichTable
 
     probe = Console(file=out)
-    console = Console(file=out, soft_wrap=False, width=probe.width if probe.is_terminal else 200)
+    width = probe.width if probe.is_terminal else int(os.environ.get("COLUMNS") or 200)
+    cells = [[cell(c, v, table.unit) for c, v in zip(table.columns, row, strict=True)] for row in table.rows]
     caption = "  ".join(_footer_lines(table)) or None
     rt = RichTable(
-        title=title,
-        caption=caption,
-        box=box.SIMPLE_HEAD,
-        caption_justify="left",
-        title_justify="left",
+        title=title, caption=caption, box=box.SIMPLE_HEAD, caption_justify="left", title_justify="left"
     )
+    specs = []
     for i, column in enumerate(table.columns):
         values = [_plain(r[i]) for r in table.rows[:200] if _plain(r[i]) is not None]
         numeric = bool(values) and all(
             isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
         )
-        wide = column in ("name", "demangled_name", "value", "returns", "top_kernel")
+        header = column.replace("_", " ")
+        natural = max([len(c[i]) for c in cells] + [max(len(w) for w in header.split())])
+        specs.append((header, numeric, natural, not numeric and natural > 40))
+    fixed = sum(natural + 3 for _, _, natural, wide in specs if not wide)
+    n_wide = sum(1 for *_, wide in specs if wide)
+    share = max(40, (width - fixed) // n_wide - 3) if n_wide else 0
+    needed = fixed + sum(min(natural, share) + 3 for _, _, natural, wide in specs if wide)
+    for header, numeric, natural, wide in specs:
         rt.add_column(
-            column,
+            header,
             justify="right" if numeric else "left",
-            no_wrap=not wide,
+            no_wrap=wide,
             overflow="ellipsis" if wide else "fold",
-            min_width=24 if wide else None,
+            min_width=min(natural, share) if wide else natural,
+            max_width=min(natural, share) if wide else max(natural, len(header)),
         )
-    for row in table.rows:
-        rt.add_row(*(cell(c, v, table.unit) for c, v in zip(table.columns, row, strict=True)))
-    console.print(rt)
+    for row in cells:
+        rt.add_row(*row)
+    console = Console(file=out, soft_wrap=False, width=max(width, needed + 2 * len(specs)))
+    console.print(rt, crop=False)
