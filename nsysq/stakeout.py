@@ -17,8 +17,7 @@ def _suggest(trace: Trace, kernel: str) -> str:
     names = [
         r[0]
         for r in trace.sql_table(
-            "SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-            "JOIN StringIds s ON s.id = k.shortName"
+            "SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName"
         ).rows
     ]
     close = difflib.get_close_matches(kernel, names, n=3, cutoff=0.5)
@@ -37,22 +36,23 @@ def stakeout(trace: Trace, kernel: str, *, like: bool = False, limit: int = 0) -
         raise UsageError("--limit must be 0 (every launch) or a positive number of rows.")
     trace.require_kernels()
     match = "like" if like else "exact"
-    launches = trace.run("stakeout", kernel=kernel, match=match, t0=trace.t0)
-    if not launches.rows:
+    summary = trace.run("stakeout_summary", kernel=kernel, match=match)
+    if not summary.rows:
         raise UsageError(
             f"no kernel {'matches' if like else 'is named'} {kernel!r} in "
             f"{trace.path.name}{_suggest(trace, kernel)}"
         )
-    summary = trace.run("stakeout_summary", kernel=kernel, match=match)
-    total = len(launches.rows)
-    rows = launches.rows[:limit] if limit else launches.rows
+    launches = trace.run(
+        "stakeout", kernel=kernel, match=match, t0=trace.t0, row_limit=limit if limit else 2**62
+    )
+    records = summary.records()
     footer = {
-        "launches": total,
-        "shown_rows": len(rows),
-        "total_ns": int(sum(r["total_ns"] for r in summary.records())),
-        "summary": summary.records(),
+        "launches": int(sum(r["instances"] for r in records)),
+        "shown_rows": len(launches.rows),
+        "total_ns": int(sum(r["total_ns"] for r in records)),
+        "summary": records,
     }
-    return replace(launches, rows=rows, footer=footer, queries=launches.queries + summary.queries)
+    return replace(launches, footer=footer, queries=launches.queries + summary.queries)
 
 
 def stakeout_summary(trace: Trace, kernel: str, *, like: bool = False) -> Table:

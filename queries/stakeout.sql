@@ -2,7 +2,7 @@
 -- version: 1
 -- returns: every launch of the kernels whose short or demangled name equals the kernel param (match = 'exact') or matches it as a case-insensitive LIKE pattern (match = 'like'), ordered by start: start_ns relative to the trace start t0, duration_ns, name, grid_x/y/z, block_x/y/z, registers_per_thread, static_shared_memory, dynamic_shared_memory, device_id, stream_id, correlation_id, demangled_name.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, deviceId, streamId, correlationId), StringIds(id, value)
--- params: kernel (name or LIKE pattern); match ('exact' or 'like'); t0 (trace start, ns)
+-- params: kernel (name or LIKE pattern); match ('exact' or 'like'); t0 (trace start, ns); row_limit (at most this many launches, earliest first)
 -- dialect: duckdb
 WITH ids AS (
     SELECT id FROM StringIds
@@ -29,4 +29,6 @@ FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
 LEFT JOIN StringIds AS s ON s.id = k.shortName
 LEFT JOIN StringIds AS d ON d.id = k.demangledName
 WHERE k.shortName IN (SELECT id FROM ids) OR k.demangledName IN (SELECT id FROM ids)
+-- LIMIT after ORDER BY here trips a DuckDB 1.5.5 internal error over the sqlite scanner; QUALIFY is exact.
+QUALIFY row_number() OVER (ORDER BY k.start, k.deviceId, k.streamId) <= $row_limit
 ORDER BY k.start, k.deviceId, k.streamId
