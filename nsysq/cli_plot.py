@@ -8,8 +8,9 @@ DataFrame to the matching function in :mod:`nsysq.plot`. matplotlib loads only w
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -90,7 +91,7 @@ def _save(ax: Axes, output: Path, dpi: int, title: str | None) -> None:
         ax.set_title(title, loc="left", fontsize=11)
     fig = ax.figure
     try:
-        fig.savefig(output, dpi=dpi, format=output.suffix.lower().lstrip("."))
+        fig.savefig(output, dpi=dpi, format=output.suffix.lower().lstrip("."), bbox_inches="tight")
     except OSError as exc:
         raise UsageError(f"could not write {output}: {exc.strerror or exc}.") from None
     finally:
@@ -218,5 +219,61 @@ def plot_timeline_cmd(
     _save(plot_timeline(df, ax=_axes(size), nvtx=nvtx), output, dpi, title)
 
 
-def _diff_kwargs(**options: Any) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if v is not None}
+class DiffSection(StrEnum):
+    categories = "categories"
+    kernels = "kernels"
+
+
+@plot_app.command("diff")
+def plot_diff_cmd(
+    a: Annotated[
+        Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
+    ],
+    b: Annotated[Path, typer.Argument(help="Trace B, the changed run.", show_default=False)],
+    output: OutputOpt,
+    section: Annotated[
+        DiffSection, typer.Option("--section", help="Pair the bars per category or per kernel.")
+    ] = DiffSection.categories,
+    min_time: Annotated[
+        float,
+        typer.Option(
+            "--min-time",
+            help="Noise floor in ms: rows below it on both sides are never outliers (as nsysq diff).",
+        ),
+    ] = 0.5,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold",
+            help="Outlier cut-off in robust spreads from the typical change (see docs/diff.md).",
+        ),
+    ] = 3.0,
+    rules: RulesOpt = None,
+    danger_rules: Annotated[
+        Path | None,
+        typer.Option("--danger-rules", help="Your own danger rules (TOML); see docs/rules.md."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="Draw the N largest rows, plus every outlier.")
+    ] = 20,
+    linear: Annotated[bool, typer.Option("--linear", help="Linear time axis instead of log.")] = False,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
+    from nsysq.diffing import diff as compute
+    from nsysq.plot import plot_diff
+
+    _check_output(output)
+    if limit < 1:
+        raise UsageError("--limit must be a positive number of rows.")
+    with _open(a, no_cache=no_cache) as ta, _open(b, no_cache=no_cache) as tb:
+        result = compute(
+            ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
+        )
+    for warning in result.warnings:
+        sys.stderr.write(f"nsysq: warning: {warning}\n")
+    ax = plot_diff(result, ax=_axes(size), section=section.value, top=limit, log=not linear)
+    _save(ax, output, dpi, title)

@@ -216,8 +216,11 @@ def _wrap(text: str, width: int) -> str:
     lines: list[str] = []
     rest = text
     while len(rest) > width:
-        cut = max(rest.rfind(sep, 0, width + 1) for sep in ("_", "::", " ", ","))
-        cut = cut + 1 if cut > width // 3 else width
+        cut = max(
+            (rest.rfind(sep, 0, width + 1 - len(sep)) + len(sep) for sep in ("_", "::", " ", ",")),
+            default=0,
+        )
+        cut = cut if cut > width // 3 else width
         lines.append(rest[:cut])
         rest = rest[cut:]
     lines.append(rest)
@@ -778,12 +781,18 @@ def plot_diff(
     df = _diff_frame(data, section)
     a_col, a_src = _side_column(df, "a")
     b_col, _ = _side_column(df, "b")
-    name_col = next((c for c in ("category", "name", "kernel", "subject") if c in df.columns), df.columns[0])
+    order = ("category", "name") if section == "categories" else ("name", "kernel", "category", "subject")
+    name_col = next((c for c in order if c in df.columns), df.columns[0])
     rows = df.copy()
     rows["_a"] = [float(v) if not _isnull(v) else 0.0 for v in rows[a_col]]
     rows["_b"] = [float(v) if not _isnull(v) else 0.0 for v in rows[b_col]]
     rows["_key"] = rows[["_a", "_b"]].max(axis=1)
-    rows = rows.sort_values("_key", ascending=False).head(top)
+    rows["_out"] = [bool(v) and not _isnull(v) for v in rows.get("outlier", [False] * len(rows))]
+    rows = rows.sort_values("_key", ascending=False)
+    if len(rows) > top:  # the biggest rows, and every outlier whatever its size
+        flagged = rows[rows["_out"]].head(top)
+        rest = rows[~rows["_out"]].head(max(top - len(flagged), 0))
+        rows = rows.loc[[i for i in rows.index if i in set(flagged.index) | set(rest.index)]]
     names = [str(n) for n in rows[name_col]]
     a_vals, b_vals = list(rows["_a"]), list(rows["_b"])
     shown_unit = _pick_unit(_convert(max(a_vals + b_vals + [0.0]), a_src, "ns"))
@@ -795,14 +804,14 @@ def plot_diff(
         if "ratio" in rows.columns
         else [(b / a if a else math.inf) for a, b in zip(a_vals, b_vals, strict=True)]
     )
-    la, lb = labels or _diff_labels(data)
+    la, lb = (shorten(x, 28) for x in (labels or _diff_labels(data)))
     n = len(names)
     ax = _new_axes(ax, (10.5, max(3.0, 0.55 * n + 1.6)))
     y = list(range(n))
     h = 0.38
     a_plot = [v if v > 0 else math.nan for v in a_sh]
     b_plot = [v if v > 0 else math.nan for v in b_sh]
-    colours = [category_color(c) for c in names] if name_col == "category" else ["#4c72b0"] * n
+    colours = [category_color(c) for c in rows["category"]] if "category" in rows.columns else ["#4c72b0"] * n
     bars_a = ax.barh([v - h / 2 for v in y], a_plot, height=h, color=colours, alpha=0.45, label=la)
     bars_b = ax.barh([v + h / 2 for v in y], b_plot, height=h, color=colours, label=lb)
     if log:
@@ -830,8 +839,11 @@ def plot_diff(
                     fontsize=7,
                     color="#444444",
                 )
+    status = list(rows["status"]) if "status" in rows.columns else [None] * n
     for i, (r, o) in enumerate(zip(ratios, outlier, strict=True)):
-        if _isnull(r):
+        if status[i] in ("new", "removed"):
+            text = str(status[i])
+        elif _isnull(r):
             text = "new" if a_vals[i] == 0 and b_vals[i] > 0 else ("removed" if b_vals[i] == 0 else "–")
         elif math.isinf(r):
             text = "new"
@@ -855,12 +867,12 @@ def plot_diff(
     positive = [v for v in a_sh + b_sh if v > 0]
     if positive:
         if log:
-            ax.set_xlim(min(positive) / 2, max(positive) * 12)
+            ax.set_xlim(min(positive) / 2, max(positive) * 5)
         else:
             ax.set_xlim(0, max(positive) * 1.3)
     ax.set_xlabel(f"kernel time ({_UNIT_LABEL[shown_unit]}{', log scale' if log else ''})")
     ax.annotate(
-        f"{lb}/{la}",
+        "B/A",
         xy=(1.0, 1.0),
         xycoords="axes fraction",
         xytext=(8, 4),
@@ -871,6 +883,7 @@ def plot_diff(
         color="#666666",
     )
     from matplotlib.patches import Patch
+    from matplotlib.transforms import offset_copy
 
     ax.legend(
         handles=[
@@ -878,19 +891,27 @@ def plot_diff(
             Patch(facecolor="#808080", label=f"B: {lb}"),
             Patch(facecolor=_HIGHLIGHT, alpha=0.15, label="outlier"),
         ],
-        loc="lower right",
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=-30, units="points"),
+        ncol=3,
         fontsize=8,
-        frameon=True,
-        framealpha=0.9,
+        frameon=False,
     )
     ax.spines[["top", "right"]].set_visible(False)
-    ax.grid(axis="x", alpha=0.3, which="both")
+    ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
     if title is None:
         flagged = [names[i] for i in range(n) if outlier[i]]
         title = f"diff by {section.rstrip('s') if section != 'categories' else 'category'}: {la} → {lb}"
+        facts = []
+        if "typical_log_ratio" in rows.columns and rows["typical_log_ratio"].notna().any():
+            typical = math.exp(float(rows["typical_log_ratio"].dropna().iloc[0]))
+            facts.append(f"typical change {typical:.2f}×")
         if flagged:
-            title += " — out of line: " + ", ".join(shorten(f, 30) for f in flagged[:3])
+            facts.append("out of line: " + ", ".join(shorten(f, 30) for f in flagged[:3]))
+        if facts:
+            title += "\n" + "; ".join(facts)
     ax.set_title(title, loc="left", fontsize=11)
     return ax
 
@@ -923,24 +944,20 @@ def _side_column(df: pd.DataFrame, side: str) -> tuple[str, str]:
 
 
 def _diff_labels(data: Any) -> tuple[str, str]:
-    for attr in ("labels", "names"):
-        value = getattr(data, attr, None)
-        if isinstance(value, Sequence) and len(value) == 2 and not isinstance(value, str):
-            return str(value[0]), str(value[1])
-    paths = [getattr(data, p, None) for p in ("a_path", "b_path")]
-    if all(paths):
-        return _stem(paths[0]), _stem(paths[1])
-    for attr in ("a", "b"):
-        if getattr(data, attr, None) is None:
-            break
-    else:
-        a, b = getattr(data, "a"), getattr(data, "b")  # noqa: B009
-        pa, pb = getattr(a, "path", a), getattr(b, "path", b)
-        if isinstance(pa, (str, os.PathLike)) and isinstance(pb, (str, os.PathLike)):
-            return _stem(pa), _stem(pb)
+    """Names for side A and B: the trace file stems of a diff result, else "A" and "B"."""
+    names = []
+    for side in ("a", "b"):
+        about = getattr(data, side, None)
+        if isinstance(about, Mapping):
+            about = about.get("name") or about.get("path")
+        else:
+            about = getattr(about, "path", None)
+        names.append(_stem(about) if about else None)
+    if all(names):
+        return str(names[0]), str(names[1])
     attrs = getattr(data, "attrs", None)
-    if isinstance(attrs, Mapping) and "labels" in attrs:
-        return tuple(attrs["labels"])  # type: ignore[return-value]
+    if isinstance(attrs, Mapping) and len(attrs.get("labels", ())) == 2:
+        return str(attrs["labels"][0]), str(attrs["labels"][1])
     return "A", "B"
 
 
