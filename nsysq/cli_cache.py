@@ -1,3 +1,88 @@
-"""CLI commands for cache, registered on the shared app (imported at the end of nsysq.cli)."""
+"""CLI commands for cache, registered on the shared app (imported at the end of nsysq.cli).
+
+``nsysq cache list|clear|build``: inspect, empty or fill the columnar cache (see nsysq.cache).
+"""
 
 from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from nsysq.cli import Format, FormatOpt, Unit, app, emit
+
+cache_app = typer.Typer(
+    name="cache",
+    help="Inspect or empty the columnar cache of traces (NSYSQ_CACHE_DIR, ~/.cache/nsysq).",
+    no_args_is_help=True,
+)
+app.add_typer(cache_app, name="cache")
+
+
+def _when(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts).isoformat(timespec="seconds")
+
+
+@cache_app.command("list")
+def list_(fmt: FormatOpt = Format.table) -> None:
+    """List cached traces: key, trace path, levels, size, created, last used (most recent first)."""
+    from nsysq import cache
+    from nsysq.table import Table
+
+    rows = [
+        (
+            e.key,
+            e.trace,
+            "+".join(e.levels),
+            e.size_bytes,
+            _when(e.created),
+            _when(e.last_used),
+            e.trace_exists,
+        )
+        for e in cache.entries()
+    ]
+    total = sum(r[3] for r in rows)
+    table = Table(
+        kind="cache",
+        columns=("key", "trace", "levels", "size_bytes", "created", "last_used", "trace_exists"),
+        rows=rows,
+        footer={
+            "cache_dir": str(cache.cache_dir()),
+            "entries": len(rows),
+            "total_bytes": total,
+            "max_bytes": cache.max_bytes(),
+        },
+    )
+    emit(table, fmt, Unit.ns, title="nsysq cache")
+
+
+@cache_app.command("clear")
+def clear() -> None:
+    """Delete every cached copy (traces are never touched)."""
+    from nsysq import cache
+
+    count, size = cache.clear()
+    sys.stderr.write(
+        f"nsysq: removed {count} cached trace{'s' if count != 1 else ''} "
+        f"({size / 1e6:.1f} MB) from {cache.cache_dir()}\n"
+    )
+
+
+@cache_app.command("build")
+def build(
+    trace: Annotated[Path, typer.Argument(help="nsys SQLite export to cache now.")],
+) -> None:
+    """Build the full cached copy of a trace now (waits for another builder instead of racing it)."""
+    from nsysq import cache
+    from nsysq.errors import CacheError
+    from nsysq.source import check_path, read_schema
+
+    path = check_path(trace)
+    src = read_schema(path)
+    built = cache.build(path, src, "full")
+    if built is None:
+        raise CacheError(f"{path} changed while it was being read; run the command again.")
+    sys.stderr.write(f"nsysq: cached {path.name} in {built} ({built.stat().st_size / 1e6:.1f} MB)\n")

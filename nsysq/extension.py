@@ -33,14 +33,21 @@ def extension_path() -> Path:
     return path
 
 
-def connect(database: str = ":memory:", *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open DuckDB with autoinstall/autoload off and the sqlite extension loaded from disk."""
+def connect(
+    database: str = ":memory:", *, read_only: bool = False, sqlite: bool = True
+) -> duckdb.DuckDBPyConnection:
+    """Open DuckDB with autoinstall/autoload off and the sqlite extension loaded from disk.
+
+    ``sqlite=False`` skips loading the extension (about 0.1 s): for reading nsysq's own cache.
+    """
     config = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
         "allow_community_extensions": False,
     }
     con = duckdb.connect(database, read_only=read_only, config=config)
+    if not sqlite:
+        return con
     try:
         con.execute(f"LOAD '{extension_path().as_posix()}'")
     except duckdb.Error as exc:

@@ -180,6 +180,7 @@ def info(trace: Trace) -> dict[str, Any]:
         "event_tables": {t: (t in present) for t in schema.EVENT_TABLES},
         "tables": sorted(present),
         "warnings": warnings,
+        "cache": trace.cache_status(),
     }
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from nsysq import cache as cache_mod
 from nsysq import catalog, extension, schema
 from nsysq.errors import CorruptTraceError, NoDataError, QueryError, UsageError
 from nsysq.source import SourceSchema, check_path, read_schema
@@ -26,10 +27,15 @@ _KERNEL_HINT = (
 class Trace:
     """An nsys SQLite export, opened read-only. Use ``nsysq.open(path)``; close it (or use ``with``)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, cache: bool | str = True) -> None:
         self.path: Path = check_path(path)
         self.schema: SourceSchema = read_schema(self.path)
-        self._con = self._connect()
+        opened = cache_mod.open_full(self.path, self.schema, cache)
+        if opened is not None:  # a complete cached copy: no SQLite, not even its extension
+            self._con, self._cache = opened
+        else:
+            self._con = self._connect()
+            self._cache = self._use_cache(cache)
         self._rules_loaded: str | None = None
         self.executed: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -46,6 +52,23 @@ class Trace:
                 f"{self.path} could not be read ({str(exc).splitlines()[0]}); copy or export the trace again."
             ) from None
         return con
+
+    def _use_cache(self, cache: bool | str) -> cache_mod.CacheState:
+        """Point the views at the columnar cache when one applies (see nsysq.cache)."""
+        try:
+            return cache_mod.use(self._con, self.path, self.schema, cache)
+        except (OSError, duckdb.Error) as exc:  # a cache problem must never break a query
+            cache_mod.reset_views(self._con, self.schema)
+            return cache_mod.CacheState("error", note=f"not used ({str(exc).splitlines()[0]})")
+
+    def cache_status(self) -> str:
+        """How this Trace reads the file: from a cached copy, partly, or directly."""
+        state = self._cache
+        if state.mode in ("full", "core"):
+            return f"{state.note} ({state.file})"
+        if state.mode in ("off", "error"):
+            return state.note
+        return cache_mod.describe(self.path) if state.mode == "direct" else state.note
 
     def close(self) -> None:
         self._con.close()
@@ -74,17 +97,25 @@ class Trace:
             raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         bound = {p: params[p] for p in query.params}
         self.executed.append((f"{name}@{query.version}", query.sql, bound))
+        cache_mod.prepare(self._con, self.schema, self._cache, query.tables)
         try:
-            with extension.pandas_free_binding():
-                cur = self._con.execute(query.sql, bound) if bound else self._con.execute(query.sql)
-                columns = tuple(d[0] for d in cur.description or ())
-                rows = cur.fetchall()
+            try:
+                columns, rows = self._fetch(query.sql, bound)
+            except (duckdb.BinderException, duckdb.CatalogException):
+                if not cache_mod.widen(self._con, self.schema, self._cache):
+                    raise
+                columns, rows = self._fetch(query.sql, bound)
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
                 f"{str(exc).splitlines()[0]}"
             ) from None
         return Table(kind=name, columns=columns, rows=rows, queries=(f"{name}@{query.version}",))
+
+    def _fetch(self, sql: str, params: Any) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        with extension.pandas_free_binding():
+            cur = self._con.execute(sql, params) if params else self._con.execute(sql)
+            return tuple(d[0] for d in cur.description or ()), cur.fetchall()
 
     def sql(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> pd.DataFrame:
         """Run a read-only ad-hoc query (SELECT / WITH / PRAGMA-free) and return a DataFrame."""
@@ -97,6 +128,7 @@ class Trace:
             raise UsageError(f"the SQL does not parse: {str(exc).splitlines()[0]}") from None
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise UsageError("nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement.")
+        cache_mod.widen(self._con, self.schema, self._cache)  # ad-hoc SQL may read any column
         try:
             with extension.pandas_free_binding():
                 cur = self._con.execute(text, params) if params else self._con.execute(text)
@@ -184,6 +216,6 @@ class Trace:
         return timeline(self, **kwargs).in_unit(unit).to_pandas()
 
 
-def open_trace(path: str | Path) -> Trace:
+def open_trace(path: str | Path, *, cache: bool | str = True) -> Trace:
     """Open an nsys SQLite export read-only. Raises an NsysqError subclass naming the fix."""
-    return Trace(path)
+    return Trace(path, cache=cache)

@@ -1,0 +1,325 @@
+"""The columnar cache: same answers as the file, never stale, atomic, bounded, and out of the way.
+
+Every test runs with its own NSYSQ_CACHE_DIR (autouse fixture in conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nsysq import cache
+from nsysq.census import census
+from nsysq.errors import NoDataError
+from nsysq.info import info
+from nsysq.lineup import lineup
+from nsysq.stakeout import stakeout
+from nsysq.timeline import timeline
+from nsysq.trace import Trace
+from tests.conftest import sha256
+
+REAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "traces" / "real"
+REAL = sorted(REAL_DIR.glob("*.sqlite")) if REAL_DIR.is_dir() else []
+
+
+@pytest.fixture(autouse=True)
+def _no_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No detached builders outliving a test; tests build explicitly."""
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+
+
+def _answers(trace: Trace) -> dict[str, Any]:
+    """Everything the commands answer, as plain rows."""
+    out: dict[str, Any] = {"cache": trace.cache_status()}
+    data = info(trace)
+    out["info"] = {k: data[k] for k in ("counts", "kernel_ns", "t0_ns", "t_end_ns", "span_ns",
+                                        "unresolved_kernel_names", "zero_length_kernels")}
+    try:
+        out["census"] = census(trace).rows
+        out["census_top3"] = census(trace, limit=3).rows
+        out["census_demangled"] = census(trace, names="demangled").rows
+        out["lineup"] = lineup(trace).rows
+        names = [r["name"] for r in census(trace).records()]
+        out["stakeout"] = [stakeout(trace, n).rows for n in names[:2]]
+    except NoDataError as exc:
+        out["no_kernels"] = str(exc)
+    span = data["span_ns"] or 0
+    out["timeline"] = timeline(trace, limit=0).rows
+    out["timeline_window"] = timeline(
+        trace, start_ms=span / 4e6, end_ms=span / 2e6, nvtx=True, limit=0
+    ).rows
+    return out
+
+
+def _norm(value: Any) -> Any:
+    """Floats to 10 significant digits: parallel sums/stddevs differ in the last bits run to run."""
+    if isinstance(value, float):
+        return float(f"{value:.10g}")
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_norm(v) for v in value]
+    return value
+
+
+def _compare(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Direct, core level, full level: identical answers (floats to 10 significant digits)."""
+    with Trace(path, cache=False) as t:
+        direct = _answers(t)
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    with Trace(path, cache=True) as t:  # no cache yet: census columns cached, rest direct
+        assert t._cache.mode == "core", t.cache_status()
+        core = _answers(t)
+    with Trace(path, cache="build") as t:
+        assert t._cache.mode == "full", t.cache_status()
+        full = _answers(t)
+    with Trace(path) as t:  # a later open reads the complete copy
+        assert t._cache.mode == "full"
+        again = _answers(t)
+    for got in (direct, core, full, again):
+        got.pop("cache")
+    assert _norm(core) == _norm(direct)
+    assert _norm(full) == _norm(direct)
+    assert _norm(again) == _norm(direct)
+
+
+def test_fixture_answers_identical(
+    fixture_trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / fixture_trace.name
+    shutil.copy(fixture_trace, path)
+    before = sha256(path)
+    _compare(path, monkeypatch)
+    assert sha256(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+@pytest.mark.skipif(not REAL, reason=f"no real exports in {REAL_DIR}")
+@pytest.mark.parametrize("path", REAL, ids=[p.stem for p in REAL])
+def test_real_answers_identical(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = sha256(path)
+    listing = sorted(p.name for p in path.parent.iterdir())
+    _compare(path, monkeypatch)
+    assert sha256(path) == before
+    assert sorted(p.name for p in path.parent.iterdir()) == listing
+
+
+def _copy(fixture_dir: Path, tmp_path: Path, name: str = "v2024_6") -> Path:
+    path = tmp_path / "trace" / f"{name}.sqlite"
+    path.parent.mkdir()
+    shutil.copy(fixture_dir / f"{name}.sqlite", path)
+    return path
+
+
+def _cache_files() -> list[str]:
+    directory = cache.cache_dir()
+    return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
+
+
+def test_small_traces_read_directly(fixture_dir: Path, tmp_path: Path) -> None:
+    path = _copy(fixture_dir, tmp_path)
+    with Trace(path) as t:
+        assert t._cache.mode == "small"
+        census(t)
+    assert not any(f.endswith(".duckdb") for f in _cache_files())
+
+
+def test_modified_trace_never_answered_from_stale_cache(
+    fixture_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _copy(fixture_dir, tmp_path)
+    with Trace(path, cache="build") as t:
+        before = census(t).records()
+    st = path.stat()
+    con = sqlite3.connect(path)  # same size, new content: every kernel 1000 ns longer
+    con.execute('UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET "end" = "end" + 1000')
+    con.commit()
+    con.close()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with the old mtime restored
+    assert path.stat().st_size == st.st_size
+    with Trace(path, cache=False) as t:
+        truth = census(t).records()
+    assert truth != before
+    for mode in (True, "build"):
+        with Trace(path, cache=mode) as t:
+            assert census(t).records() == truth
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    with Trace(path) as t:
+        assert census(t).records() == truth
+
+
+def test_replaced_trace_gets_new_key(fixture_dir: Path, tmp_path: Path) -> None:
+    path = _copy(fixture_dir, tmp_path)
+    key = cache.identity(path).key
+    other = fixture_dir / "v2025_5.sqlite"
+    shutil.copy(other, path.with_suffix(".tmp"))
+    os.replace(path.with_suffix(".tmp"), path)
+    assert cache.identity(path).key != key
+
+
+def _builder(path: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "nsysq.cache", "build", str(path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def test_concurrent_builders_leave_one_valid_cache(fixture_dir: Path, tmp_path: Path) -> None:
+    path = _copy(fixture_dir, tmp_path, "edge_cases")
+    env = dict(os.environ)
+    procs = [_builder(path, env) for _ in range(3)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+    key = cache.identity(path).key
+    assert cache.valid(key, "full")
+    files = _cache_files()
+    assert [f for f in files if f.endswith(".duckdb")] == [f"{key}.full.duckdb"]
+    assert not [f for f in files if ".tmp" in f or f.endswith(".wal")]
+    with Trace(path) as t, Trace(path, cache=False) as d:
+        assert t._cache.mode == "full"
+        assert _norm(census(t).rows) == _norm(census(d).rows)
+
+
+@pytest.mark.slow
+def test_killed_builder_leaves_nothing_valid(tmp_path: Path) -> None:
+    from nsysq.synth import big
+
+    path = big(tmp_path / "big.sqlite", 400_000)
+    env = dict(os.environ)
+    proc = _builder(path, env)
+    key = cache.identity(path).key
+    deadline = time.monotonic() + 60
+    while not list(cache.cache_dir().glob(f"{key}.full.duckdb.tmp-*")):
+        assert proc.poll() is None, "builder finished before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not cache.entry_file(key, "full").exists()
+    assert not cache.valid(key, "full")
+    assert list(cache.cache_dir().glob(f"{key}.full.duckdb.tmp-*"))  # debris, never read
+    with Trace(path) as t:
+        assert t._cache.mode != "full"  # nothing valid to read
+    with Trace(path, cache="build") as t:  # the next build replaces it
+        assert t._cache.mode == "full"
+        cached = census(t).rows
+    with Trace(path, cache=False) as d:
+        assert _norm(census(d).rows) == _norm(cached)
+    assert not list(cache.cache_dir().glob(f"{key}.*tmp-*"))
+
+
+def test_corrupt_cache_file_is_ignored(fixture_dir: Path, tmp_path: Path) -> None:
+    path = _copy(fixture_dir, tmp_path)
+    with Trace(path, cache="build") as t:
+        expected = census(t).rows
+    file = cache.entry_file(cache.identity(path).key, "full")
+    file.write_bytes(b"not a duckdb file" * 100)
+    with Trace(path) as t:
+        assert t._cache.mode != "full"
+        assert census(t).rows == expected
+    with Trace(path, cache="build") as t:
+        assert t._cache.mode == "full"
+        assert census(t).rows == expected
+
+
+def test_eviction_keeps_total_under_limit(
+    fixture_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _copy(fixture_dir, tmp_path, "v2024_6")
+    second = tmp_path / "trace" / "v2025_5.sqlite"
+    shutil.copy(fixture_dir / "v2025_5.sqlite", second)
+    with Trace(first, cache="build"):
+        pass
+    size = cache.entries()[0].size_bytes
+    monkeypatch.setenv("NSYSQ_CACHE_MAX_BYTES", str(size + size // 2))
+    time.sleep(0.05)
+    with Trace(second, cache="build"):
+        pass
+    remaining = cache.entries()
+    assert [e.trace for e in remaining] == [str(second)]
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from nsysq.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env=env or dict(os.environ),
+        timeout=120,
+    )
+
+
+def test_cli_list_and_clear(fixture_dir: Path, tmp_path: Path) -> None:
+    import json
+
+    path = _copy(fixture_dir, tmp_path)
+    env = dict(os.environ, NSYSQ_CACHE_MIN_BYTES="0")
+    assert _cli("census", str(path), env=env).returncode == 0
+    assert _cli("cache", "build", str(path), env=env).returncode == 0
+    listed = json.loads(_cli("cache", "list", "--format", "json", env=env).stdout)
+    assert [r["trace"] for r in listed["rows"]] == [str(path)]
+    assert listed["rows"][0]["levels"] == "full"
+    assert listed["rows"][0]["size_bytes"] > 0
+    shown = _cli("info", str(path), "--format", "json", env=env)
+    assert "full copy" in json.loads(shown.stdout)["cache"]
+    cleared = _cli("cache", "clear", env=env)
+    assert cleared.returncode == 0
+    assert "removed 1 cached trace" in cleared.stderr
+    assert json.loads(_cli("cache", "list", "--format", "json", env=env).stdout)["rows"] == []
+    assert not [f for f in _cache_files() if f.endswith((".duckdb", ".json"))]
+    shown = _cli("info", str(path), "--format", "json", "--no-cache", env=env)
+    assert "disabled" in json.loads(shown.stdout)["cache"]
+
+
+def test_no_cache_writes_nothing(fixture_dir: Path, tmp_path: Path) -> None:
+    path = _copy(fixture_dir, tmp_path)
+    env = dict(os.environ, NSYSQ_CACHE_MIN_BYTES="0")
+    for cmd in (["census"], ["lineup"], ["info"], ["timeline"]):
+        result = _cli(*cmd, str(path), "--no-cache", env=env)
+        assert result.returncode == 0, result.stderr
+    assert _cache_files() == []
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+def test_cli_cache_never_beside_trace(fixture_dir: Path, tmp_path: Path) -> None:
+    path = _copy(fixture_dir, tmp_path)
+    before = sha256(path)
+    env = dict(os.environ, NSYSQ_CACHE_MIN_BYTES="0")
+    for cmd in (["census"], ["lineup"], ["info"], ["timeline"], ["census"]):
+        result = _cli(*cmd, str(path), env=env)
+        assert result.returncode == 0, result.stderr
+        assert "caching" not in result.stdout
+    assert sha256(path) == before
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert any(f.endswith(".core.duckdb") for f in _cache_files())
+
+
+def test_cache_dir_default_locations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("NSYSQ_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == tmp_path / "xdg" / "nsysq"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "nsysq"
+
+
+def test_progress_bar_only_on_terminals(fixture_dir: Path, tmp_path: Path) -> None:
+    path = _copy(fixture_dir, tmp_path)
+    env = dict(os.environ, NSYSQ_CACHE_MIN_BYTES="0")
+    result = _cli("cache", "build", str(path), env=env)
+    assert result.returncode == 0
+    assert "caching" not in result.stderr  # stderr is a pipe here: no bar
+    assert result.stdout == ""
