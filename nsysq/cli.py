@@ -347,10 +347,18 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # ``python -m nsysq.cli`` runs this file as __main__; the command modules register on the
+    # importable ``nsysq.cli.app``, so run that one.
+    from nsysq.cli import main as _main
+
+    _main()
 
 # Commands kept in their own modules register themselves on ``app`` when imported.
 from nsysq import cli_cache, cli_diff, cli_plot  # noqa: E402, F401
 
 if __name__ == "__main__":
-    main()
+    # ``python -m nsysq.cli`` runs this file as __main__; the command modules register on the
+    # importable ``nsysq.cli.app``, so run that one.
+    from nsysq.cli import main as _main
+
+    _main()

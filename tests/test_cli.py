@@ -16,7 +16,7 @@ from nsysq import catalog
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "nsysq.cli", *map(str, args)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "nsysq", *map(str, args)], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     return proc
@@ -94,7 +94,7 @@ def test_import_nsysq_stays_light() -> None:
 def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
     code = (
         "import sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
-        "try:\n    runpy.run_module('nsysq.cli', run_name='__main__')\n"
+        "try:\n    runpy.run_module('nsysq', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
         "sys.stderr.write('MODULES ' + ','.join(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
     )

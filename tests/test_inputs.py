@@ -15,7 +15,7 @@ from tests.conftest import sha256
 
 def nsysq(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "nsysq.cli", *map(str, args)],
+        [sys.executable, "-m", "nsysq", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -134,7 +134,7 @@ def test_commands_on_real_trace(real_trace: Path) -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "csv", "markdown", "table"])
 def test_cli_formats_on_real_trace(real_trace: Path, fmt: str) -> None:
-    args = [sys.executable, "-m", "nsysq.cli"]
+    args = [sys.executable, "-m", "nsysq"]
     command = "census" if _has_kernels(real_trace) else "info"
     proc = subprocess.run(
         [*args, command, str(real_trace), "-f", fmt], capture_output=True, text=True, timeout=120

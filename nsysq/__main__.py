@@ -1,0 +1,5 @@
+"""``python -m nsysq``: the same as the ``nsysq`` command."""
+
+from nsysq.cli import main
+
+main()
