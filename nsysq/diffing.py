@@ -301,26 +301,9 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
 
 def _meta(trace: Trace) -> dict[str, Any]:
     """nsys version and GPU names, read cheaply (no full ``info``)."""
-    from nsysq import info as info_mod
-    from nsysq.source import connect_readonly
+    from nsysq.info import identity
 
-    try:
-        con = connect_readonly(trace.path)
-        try:
-            meta = info_mod._metadata(trace, con)
-            gpus = info_mod._gpus(trace, con)
-        finally:
-            con.close()
-    except Exception:  # noqa: BLE001 - metadata is a nicety; fall back to the full info
-        data = trace.info()
-        return {
-            "nsys_version": data.get("nsys_version", "unknown"),
-            "gpus": [g.get("name") for g in data.get("gpus", [])],
-        }
-    return {
-        "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", "unknown"),
-        "gpus": [str(g.get("name")) for g in gpus],
-    }
+    return identity(trace)
 
 
 # -- combining both sides in a scratch DuckDB ---------------------------------------------------

@@ -149,6 +149,20 @@ def _is_display_adapter(gpu: dict[str, Any]) -> bool:
     return gpu.get("sm_count") == 0 and not gpu.get("bus_location")
 
 
+def identity(trace: Trace) -> dict[str, Any]:
+    """The nsys version and the CUDA GPUs' names, read cheaply from the small metadata tables."""
+    con = connect_readonly(trace.path)
+    try:
+        meta = _metadata(trace, con)
+        gpus = _gpus(trace, con)
+    finally:
+        con.close()
+    return {
+        "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", "unknown"),
+        "gpus": [str(g["name"]) for g in gpus if not _is_display_adapter(g)],
+    }
+
+
 def info(trace: Trace) -> dict[str, Any]:
     """Everything ``nsysq info`` prints, as a JSON-ready dict with stable keys."""
     con = connect_readonly(trace.path)
