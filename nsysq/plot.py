@@ -528,6 +528,8 @@ def plot_stakeout(
     divider = make_axes_locatable(ax)
     hist = divider.append_axes("right", size="22%", pad=0.1, sharey=ax)
     order = np.arange(1, len(dur) + 1)
+    size = float(max(6.0, min(36.0, 4000.0 / max(len(dur), 1))))  # few launches: bigger points
+    bins = int(min(bins, max(5, len(dur) // 2)))
     groups: list[str] | None = None
     configs = _config_labels(df)
     if configs and 1 < len(set(configs)) <= 8:
@@ -540,16 +542,19 @@ def plot_stakeout(
         edges = np.geomspace(pos.min(), pos.max() * 1.0001, bins + 1)
         ax.set_yscale("log")
     else:
-        edges = bins
+        edges = np.histogram_bin_edges(dur, bins) if len(dur) else bins
     if groups:
         uniq = sorted(set(groups), key=lambda g: -groups.count(g))
+        stacks, colours = [], []
         for k, g in enumerate(uniq):
             mask = np.array([x == g for x in groups])
             colour = _FALLBACK[k % len(_FALLBACK)] if k else "#4c72b0"
-            ax.scatter(order[mask], dur[mask], s=9, color=colour, label=f"{g} ({mask.sum():,})", lw=0)
-            hist.hist(dur[mask], bins=edges, orientation="horizontal", color=colour, alpha=0.7)
+            ax.scatter(order[mask], dur[mask], s=size, color=colour, label=f"{g} ({mask.sum():,})", lw=0)
+            stacks.append(dur[mask])
+            colours.append(colour)
+        hist.hist(stacks, bins=edges, orientation="horizontal", color=colours, stacked=True)
     else:
-        ax.scatter(order, dur, s=9, color="#4c72b0", lw=0)
+        ax.scatter(order, dur, s=size, color="#4c72b0", lw=0)
         hist.hist(dur, bins=edges, orientation="horizontal", color="#4c72b0")
     if len(dur):
         med = float(np.median(dur))
@@ -632,7 +637,7 @@ def plot_timeline(
     x0 = _convert(starts.to_numpy(), src, shown_unit)
     x1 = _convert(ends.to_numpy(), src, shown_unit)
     lo, hi = _convert(lo_src, src, shown_unit), _convert(hi_src, src, shown_unit)
-    min_w = (hi - lo) / 1500.0
+    min_w = (hi - lo) / 1000.0  # about a pixel and a half: nothing vanishes
 
     is_nvtx = (kinds == "nvtx").to_numpy() if kinds is not None else None
     device_rows = [i for i in range(len(df)) if is_nvtx is None or not is_nvtx[i]]
