@@ -41,8 +41,18 @@ def _answers(trace: Trace) -> dict[str, Any]:
     """Everything the commands answer, as plain rows."""
     out: dict[str, Any] = {"cache": trace.cache_status()}
     data = info(trace)
-    out["info"] = {k: data[k] for k in ("counts", "kernel_ns", "t0_ns", "t_end_ns", "span_ns",
-                                        "unresolved_kernel_names", "zero_length_kernels")}
+    out["info"] = {
+        k: data[k]
+        for k in (
+            "counts",
+            "kernel_ns",
+            "t0_ns",
+            "t_end_ns",
+            "span_ns",
+            "unresolved_kernel_names",
+            "zero_length_kernels",
+        )
+    }
     try:
         out["census"] = census(trace).rows
         out["census_top3"] = census(trace, limit=3).rows
@@ -54,9 +64,7 @@ def _answers(trace: Trace) -> dict[str, Any]:
         out["no_kernels"] = str(exc)
     span = data["span_ns"] or 0
     out["timeline"] = timeline(trace, limit=0).rows
-    out["timeline_window"] = timeline(
-        trace, start_ms=span / 4e6, end_ms=span / 2e6, nvtx=True, limit=0
-    ).rows
+    out["timeline_window"] = timeline(trace, start_ms=span / 4e6, end_ms=span / 2e6, nvtx=True, limit=0).rows
     return out
 
 

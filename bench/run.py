@@ -1,0 +1,292 @@
+"""nsysq at scale: time whole processes of nsysq against the article's raw sqlite3 queries.
+
+    python bench/run.py                      # 5M kernels, 3 repeats
+    python bench/run.py --kernels 20000000 --repeat 1
+    python bench/run.py --quick              # 200k kernels, smoke run
+
+Traces are generated once into bench/out/ (gitignored) by nsysq.synth.big and reused. Every
+timing is a whole process (wall clock, median of --repeat runs) with its CPU time and peak RSS
+(from os.wait4, per child). Cold runs get a fresh NSYSQ_CACHE_DIR; the background full-cache
+build is switched off for them (NSYSQ_CACHE_BACKGROUND=0) and timed on its own as
+``nsysq cache build``, so no measurement competes with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+SQLITE3 = shutil.which("sqlite3") or "/usr/bin/sqlite3"
+TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
+NSYSQ = [sys.executable, "-c", "from nsysq.cli import main; main()"]
+_exe = Path(sys.executable).with_name("nsysq")
+if _exe.exists():
+    NSYSQ = [str(_exe)]
+
+RAW_CENSUS = """
+SELECT s.value AS kernel_name, COUNT(*) AS call_count,
+       ROUND(SUM(k.end - k.start) / 1e6, 2) AS total_ms,
+       ROUND(AVG(k.end - k.start) / 1e3, 1) AS avg_us
+FROM CUPTI_ACTIVITY_KIND_KERNEL k
+JOIN StringIds s ON k.shortName = s.id
+GROUP BY s.value ORDER BY total_ms DESC LIMIT 10;
+"""
+RAW_LINEUP = """
+SELECT CASE
+    WHEN LOWER(s.value) LIKE '%nvjet%' THEN 'Persistent GEMM'
+    WHEN LOWER(s.value) LIKE '%cublas%' THEN 'cuBLAS (DANGER)'
+    WHEN LOWER(s.value) LIKE '%device_kernel%' THEN 'torch.compile'
+    WHEN LOWER(s.value) LIKE '%flash%' THEN 'Flash Attention'
+    WHEN LOWER(s.value) LIKE '%norm%' THEN 'Normalization'
+    ELSE 'Other' END AS category,
+  COUNT(*) AS calls, ROUND(SUM(k.end-k.start)/1e6, 2) AS total_ms
+FROM CUPTI_ACTIVITY_KIND_KERNEL k
+JOIN StringIds s ON k.shortName = s.id
+GROUP BY category ORDER BY total_ms DESC;
+"""
+
+
+@dataclass
+class Result:
+    name: str
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    rss_kb: list[int] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(self.walls) if self.walls else float("nan")
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpus) if self.cpus else float("nan")
+
+    @property
+    def rss_mb(self) -> float:
+        return max(self.rss_kb) / 1024 if self.rss_kb else float("nan")
+
+
+def run(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> tuple[float, float, int]:
+    """Run one whole process; return (wall s, user+sys s, peak RSS KB). Output is discarded.
+
+    Peak RSS comes from /usr/bin/time (os.wait4 would report the forked parent's RSS).
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        wrapped = [TIME, "-f", "%U %S %M", "-o", tf.name, *cmd] if TIME else cmd
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            wrapped,
+            env=env,
+            input=stdin.encode() if stdin is not None else None,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
+        fields = tf.read().split() if TIME else []
+    if len(fields) >= 3:
+        return wall, float(fields[-3]) + float(fields[-2]), int(fields[-1])
+    return wall, float("nan"), 0
+
+
+def measure(
+    name: str,
+    cmd: list[str],
+    repeat: int,
+    env: dict[str, str],
+    *,
+    stdin: str | None = None,
+    fresh_cache: bool = False,
+    note: str = "",
+) -> Result:
+    res = Result(name, note=note)
+    for _ in range(repeat):
+        run_env = dict(env)
+        tmp = None
+        if fresh_cache:
+            tmp = tempfile.mkdtemp(prefix="nsysq-bench-cache-")
+            run_env["NSYSQ_CACHE_DIR"] = tmp
+        try:
+            wall, cpu, rss = run(cmd, run_env, stdin)
+        finally:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+        res.walls.append(wall)
+        res.cpus.append(cpu)
+        res.rss_kb.append(rss)
+    print(
+        f"  {name:<34} {res.wall:8.3f} s  cpu {res.cpu:7.3f} s  rss {res.rss_mb:7.0f} MB",
+        file=sys.stderr,
+    )
+    return res
+
+
+def trace(n: int, seed: int = 0) -> Path:
+    from nsysq.synth import big
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / (f"k{n}.sqlite" if seed == 0 else f"k{n}_s{seed}.sqlite")
+    if not path.exists():
+        print(f"generating {path} ({n:,} kernels)...", file=sys.stderr)
+        tmp = path.with_suffix(".partial")
+        tmp.unlink(missing_ok=True)
+        import contextlib
+        import io
+
+        with contextlib.redirect_stderr(io.StringIO()):
+            big(tmp, n, seed=seed)
+        os.replace(tmp, path)
+    return path
+
+
+def top_kernel(path: Path) -> str:
+    out = subprocess.run(
+        [SQLITE3, "-readonly", str(path)],
+        input="SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
+        "WHERE k.rowid <= 2000 GROUP BY 1 ORDER BY count(*) ASC LIMIT 1;",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def has_diff(env: dict[str, str]) -> bool:
+    out = subprocess.run([*NSYSQ, "diff", "--help"], env=env, capture_output=True)
+    return out.returncode == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--kernels", type=int, default=5_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="200k kernels, 2 repeats")
+    ap.add_argument("--no-diff", action="store_true", help="skip the diff (needs a second trace)")
+    args = ap.parse_args(argv)
+    n = 200_000 if args.quick else args.kernels
+    repeat = 2 if args.quick else args.repeat
+
+    a = trace(n)
+    small = trace(15_000)  # about 2 MB
+    env = dict(os.environ, NSYSQ_CACHE_BACKGROUND="0", NSYSQ_CACHE_MIN_BYTES="0", COLUMNS="200")
+    env.pop("NSYSQ_CACHE_DIR", None)
+    warm_dir = tempfile.mkdtemp(prefix="nsysq-bench-warm-")
+    warm_env = dict(env, NSYSQ_CACHE_DIR=warm_dir)
+    small_env = dict(env)
+    small_env.pop("NSYSQ_CACHE_MIN_BYTES")
+    small_env["NSYSQ_CACHE_DIR"] = tempfile.mkdtemp(prefix="nsysq-bench-small-")
+    kernel = top_kernel(a)
+    size_mb = a.stat().st_size / 1e6
+    print(
+        f"trace {a} ({n:,} kernels, {size_mb:.0f} MB); {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}",
+        file=sys.stderr,
+    )
+
+    r: dict[str, Result] = {}
+    r["sqlite3_census"] = measure(
+        "sqlite3 raw census", [SQLITE3, "-readonly", str(a)], repeat, env, stdin=RAW_CENSUS
+    )
+    r["sqlite3_lineup"] = measure(
+        "sqlite3 raw lineup", [SQLITE3, "-readonly", str(a)], repeat, env, stdin=RAW_LINEUP
+    )
+    r["census_cold"] = measure(
+        "nsysq census (first, cold cache)", [*NSYSQ, "census", str(a)], repeat, env, fresh_cache=True
+    )
+    r["census_direct"] = measure(
+        "nsysq census --no-cache", [*NSYSQ, "census", str(a), "--no-cache"], repeat, env
+    )
+    r["cache_build"] = measure(
+        "nsysq cache build (background job)", [*NSYSQ, "cache", "build", str(a)], 1, warm_env
+    )
+    r["census_warm"] = measure("nsysq census (warm)", [*NSYSQ, "census", str(a)], repeat, warm_env)
+    r["lineup_warm"] = measure("nsysq lineup (warm)", [*NSYSQ, "lineup", str(a)], repeat, warm_env)
+    r["stakeout_warm"] = measure(
+        "nsysq stakeout (warm)", [*NSYSQ, "stakeout", str(a), kernel, "--limit", "20"], repeat, warm_env
+    )
+    r["timeline_warm"] = measure(
+        "nsysq timeline 100 ms window (warm)",
+        [*NSYSQ, "timeline", str(a), "--from", "200", "--to", "300", "--limit", "100"],
+        repeat,
+        warm_env,
+    )
+    r["info_warm"] = measure("nsysq info (warm)", [*NSYSQ, "info", str(a)], repeat, warm_env)
+    if not args.no_diff and has_diff(env):
+        b = trace(n, seed=1)
+        r["diff_cold"] = measure(
+            "nsysq diff A B (first, cold)",
+            [*NSYSQ, "diff", str(a), str(b)],
+            max(1, repeat // 2),
+            env,
+            fresh_cache=True,
+        )
+    r["help"] = measure("nsysq --help", [*NSYSQ, "--help"], max(repeat, 5), env)
+    r["small_census"] = measure(
+        f"nsysq census, {small.stat().st_size / 1e6:.1f} MB trace",
+        [*NSYSQ, "census", str(small)],
+        max(repeat, 5),
+        small_env,
+    )
+    nsys_ai = shutil.which("nsys-ai")
+    if nsys_ai:
+        r["nsys_ai_summary"] = measure("nsys-ai summary", [nsys_ai, "summary", str(a)], 1, env)
+    shutil.rmtree(warm_dir, ignore_errors=True)
+    shutil.rmtree(small_env["NSYSQ_CACHE_DIR"], ignore_errors=True)
+
+    print_table(r, n, size_mb, nsys_ai is not None)
+    return 0
+
+
+def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> None:
+    print(
+        f"\n## nsysq benchmark: {n:,} kernels ({size_mb:.0f} MB), {os.cpu_count()} cores, "
+        f"load avg {os.getloadavg()[0]:.1f}\n"
+    )
+    print("| run | median wall s | cpu s | peak RSS MB |")
+    print("|---|---:|---:|---:|")
+    for res in r.values():
+        print(f"| {res.name} | {res.wall:.3f} | {res.cpu:.3f} | {res.rss_mb:.0f} |")
+    print()
+    rows: list[tuple[str, str, str, bool]] = []
+    cold = r["census_cold"].wall
+    sq = r["sqlite3_census"].wall
+    rows.append(("first census vs raw sqlite3 census", f"{sq / cold:.2f}x faster", ">= 4x", sq / cold >= 4))
+    for key in ("census_warm", "lineup_warm", "stakeout_warm", "timeline_warm"):
+        rows.append((r[key].name, f"{r[key].wall:.3f} s", "<= 0.5 s", r[key].wall <= 0.5))
+    if "diff_cold" in r:
+        ratio = r["diff_cold"].wall / cold
+        rows.append(("first diff / first census", f"{ratio:.2f}x", "<= 2.5x", ratio <= 2.5))
+    else:
+        rows.append(("first diff / first census", "skipped (nsysq diff absent)", "<= 2.5x", False))
+    limit = 1024 if n <= 5_000_000 else 2048
+    peak = max(res.rss_mb for k, res in r.items() if not k.startswith(("sqlite3", "nsys_ai")))
+    rows.append(("peak RSS of any nsysq process", f"{peak:.0f} MB", f"<= {limit} MB", peak <= limit))
+    rows.append(("nsysq --help", f"{r['help'].wall:.3f} s", "<= 0.25 s", r["help"].wall <= 0.25))
+    rows.append(
+        (r["small_census"].name, f"{r['small_census'].wall:.3f} s", "<= 0.6 s", r["small_census"].wall <= 0.6)
+    )
+    if nsys_ai:
+        x = r["nsys_ai_summary"].wall
+        rows.append(("nsys-ai summary vs first census", f"{x / cold:.1f}x slower", "-", True))
+    print("| target | measured | goal | |")
+    print("|---|---|---|---|")
+    for what, got, goal, ok in rows:
+        print(f"| {what} | {got} | {goal} | {'met' if ok else 'NOT met'} |")
+    if not nsys_ai:
+        print("\n(nsys-ai is not installed: its summary/diff were not timed.)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
