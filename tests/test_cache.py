@@ -133,7 +133,10 @@ def _cache_files() -> list[str]:
     return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
 
 
-def test_small_traces_read_directly(fixture_dir: Path, tmp_path: Path) -> None:
+def test_small_traces_read_directly(
+    fixture_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NSYSQ_CACHE_MIN_BYTES", raising=False)
     path = _copy(fixture_dir, tmp_path)
     with Trace(path) as t:
         assert t._cache.mode == "small"
