@@ -28,7 +28,7 @@ def _when(ts: float | None) -> str | None:
 
 @cache_app.command("list")
 def list_(fmt: FormatOpt = Format.table) -> None:
-    """List cached traces: key, trace path, levels, size, created, last used (most recent first)."""
+    """List cached traces: key, trace path, size, answers kept, created, last used (most recent first)."""
     from nsysq import cache
     from nsysq.table import Table
 
@@ -36,18 +36,18 @@ def list_(fmt: FormatOpt = Format.table) -> None:
         (
             e.key,
             e.trace,
-            "+".join(e.levels),
             e.size_bytes,
+            e.answers,
             _when(e.created),
             _when(e.last_used),
             e.trace_exists,
         )
         for e in cache.entries()
     ]
-    total = sum(r[3] for r in rows)
+    total = sum(r[2] for r in rows)
     table = Table(
         kind="cache",
-        columns=("key", "trace", "levels", "size_bytes", "created", "last_used", "trace_exists"),
+        columns=("key", "trace", "size_bytes", "answers", "created", "last_used", "trace_exists"),
         rows=rows,
         footer={
             "cache_dir": str(cache.cache_dir()),
@@ -82,7 +82,7 @@ def build(
 
     path = check_path(trace)
     src = read_schema(path)
-    built = cache.build(path, src, "full")
+    built = cache.build(path, src)
     if built is None:
         raise CacheError(f"{path} changed while it was being read; run the command again.")
     sys.stderr.write(f"nsysq: cached {path.name} in {built} ({built.stat().st_size / 1e6:.1f} MB)\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,14 +29,19 @@ class Trace:
     """An nsys SQLite export, opened read-only. Use ``nsysq.open(path)``; close it (or use ``with``)."""
 
     def __init__(self, path: str | Path, *, cache: bool | str = True) -> None:
+        """``cache``: True (use a cached copy, or start building one for a large trace), False
+        (read the file only; write nothing to the cache), or "build" (build the copy now)."""
         self.path: Path = check_path(path)
         self.schema: SourceSchema = read_schema(self.path)
-        opened = cache_mod.open_full(self.path, self.schema, cache)
+        if cache == "build":
+            cache_mod.build(self.path, self.schema)
+        opened = cache_mod.open_cached(self.path, self.schema) if cache else None
         if opened is not None:  # a complete cached copy: no SQLite, not even its extension
             self._con, self._cache = opened
         else:
             self._con = self._connect()
-            self._cache = self._use_cache(cache)
+            self._cache = cache_mod.direct_state(self.path, bool(cache))
+        self._rules_digest = ""
         self._rules_loaded: str | None = None
         self.executed: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -53,22 +59,11 @@ class Trace:
             ) from None
         return con
 
-    def _use_cache(self, cache: bool | str) -> cache_mod.CacheState:
-        """Point the views at the columnar cache when one applies (see nsysq.cache)."""
-        try:
-            return cache_mod.use(self._con, self.path, self.schema, cache)
-        except (OSError, duckdb.Error) as exc:  # a cache problem must never break a query
-            cache_mod.reset_views(self._con, self.schema)
-            return cache_mod.CacheState("error", note=f"not used ({str(exc).splitlines()[0]})")
-
     def cache_status(self) -> str:
-        """How this Trace reads the file: from a cached copy, partly, or directly."""
-        state = self._cache
-        if state.mode in ("full", "core"):
-            return f"{state.note} ({state.file})"
-        if state.mode in ("off", "error"):
-            return state.note
-        return cache_mod.describe(self.path) if state.mode == "direct" else state.note
+        """How this Trace reads the file: from its cached copy, or directly (and why)."""
+        if self._cache.mode == "cached":
+            return f"{self._cache.note} ({self._cache.file})"
+        return self._cache.note
 
     def close(self) -> None:
         self._con.close()
@@ -97,19 +92,23 @@ class Trace:
             raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         bound = {p: params[p] for p in query.params}
         self.executed.append((f"{name}@{query.version}", query.sql, bound))
-        cache_mod.prepare(self._con, self.schema, self._cache, query.tables)
+        key = self._cache.key
+        digest = ""
+        if key is not None:
+            salt = self._rules_digest if "nsysq_" in query.tables else ""
+            digest = cache_mod.answer_digest(query.sql, bound, salt)
+            known = cache_mod.recall(key, digest)
+            if known is not None:
+                return Table(kind=name, columns=known[0], rows=known[1], queries=(f"{name}@{query.version}",))
         try:
-            try:
-                columns, rows = self._fetch(query.sql, bound)
-            except (duckdb.BinderException, duckdb.CatalogException):
-                if not cache_mod.widen(self._con, self.schema, self._cache):
-                    raise
-                columns, rows = self._fetch(query.sql, bound)
+            columns, rows = self._fetch(query.sql, bound)
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
                 f"{str(exc).splitlines()[0]}"
             ) from None
+        if key is not None:
+            cache_mod.remember(key, digest, columns, rows)
         return Table(kind=name, columns=columns, rows=rows, queries=(f"{name}@{query.version}",))
 
     def _fetch(self, sql: str, params: Any) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
@@ -128,7 +127,6 @@ class Trace:
             raise UsageError(f"the SQL does not parse: {str(exc).splitlines()[0]}") from None
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise UsageError("nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement.")
-        cache_mod.widen(self._con, self.schema, self._cache)  # ad-hoc SQL may read any column
         try:
             with extension.pandas_free_binding():
                 cur = self._con.execute(text, params) if params else self._con.execute(text)
@@ -160,7 +158,7 @@ class Trace:
                 + _KERNEL_HINT
                 + "."
             )
-        if not self.kernel_totals["kernels"]:
+        if not self.run("kernel_presence").rows[0][0]:
             raise NoDataError(
                 f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); " + _KERNEL_HINT + "."
             )
@@ -184,6 +182,7 @@ class Trace:
         view = catalog.get("kernel_category")
         self._con.execute(f"CREATE OR REPLACE TEMP VIEW nsysq_kernel_category AS {view.sql}")
         self._rules_loaded = source
+        self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
 
     # -- analyses (DataFrames for notebooks) ----------------------------------------------------
     def info(self) -> dict[str, Any]:

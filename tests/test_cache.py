@@ -80,24 +80,27 @@ def _norm(value: Any) -> Any:
 
 
 def _compare(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Direct, core level, full level: identical answers (floats to 10 significant digits)."""
+    """Direct, direct with answers kept, cached copy, answers recalled: identical answers."""
     with Trace(path, cache=False) as t:
         direct = _answers(t)
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    with Trace(path, cache=True) as t:  # no cache yet: census columns cached, rest direct
-        assert t._cache.mode == "core", t.cache_status()
-        core = _answers(t)
+    with Trace(path, cache=True) as t:  # no copy yet: read directly, answers kept
+        assert t._cache.mode == "direct", t.cache_status()
+        kept = _answers(t)
+    with Trace(path, cache=True) as t:  # same questions again: recalled from the kept answers
+        assert t._cache.mode == "direct"
+        recalled = _answers(t)
+    cache.clear()
     with Trace(path, cache="build") as t:
-        assert t._cache.mode == "full", t.cache_status()
-        full = _answers(t)
-    with Trace(path) as t:  # a later open reads the complete copy
-        assert t._cache.mode == "full"
+        assert t._cache.mode == "cached", t.cache_status()
+        built = _answers(t)
+    with Trace(path) as t:  # a later open reads the complete copy (and the kept answers)
+        assert t._cache.mode == "cached"
         again = _answers(t)
-    for got in (direct, core, full, again):
+    for got in (direct, kept, recalled, built, again):
         got.pop("cache")
-    assert _norm(core) == _norm(direct)
-    assert _norm(full) == _norm(direct)
-    assert _norm(again) == _norm(direct)
+    for got in (kept, recalled, built, again):
+        assert _norm(got) == _norm(direct)
 
 
 def test_fixture_answers_identical(
@@ -194,12 +197,12 @@ def test_concurrent_builders_leave_one_valid_cache(fixture_dir: Path, tmp_path: 
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()
     key = cache.identity(path).key
-    assert cache.valid(key, "full")
+    assert cache.valid(key)
     files = _cache_files()
-    assert [f for f in files if f.endswith(".duckdb")] == [f"{key}.full.duckdb"]
+    assert [f for f in files if f.endswith(".duckdb")] == [f"{key}.duckdb"]
     assert not [f for f in files if ".tmp" in f or f.endswith(".wal")]
     with Trace(path) as t, Trace(path, cache=False) as d:
-        assert t._cache.mode == "full"
+        assert t._cache.mode == "cached"
         assert _norm(census(t).rows) == _norm(census(d).rows)
 
 
@@ -212,20 +215,20 @@ def test_killed_builder_leaves_nothing_valid(tmp_path: Path) -> None:
     proc = _builder(path, env)
     key = cache.identity(path).key
     deadline = time.monotonic() + 60
-    while not list(cache.cache_dir().glob(f"{key}.full.duckdb.tmp-*")):
+    while not list(cache.cache_dir().glob(f"{key}.duckdb.tmp-*")):
         assert proc.poll() is None, "builder finished before it could be killed"
         assert time.monotonic() < deadline
         time.sleep(0.01)
     time.sleep(0.2)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert not cache.entry_file(key, "full").exists()
-    assert not cache.valid(key, "full")
-    assert list(cache.cache_dir().glob(f"{key}.full.duckdb.tmp-*"))  # debris, never read
+    assert not cache.entry_file(key).exists()
+    assert not cache.valid(key)
+    assert list(cache.cache_dir().glob(f"{key}.duckdb.tmp-*"))  # debris, never read
     with Trace(path) as t:
-        assert t._cache.mode != "full"  # nothing valid to read
+        assert t._cache.mode != "cached"  # nothing valid to read
     with Trace(path, cache="build") as t:  # the next build replaces it
-        assert t._cache.mode == "full"
+        assert t._cache.mode == "cached"
         cached = census(t).rows
     with Trace(path, cache=False) as d:
         assert _norm(census(d).rows) == _norm(cached)
@@ -236,13 +239,14 @@ def test_corrupt_cache_file_is_ignored(fixture_dir: Path, tmp_path: Path) -> Non
     path = _copy(fixture_dir, tmp_path)
     with Trace(path, cache="build") as t:
         expected = census(t).rows
-    file = cache.entry_file(cache.identity(path).key, "full")
+    file = cache.entry_file(cache.identity(path).key)
     file.write_bytes(b"not a duckdb file" * 100)
     with Trace(path) as t:
-        assert t._cache.mode != "full"
+        assert t._cache.mode != "cached"
         assert census(t).rows == expected
+    cache.remove(cache.identity(path).key)
     with Trace(path, cache="build") as t:
-        assert t._cache.mode == "full"
+        assert t._cache.mode == "cached"
         assert census(t).rows == expected
 
 
@@ -282,15 +286,15 @@ def test_cli_list_and_clear(fixture_dir: Path, tmp_path: Path) -> None:
     assert _cli("cache", "build", str(path), env=env).returncode == 0
     listed = json.loads(_cli("cache", "list", "--format", "json", env=env).stdout)
     assert [r["trace"] for r in listed["rows"]] == [str(path)]
-    assert listed["rows"][0]["levels"] == "full"
+    assert listed["rows"][0]["answers"] >= 1  # the census run before the build was kept
     assert listed["rows"][0]["size_bytes"] > 0
     shown = _cli("info", str(path), "--format", "json", env=env)
-    assert "full copy" in json.loads(shown.stdout)["cache"]
+    assert "cached copy" in json.loads(shown.stdout)["cache"]
     cleared = _cli("cache", "clear", env=env)
     assert cleared.returncode == 0
     assert "removed 1 cached trace" in cleared.stderr
     assert json.loads(_cli("cache", "list", "--format", "json", env=env).stdout)["rows"] == []
-    assert not [f for f in _cache_files() if f.endswith((".duckdb", ".json"))]
+    assert not [f for f in _cache_files() if f.endswith((".duckdb", ".json", ".results"))]
     shown = _cli("info", str(path), "--format", "json", "--no-cache", env=env)
     assert "disabled" in json.loads(shown.stdout)["cache"]
 
@@ -315,7 +319,26 @@ def test_cli_cache_never_beside_trace(fixture_dir: Path, tmp_path: Path) -> None
         assert "caching" not in result.stdout
     assert sha256(path) == before
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
-    assert any(f.endswith(".core.duckdb") for f in _cache_files())
+    assert any(f.endswith(".results") for f in _cache_files())  # answers kept, away from the trace
+
+
+def test_recalled_answers_depend_on_rules_and_params(
+    fixture_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kept answer is only reused for the same SQL, parameters and lineup rules."""
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    path = _copy(fixture_dir, tmp_path, "edge_cases")
+    rules = tmp_path / "rules.toml"
+    rules.write_text('version = 1\n[[rule]]\ncategory = "Everything"\nfield = "short"\nlike = "%"\n')
+    with Trace(path) as t:
+        packaged = lineup(t).rows
+        top2 = census(t, limit=2).rows
+    with Trace(path) as t:
+        custom = lineup(t, rules=rules).rows
+        assert [r[0] for r in custom] == ["Everything"]
+        assert lineup(t).rows == packaged
+        assert census(t, limit=3).rows != top2
+        assert census(t, limit=2).rows == top2
 
 
 def test_cache_dir_default_locations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -11,8 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_readme_examples_are_current() -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "docs" / "update_readme.py"), "--check"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "update_readme.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
 
 

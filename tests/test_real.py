@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nsysq import catalog
 from nsysq.census import census
 from nsysq.errors import NoDataError
 from nsysq.info import info
@@ -144,7 +145,7 @@ def test_cli_formats_on_real_trace(real_trace: Path, fmt: str) -> None:
     if fmt == "json":
         doc = json.loads(proc.stdout)
         if command == "census":
-            assert doc["kind"] == "census" and doc["queries"][0] == "census@1"
+            assert doc["kind"] == "census" and doc["queries"][0] == f"census@{catalog.get('census').version}"
             assert sum(r["instances"] for r in doc["rows"]) == oracle.kernel_count(real_trace)
             assert sum(r["total_ns"] for r in doc["rows"]) == oracle.kernel_ns(real_trace)
         else:

@@ -16,9 +16,21 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) -> None:
     wheels = tmp_path / "wheels"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels),
-         str(ROOT)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheels),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     wheel = next(wheels.glob("nsysq-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
@@ -29,21 +41,36 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
-    purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  check=True, capture_output=True, text=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     # The wheel goes into the new venv; its dependencies come from this environment, added after it.
     deps = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
     (purelib / "zz_deps.pth").write_text("\n".join(dict.fromkeys(deps)) + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(purelib), str(wheel)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(purelib), str(wheel)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     code = (
         "import json, sys, nsysq; t = nsysq.open(sys.argv[1]);"
         "print(json.dumps({'file': nsysq.__file__, 'rows': len(t.census()), 'cats': len(t.lineup())}))"
     )
-    out = subprocess.run([str(py), "-c", code, str(fixture_dir / "v2024_6.sqlite")], cwd=elsewhere,
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [str(py), "-c", code, str(fixture_dir / "v2024_6.sqlite")],
+        cwd=elsewhere,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     doc = json.loads(out.stdout)
     assert doc["file"].startswith(str(purelib)), doc["file"]
     assert doc["rows"] > 0 and doc["cats"] > 0
