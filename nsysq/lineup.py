@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nsysq import catalog
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ def lineup(trace: Trace, *, rules: str | Path | None = None) -> Table:
         "categories": len(table.rows),
         "rules": source,
     }
-    return replace(table, footer=footer, queries=table.queries + ("kernel_category@1",))
+    category = catalog.get("kernel_category")
+    return replace(table, footer=footer, queries=(*table.queries, f"{category.name}@{category.version}"))
 
 
 def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table:

@@ -180,7 +180,7 @@ class Trace:
             with extension.pandas_free_binding():
                 self._con.executemany("INSERT INTO nsysq_lineup_rules VALUES (?, ?, ?, ?)", rows)
         view = catalog.get("kernel_category")
-        self._con.execute(f"CREATE OR REPLACE TEMP VIEW nsysq_kernel_category AS {view.sql}")
+        self._con.execute(f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS {view.sql}")
         self._rules_loaded = source
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
 

@@ -63,7 +63,7 @@ SELECT * FROM (
         count(*) FILTER (WHERE k.dur = 0),
         count(*) FILTER (WHERE r.is_unresolved)
     FROM k
-    JOIN ranked AS r ON r.name_id IS NOT DISTINCT FROM k.name_id AND r.rank > $limit
+    JOIN ranked AS r ON COALESCE(r.name_id, -1) = COALESCE(k.name_id, -1) AND r.rank > $limit
     CROSS JOIN grand
     WHERE $limit > 0
     HAVING count(*) > 0

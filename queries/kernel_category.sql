@@ -1,6 +1,6 @@
 -- name: kernel_category
 -- version: 1
--- returns: one row per distinct (shortName, demangledName) id pair: its resolved short_name and demangled_name and the category of the first lineup rule that matches (rule_order, category; "Other" when none does). nsysq exposes it as the view nsysq_kernel_category for lineup and diff.
+-- returns: one row per distinct (shortName, demangledName) id pair: its resolved short_name and demangled_name and the category of the first lineup rule that matches (rule_order, category; "Other" when none does). nsysq stores it as the temp table nsysq_kernel_category for lineup and diff.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(shortName, demangledName), StringIds(id, value), nsysq_lineup_rules(rule_order, category, field, pattern) (built by nsysq from queries/lineup_rules.toml or --rules)
 -- params: none
 -- dialect: duckdb

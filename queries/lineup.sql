@@ -1,43 +1,51 @@
 -- name: lineup
--- version: 1
+-- version: 2
 -- returns: one row per category (category, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, share_pct, kernels = distinct short names, top_kernel = the short name with most time) sorted by total time; rows add up to the census totals.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), nsysq_kernel_category (view built by nsysq from queries/kernel_category.sql)
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), nsysq_kernel_category (temp table built by nsysq from queries/kernel_category.sql)
 -- params: none
 -- dialect: duckdb
-WITH k AS (
-    SELECT COALESCE(shortName, -1) AS sid, COALESCE(demangledName, -1) AS did, "end" - start AS dur
-    FROM CUPTI_ACTIVITY_KIND_KERNEL
-),
-c AS (
+-- Counts and sums go through a per-(name id pair) aggregate; only the medians need every launch.
+WITH c AS (
     SELECT COALESCE(shortName, -1) AS sid, COALESCE(demangledName, -1) AS did, short_name, category
     FROM nsysq_kernel_category
 ),
-per_kernel AS (
-    SELECT c.category, c.short_name, k.dur
+k AS (
+    SELECT COALESCE(shortName, -1) AS sid, COALESCE(demangledName, -1) AS did, "end" - start AS dur
+    FROM CUPTI_ACTIVITY_KIND_KERNEL
+),
+per_pair AS (
+    SELECT sid, did, count(*) AS n, sum(dur) AS ns, min(dur) AS lo, max(dur) AS hi FROM k GROUP BY sid, did
+),
+per_name AS (
+    SELECT c.category, c.short_name, sum(p.n) AS n, sum(p.ns) AS ns, min(p.lo) AS lo, max(p.hi) AS hi
+    FROM per_pair AS p JOIN c ON c.sid = p.sid AND c.did = p.did
+    GROUP BY c.category, c.short_name
+),
+per_category AS (
+    SELECT category, sum(n) AS instances, sum(ns) AS total_ns, min(lo) AS min_ns, max(hi) AS max_ns,
+           count(*) AS kernels, arg_max(short_name, ns) AS top_kernel
+    FROM per_name GROUP BY category
+),
+medians AS (
+    SELECT c.category, median(k.dur) AS med_ns
     FROM k JOIN c ON c.sid = k.sid AND c.did = k.did
-),
-by_name AS (
-    SELECT category, short_name, sum(dur) AS name_ns FROM per_kernel GROUP BY category, short_name
-),
-top AS (
-    SELECT category, arg_max(short_name, name_ns) AS top_kernel FROM by_name GROUP BY category
+    GROUP BY c.category
 ),
 grand AS (
-    SELECT sum(dur) AS all_ns FROM per_kernel
+    SELECT sum(total_ns) AS all_ns FROM per_category
 )
 SELECT
     p.category,
-    count(*) AS instances,
-    sum(p.dur) AS total_ns,
-    avg(p.dur) AS avg_ns,
-    median(p.dur) AS med_ns,
-    min(p.dur) AS min_ns,
-    max(p.dur) AS max_ns,
-    CASE WHEN max(g.all_ns) > 0 THEN 100.0 * sum(p.dur) / max(g.all_ns) END AS share_pct,
-    count(DISTINCT p.short_name) AS kernels,
-    max(t.top_kernel) AS top_kernel
-FROM per_kernel AS p
-JOIN top AS t ON t.category = p.category
+    p.instances,
+    p.total_ns,
+    p.total_ns / p.instances AS avg_ns,
+    m.med_ns,
+    p.min_ns,
+    p.max_ns,
+    CASE WHEN g.all_ns > 0 THEN 100.0 * p.total_ns / g.all_ns END AS share_pct,
+    p.kernels,
+    p.top_kernel
+FROM per_category AS p
+JOIN medians AS m ON m.category = p.category
 CROSS JOIN grand AS g
-GROUP BY p.category
-ORDER BY total_ns DESC, instances DESC, p.category
+ORDER BY p.total_ns DESC, p.instances DESC, p.category

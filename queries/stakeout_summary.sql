@@ -1,5 +1,5 @@
 -- name: stakeout_summary
--- version: 1
+-- version: 2
 -- returns: the census statistics (instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns) of the launches stakeout selects, one row per demangled name (name, demangled_name).
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), StringIds(id, value)
 -- params: kernel (name or LIKE pattern); match ('exact' or 'like')
@@ -18,9 +18,13 @@ SELECT
     min(k."end" - k.start) AS min_ns,
     max(k."end" - k.start) AS max_ns,
     stddev_samp(k."end" - k.start) AS stddev_ns
-FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+FROM (
+    SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE shortName IN (SELECT id FROM ids)
+    UNION ALL
+    SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL
+    WHERE demangledName IN (SELECT id FROM ids) AND COALESCE(shortName, -1) NOT IN (SELECT id FROM ids)
+) AS k
 LEFT JOIN StringIds AS s ON s.id = k.shortName
 LEFT JOIN StringIds AS d ON d.id = k.demangledName
-WHERE k.shortName IN (SELECT id FROM ids) OR k.demangledName IN (SELECT id FROM ids)
 GROUP BY s.value, d.value
 ORDER BY total_ns DESC, instances DESC, name, demangled_name
