@@ -293,7 +293,6 @@ def _unlink(path: Path) -> None:
         path.unlink()
 
 
-
 # -- validity -----------------------------------------------------------------------------------
 def _check_meta(con: duckdb.DuckDBPyConnection, alias: str, key: str) -> bool:
     try:
@@ -397,13 +396,19 @@ def _write_json(target: Path, data: Any) -> None:
 def _write_info(ident: Identity, started: float, seconds: float) -> None:
     _write_json(
         _info_file(ident.key),
-        {"key": ident.key, "trace": str(ident.path), "trace_size": ident.size,
-         "format_version": FORMAT_VERSION, "created": started, "build_seconds": round(seconds, 3)},
+        {
+            "key": ident.key,
+            "trace": str(ident.path),
+            "trace_size": ident.size,
+            "format_version": FORMAT_VERSION,
+            "created": started,
+            "build_seconds": round(seconds, 3),
+        },
     )
 
 
 def spawn_background(path: Path) -> bool:
-    """Start a detached, low-priority ``nsysq cache build``; True if one was started."""
+    """Start a detached, low-priority ``nsysq cache build --background``; True if one was started."""
     if not background_allowed():
         return False
     try:
@@ -412,7 +417,7 @@ def spawn_background(path: Path) -> bool:
         if build_running(key):
             return False
         subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-m", "nsysq.cache", "build-background", str(path)],
+            [sys.executable, "-m", "nsysq", "cache", "build", "--background", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -449,8 +454,9 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
         con.execute(f"ATTACH '{_sql_str(str(file))}' AS {CACHE_ALIAS} (READ_ONLY)")
         if _check_meta(con, CACHE_ALIAS, key):
             stored = schema.present_tables(src)
-            cached = SourceSchema(path=src.path, columns={
-                t: tuple(c for c, _ in schema.CANONICAL[t]) for t in stored})
+            cached = SourceSchema(
+                path=src.path, columns={t: tuple(c for c, _ in schema.CANONICAL[t]) for t in stored}
+            )
             schema.create_views(con, cached, CACHE_ALIAS)
             _touch(file)
             return con, CacheState("cached", key, file, f"cached copy, {_human(file.stat().st_size)}")
@@ -526,8 +532,9 @@ def entries() -> list[Entry]:
     directory = cache_dir()
     if not directory.is_dir():
         return []
-    keys = {p.name.split(".")[0] for p in directory.iterdir()
-            if p.name.endswith((".duckdb", ".results", ".json"))}
+    keys = {
+        p.name.split(".")[0] for p in directory.iterdir() if p.name.endswith((".duckdb", ".results", ".json"))
+    }
     out: list[Entry] = []
     for key in sorted(keys):
         data: dict[str, Any] = {}
@@ -540,15 +547,17 @@ def entries() -> list[Entry]:
         if not stats:
             continue
         trace = str(data.get("trace", "?"))
-        out.append(Entry(
-            key=key,
-            trace=trace,
-            size_bytes=sum(st.st_size for _, st in stats),
-            answers=sum(1 for f, _ in stats if f.parent.name.endswith(".results")),
-            created=data.get("created"),
-            last_used=max(st.st_mtime for _, st in stats),
-            trace_exists=Path(trace).exists(),
-        ))
+        out.append(
+            Entry(
+                key=key,
+                trace=trace,
+                size_bytes=sum(st.st_size for _, st in stats),
+                answers=sum(1 for f, _ in stats if f.parent.name.endswith(".results")),
+                created=data.get("created"),
+                last_used=max(st.st_mtime for _, st in stats),
+                trace_exists=Path(trace).exists(),
+            )
+        )
     return sorted(out, key=lambda e: e.last_used, reverse=True)
 
 
@@ -616,7 +625,6 @@ def _human(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TB"
-
 
 
 # -- background entry point ---------------------------------------------------------------------

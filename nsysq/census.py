@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 NameField = Literal["short", "demangled"]
+DEFAULT_LIMIT = 20  # rows before "other" in `nsysq census`; `nsysq cache build` pre-answers it
 
 
 def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table:

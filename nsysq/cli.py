@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from nsysq.census import DEFAULT_LIMIT
 from nsysq.errors import NsysqError
 
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ def census(
             "-n",
             help="Keep the top N kernels and add one 'other' row; 0 shows every kernel.",
         ),
-    ] = 20,
+    ] = DEFAULT_LIMIT,
     names: Annotated[
         Names, typer.Option(help="Group by the short kernel name or the full demangled name.")
     ] = Names.short,

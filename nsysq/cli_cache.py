@@ -74,15 +74,43 @@ def clear() -> None:
 @cache_app.command("build")
 def build(
     trace: Annotated[Path, typer.Argument(help="nsys SQLite export to cache now.")],
+    background: Annotated[
+        bool,
+        typer.Option(
+            "--background",
+            help="Run niced and silent, and give up if another process is "
+            "already building this trace (what nsysq starts by itself after a first read).",
+        ),
+    ] = False,
 ) -> None:
-    """Build the full cached copy of a trace now (waits for another builder instead of racing it)."""
-    from nsysq import cache
-    from nsysq.errors import CacheError
-    from nsysq.source import check_path, read_schema
+    """Build the cached copy of a trace now, and keep the answers to the default questions.
 
+    After the copy, census (short and demangled names, default limit) and lineup are answered once
+    from it, so asking them later reads a kept answer.
+    """
+    import os
+
+    from nsysq import cache
+    from nsysq.census import DEFAULT_LIMIT, census
+    from nsysq.errors import CacheError, NoDataError
+    from nsysq.lineup import lineup
+    from nsysq.source import check_path, read_schema
+    from nsysq.trace import Trace
+
+    if background:
+        os.nice(10)
     path = check_path(trace)
-    src = read_schema(path)
-    built = cache.build(path, src)
+    built = cache.build(path, read_schema(path), wait=not background, progress=False if background else None)
     if built is None:
+        if background:
+            return
         raise CacheError(f"{path} changed while it was being read; run the command again.")
-    sys.stderr.write(f"nsysq: cached {path.name} in {built} ({built.stat().st_size / 1e6:.1f} MB)\n")
+    with Trace(path) as t:
+        try:
+            for names in ("short", "demangled"):
+                census(t, limit=DEFAULT_LIMIT, names=names)
+            lineup(t)
+        except NoDataError:
+            pass
+    if not background:
+        sys.stderr.write(f"nsysq: cached {path.name} in {built} ({built.stat().st_size / 1e6:.1f} MB)\n")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli import Names, NoCacheOpt, TraceArg, _open, app
 from nsysq.errors import UsageError
 
@@ -105,7 +106,7 @@ def plot_census_cmd(
     output: OutputOpt,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="Draw the top N kernels plus one 'other' bar.")
-    ] = 20,
+    ] = DEFAULT_LIMIT,
     names: Annotated[
         Names, typer.Option(help="Group by the short kernel name or the full demangled name.")
     ] = Names.short,

@@ -1,10 +1,11 @@
 -- name: lineup
--- version: 2
--- returns: one row per category (category, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, share_pct, kernels = distinct short names, top_kernel = the short name with most time) sorted by total time; rows add up to the census totals.
+-- version: 3
+-- returns: one row per category (category, instances, total_ns, avg_ns, min_ns, max_ns, share_pct, kernels = distinct short names, top_kernel = the short name with most time) sorted by total time; rows add up to the census totals.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), nsysq_kernel_category (temp table built by nsysq from queries/kernel_category.sql)
 -- params: none
 -- dialect: duckdb
--- Counts and sums go through a per-(name id pair) aggregate; only the medians need every launch.
+-- Everything goes through a per-(name id pair) aggregate. No median: a category mixes different
+-- kernels, so its median describes none of them (census and stakeout give per-kernel medians).
 WITH c AS (
     SELECT COALESCE(shortName, -1) AS sid, COALESCE(demangledName, -1) AS did, short_name, category
     FROM nsysq_kernel_category
@@ -26,11 +27,6 @@ per_category AS (
            count(*) AS kernels, arg_max(short_name, ns) AS top_kernel
     FROM per_name GROUP BY category
 ),
-medians AS (
-    SELECT c.category, median(k.dur) AS med_ns
-    FROM k JOIN c ON c.sid = k.sid AND c.did = k.did
-    GROUP BY c.category
-),
 grand AS (
     SELECT sum(total_ns) AS all_ns FROM per_category
 )
@@ -39,13 +35,11 @@ SELECT
     p.instances,
     p.total_ns,
     p.total_ns / p.instances AS avg_ns,
-    m.med_ns,
     p.min_ns,
     p.max_ns,
     CASE WHEN g.all_ns > 0 THEN 100.0 * p.total_ns / g.all_ns END AS share_pct,
     p.kernels,
     p.top_kernel
 FROM per_category AS p
-JOIN medians AS m ON m.category = p.category
 CROSS JOIN grand AS g
 ORDER BY p.total_ns DESC, p.instances DESC, p.category

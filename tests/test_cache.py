@@ -357,3 +357,26 @@ def test_progress_bar_only_on_terminals(fixture_dir: Path, tmp_path: Path) -> No
     assert result.returncode == 0
     assert "caching" not in result.stderr  # stderr is a pipe here: no bar
     assert result.stdout == ""
+
+
+def test_first_read_starts_a_background_build_that_keeps_default_answers(
+    fixture_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "1")
+    path = _copy(fixture_dir, tmp_path, "edge_cases")
+    with Trace(path) as t:
+        assert t._cache.mode == "direct"
+        direct = census(t, limit=20).rows
+    key = cache.identity(path).key
+    deadline = time.monotonic() + 120
+    while not (cache.valid(key) and not cache.build_running(key)):
+        assert time.monotonic() < deadline, "the background build did not finish"
+        time.sleep(0.2)
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    with Trace(path) as t:
+        assert t._cache.mode == "cached"
+        assert _norm(census(t, limit=20).rows) == _norm(direct)
+    (entry,) = cache.entries()
+    assert entry.answers >= 3  # census short + demangled and lineup, answered by the builder
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]

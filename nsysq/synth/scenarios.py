@@ -843,9 +843,42 @@ def big_names(n_names: int = 200, seed: int = 0) -> list[tuple[str, str, int]]:
         if key in seen:
             continue
         seen.add(key)
+        demangled = key[1] + _template_tail(i, random.Random(seed * 7919 + i)) if key[1] != key[0] else key[1]
         # heavy-tailed medians: ~2 us typical, some ~ms
-        out.append((key[0], key[1], int(min(5e7, 1_500 + rng.paretovariate(1.3) * 1_500))))
+        out.append((key[0], demangled, int(min(5e7, 1_500 + rng.paretovariate(1.3) * 1_500))))
     return out
+
+
+def _template_tail(i: int, rng: random.Random) -> str:
+    """The configuration CUTLASS 3 / CuTe / FlashAttention-3 / PyTorch kernels spell out in their
+    demangled template arguments: real ones run from a few hundred to several thousand characters
+    (5,835 in the H200 export under shared/traces/real)."""
+    target = int(rng.lognormvariate(6.5, 0.7))  # median ~665 chars, long tail into the thousands
+    parts: list[str] = []
+    k = 0
+    while sum(len(p) for p in parts) < target:
+        m, n = 64 * (1 + (i + k) % 4), 64 * (1 + (i * 3 + k) % 4)
+        parts.append(
+            f"cute::tuple<cute::C<{m}>, cute::C<{n}>, cute::C<64>>, "
+            f"cutlass::gemm::collective::StageCountAutoCarveout<{1024 * (1 + k % 8)}>, "
+            f"cutlass::epilogue::fusion::LinearCombination<cutlass::bfloat16_t, float, {k}>"
+        )
+        k += 1
+    return "<" + ", ".join(parts) + ">"
+
+
+def _background_strings(n: int) -> list[str]:
+    """The rest of a real StringIds: CUDA API names, NVTX and thread names, module paths."""
+    apis = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
+            "cudaStreamSynchronize", "cudaEventRecord", "cudaGraphLaunch", "cuLaunchKernel",
+            "cuLaunchKernelEx", "cudaStreamWaitEvent", "cudaMalloc", "cudaFree"]
+    out = [f"{a}_v{v}" for a in apis for v in (3020, 7000, 11060, 12000)]
+    i = 0
+    while len(out) < n:
+        out.append(f"vllm.model_executor.layers.decoder_layer_{i % 64}.forward#step{i // 64}")
+        out.append(f"/usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so+0x{i * 7919:x}")
+        i += 1
+    return out[:n]
 
 
 def _sqlite_scanner_path() -> str:
@@ -882,6 +915,7 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2,
     for short, dem, _ in names:
         strings += [short, dem]
     strings += api
+    strings += _background_strings(4000)
     threads = [{"nameId": f"worker_{d}_{s}", "priority": 0,
                 "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID + 1 + d * streams + s)}
                for d in range(devices) for s in range(streams)]
