@@ -42,6 +42,7 @@ class Trace:
             self._con = self._connect()
             self._cache = cache_mod.direct_state(self.path, bool(cache))
         self._rules_digest = ""
+        self._materialized: set[str] = set()
         self._rules_loaded: str | None = None
         self.executed: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -179,10 +180,33 @@ class Trace:
         if rows:
             with extension.pandas_free_binding():
                 self._con.executemany("INSERT INTO nsysq_lineup_rules VALUES (?, ?, ?, ?)", rows)
+        if "nsysq_kernel_pairs" not in self._materialized:
+            # The distinct name-id pairs: from the kernel groups when a diff already read them.
+            source = "nsysq_kernel_groups" if "nsysq_kernel_groups" in self._materialized else schema.KERNEL
+            self._con.execute(
+                "CREATE TEMP TABLE nsysq_kernel_pairs AS "
+                f"SELECT DISTINCT shortName, demangledName FROM {source}"
+            )
+            self._materialized.add("nsysq_kernel_pairs")
         view = catalog.get("kernel_category")
         self._con.execute(f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS {view.sql}")
         self._rules_loaded = source
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
+
+    def materialize(self, name: str, table: str) -> None:
+        """Keep the rows of packaged query ``name`` as temp table ``table`` for later queries."""
+        if table in self._materialized:
+            return
+        query = catalog.get(name)
+        self.executed.append((f"{name}@{query.version}", query.sql, {}))
+        try:
+            self._con.execute(f"CREATE TEMP TABLE {table} AS {query.sql}")
+        except duckdb.Error as exc:
+            raise QueryError(
+                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from None
+        self._materialized.add(table)
 
     # -- analyses (DataFrames for notebooks) ----------------------------------------------------
     def info(self) -> dict[str, Any]:

@@ -1,23 +1,12 @@
 -- name: diff_side_kernels
--- version: 1
+-- version: 2
 -- returns: one row per distinct (short name, demangled name) pair of one trace, read in one pass for nsysq diff: short_name, demangled_name, category (first matching lineup rule), calls, total_ns, min_ns, max_ns, configs (distinct launch configurations of the pair); and for the pair's short name: name_configs (distinct launch configurations), name_config_sig (md5 of the sorted distinct configurations), top_config (the most frequent one, "grid GXxGYxGZ block BXxBYxBZ regs R smem S+D"), top_grid, top_block, top_registers, top_static_smem, top_dynamic_smem, top_config_calls. Names that do not resolve read "<unresolved id N>" / "<null name id>" as in census.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory), nsysq_kernel_category(shortName, demangledName, short_name, demangled_name, category)
+-- tables: nsysq_kernel_groups (temp table nsysq builds from queries/kernel_groups.sql), nsysq_kernel_category(shortName, demangledName, short_name, demangled_name, category)
 -- params: none
 -- dialect: duckdb
 WITH g AS (
-    SELECT
-        COALESCE(shortName, -1) AS sid,
-        COALESCE(demangledName, -1) AS did,
-        gridX, gridY, gridZ, blockX, blockY, blockZ,
-        registersPerThread AS regs,
-        staticSharedMemory AS ssm,
-        dynamicSharedMemory AS dsm,
-        count(*) AS calls,
-        sum("end" - start) AS total_ns,
-        min("end" - start) AS min_ns,
-        max("end" - start) AS max_ns
-    FROM CUPTI_ACTIVITY_KIND_KERNEL
-    GROUP BY ALL
+    SELECT COALESCE(shortName, -1) AS sid, COALESCE(demangledName, -1) AS did, * EXCLUDE (shortName, demangledName)
+    FROM nsysq_kernel_groups
 ),
 c AS (
     SELECT COALESCE(shortName, -1) AS sid, COALESCE(demangledName, -1) AS did,

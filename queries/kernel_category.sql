@@ -1,11 +1,11 @@
 -- name: kernel_category
--- version: 1
+-- version: 2
 -- returns: one row per distinct (shortName, demangledName) id pair: its resolved short_name and demangled_name and the category of the first lineup rule that matches (rule_order, category; "Other" when none does). nsysq stores it as the temp table nsysq_kernel_category for lineup and diff.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(shortName, demangledName), StringIds(id, value), nsysq_lineup_rules(rule_order, category, field, pattern) (built by nsysq from queries/lineup_rules.toml or --rules)
+-- tables: nsysq_kernel_pairs (temp table of the distinct (shortName, demangledName) pairs of CUPTI_ACTIVITY_KIND_KERNEL), StringIds(id, value), nsysq_lineup_rules(rule_order, category, field, pattern) (built by nsysq from queries/lineup_rules.toml or --rules)
 -- params: none
 -- dialect: duckdb
 WITH pairs AS (
-    SELECT DISTINCT shortName, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL
+    SELECT shortName, demangledName FROM nsysq_kernel_pairs
 ),
 names AS (
     SELECT
