@@ -1,0 +1,119 @@
+"""The entry point :func:`diff`: read both traces, combine them, add totals, findings and warnings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsysq.diffing.combine import _combine
+from nsysq.diffing.findings import _findings
+from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
+from nsysq.diffing.result import DiffResult
+from nsysq.diffing.sides import _read_side
+from nsysq.diffing.totals import _totals
+from nsysq.errors import UsageError
+
+if TYPE_CHECKING:
+    from nsysq.rules import Rule
+    from nsysq.trace import Trace
+
+RulesArg = str | Path | Sequence[Any] | None
+
+
+def diff(
+    a: str | Path | Trace,
+    b: str | Path | Trace,
+    *,
+    rules: RulesArg = None,
+    danger_rules: RulesArg = None,
+    min_time_ms: float = DEFAULT_MIN_TIME_MS,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> DiffResult:
+    """Compare trace ``a`` (before) with trace ``b`` (after); paths or open :class:`Trace` objects.
+
+    ``rules`` / ``danger_rules``: a TOML file or a list of rules replacing the packaged ones.
+    ``min_time_ms``: noise floor for the outlier test; ``threshold``: robust score cut-off.
+    """
+    from nsysq import rules as rules_mod
+    from nsysq.trace import Trace
+
+    if min_time_ms < 0 or not math.isfinite(min_time_ms):
+        raise UsageError("--min-time must be a number of milliseconds >= 0.")
+    if threshold <= 0 or not math.isfinite(threshold):
+        raise UsageError("--threshold must be a positive number (robust spreads, default 3).")
+    lineup_rules, rules_source = _lineup_rules(rules)
+    if isinstance(danger_rules, (str, Path)):
+        danger, danger_source = rules_mod.load_danger_rules(danger_rules), str(danger_rules)
+    elif danger_rules is None:
+        danger, danger_source = rules_mod.load_danger_rules(), "packaged danger_rules.toml"
+    else:
+        danger, danger_source = list(danger_rules), "given rules"
+
+    opened: list[Trace] = []
+    try:
+        ta = a if isinstance(a, Trace) else _remember(opened, Trace(a))
+        tb = b if isinstance(b, Trace) else _remember(opened, Trace(b))
+        side_a = _read_side(ta, lineup_rules, rules_source)
+        side_b = _read_side(tb, lineup_rules, rules_source)
+    finally:
+        for t in opened:
+            t.close()
+
+    params = {
+        "min_time_ms": float(min_time_ms),
+        "threshold": float(threshold),
+        "mad_floor": MAD_FLOOR,
+        "copy_change": COPY_CHANGE,
+        "rules": rules_source,
+        "danger_rules": danger_source,
+    }
+    tables = _combine(side_a, side_b, danger, min_ns=min_time_ms * 1e6, threshold=threshold)
+    tables["totals"] = _totals(side_a, side_b)
+    findings = _findings(tables, threshold)
+    warnings = _warnings(side_a, side_b)
+    return DiffResult(
+        a=side_a["about"],
+        b=side_b["about"],
+        tables=tables,
+        findings=findings,
+        warnings=warnings,
+        params=params,
+    )
+
+
+def _remember(opened: list[Trace], trace: Trace) -> Trace:
+    opened.append(trace)
+    return trace
+
+
+def _lineup_rules(rules: RulesArg) -> tuple[list[Rule] | None, str]:
+    from nsysq import rules as rules_mod
+
+    if rules is None:
+        return None, "packaged lineup_rules.toml"
+    if isinstance(rules, (str, Path)):
+        return rules_mod.load_lineup_rules(rules), str(rules)
+    return list(rules), "given rules"
+
+
+def _warnings(side_a: dict[str, Any], side_b: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    a, b = side_a["about"], side_b["about"]
+    if sorted(a["gpus"]) != sorted(b["gpus"]):
+        out.append(
+            f"the traces ran on different GPUs (A: {', '.join(a['gpus']) or 'unknown'}; "
+            f"B: {', '.join(b['gpus']) or 'unknown'}): time ratios mix hardware and workload."
+        )
+    if a["nsys_version"] != b["nsys_version"]:
+        out.append(
+            f"the traces come from different nsys versions (A: {a['nsys_version']}; B: {b['nsys_version']})."
+        )
+    for label, side in (("A", a), ("B", b)):
+        if not side["kernels"]:
+            out.append(
+                f"{label} ({side['name']}) recorded no CUDA kernels: only copies and totals are "
+                "compared; profile with nsys profile --trace=cuda to capture kernels."
+            )
+    return out

@@ -1,0 +1,402 @@
+"""The evidence board: turn the combined tables into findings, one function per finding kind, and
+order them (outliers, then danger kernels only on one side, variants, copies, danger kernels picked
+differently, launch configuration)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from nsysq.diffing.format import _s, _short_list, _split, _x, fmt_bytes, fmt_time
+from nsysq.diffing.params import COPY_CHANGE
+from nsysq.diffing.result import Finding
+from nsysq.table import Table
+
+Ranked = tuple[tuple[Any, ...], Finding]
+"""A finding with its sort key: (section order, most anomalous first)."""
+
+_LAUNCH_FIELDS = (
+    ("grid", "grid"),
+    ("block", "block"),
+    ("registers", "registers"),
+    ("smem", "smem"),
+)
+
+
+def _findings(tables: dict[str, Table], threshold: float) -> list[Finding]:
+    cats = tables["categories"].records()
+    kerns = tables["kernels"].records()
+    launch = {r["name"]: r for r in tables["launch_config"].records()}
+    found: list[Ranked] = [
+        *_outlier_findings(cats, kerns, launch, threshold),
+        *_danger_findings(tables["danger"].records()),
+        *_variant_findings(tables["variants"].records()),
+        *_copy_findings(tables["copies"].records()),
+        *_launch_config_findings(tables["launch_config"].records()),
+    ]
+    found.sort(key=lambda item: item[0])
+    return [f for _, f in found]
+
+
+def _per_call_verdict(calls_a: int, calls_b: int, per_call: float | None) -> str:
+    same_calls = calls_a == calls_b
+    steady = per_call is not None and abs(math.log(max(per_call, 1e-12))) < math.log(1.05)
+    if same_calls and not steady and per_call is not None and per_call > 1:
+        return (
+            "More work per call, not more calls: the same launches process more data or take a different path"
+        )
+    if same_calls and not steady:
+        return "Less work per call with the same launches: smaller inputs or a cheaper path"
+    if steady and calls_b > calls_a:
+        return "More launches of the same work: the kernel runs more often"
+    if steady:
+        return "Fewer launches of the same work"
+    return "Both the number of launches and the work per launch changed"
+
+
+def _typical(rows: list[dict[str, Any]]) -> float | None:
+    centers = [r["typical_log_ratio"] for r in rows if r["typical_log_ratio"] is not None]
+    return math.exp(centers[0]) if centers else None
+
+
+def _launch_note(launch: dict[str, dict[str, Any]], name: str) -> str:
+    lc = launch.get(name)
+    if not lc:
+        return ""
+    parts = []
+    for fld, label in _LAUNCH_FIELDS:
+        va, vb = lc[f"{fld}_a"], lc[f"{fld}_b"]
+        if va != vb:
+            parts.append(f"{label} {va} → {vb}")
+    return ("; launch " + ", ".join(parts)) if parts else ""
+
+
+# -- 1. outliers: categories, then kernels not explained by a flagged category ----------------------
+def _outlier_findings(
+    cats: list[dict[str, Any]],
+    kerns: list[dict[str, Any]],
+    launch: dict[str, dict[str, Any]],
+    threshold: float,
+) -> list[Ranked]:
+    flagged_cats = {r["category"] for r in cats if r["outlier"]}
+    return [
+        *_category_outliers(cats, kerns, launch, threshold),
+        *_kernel_outliers(kerns, flagged_cats, launch, threshold),
+    ]
+
+
+def _category_outliers(
+    cats: list[dict[str, Any]],
+    kerns: list[dict[str, Any]],
+    launch: dict[str, dict[str, Any]],
+    threshold: float,
+) -> list[Ranked]:
+    cat_typical = _typical(cats)
+    found: list[Ranked] = []
+    for r in cats:
+        if not r["outlier"]:
+            continue
+        members = [k for k in kerns if k["category"] == r["category"] and k["status"] == "both"]
+        members.sort(key=lambda k: (not k["outlier"], -abs(k["score"] or 0), -(k["b_ns"] or 0)))
+        top = members[0] if members else None
+        direction = "longer" if (r["ratio"] or 0) >= 1 else "shorter"
+        evidence = (
+            f"{r['category']}: {fmt_time(r['a_ns'])} → {fmt_time(r['b_ns'])} ({_x(r['ratio'])}), "
+            f"{r['calls_a']:,} → {r['calls_b']:,} calls"
+        )
+        if top is not None:
+            evidence += f"; {top['name']}: {top['pattern']}" + _launch_note(launch, top["name"])
+        verdict = _per_call_verdict(int(r["calls_a"]), int(r["calls_b"]), r["per_call_ratio"])
+        verdict += f"; out of line with the trace's typical {_x(cat_typical)} (score {r['score']:+.1f})"
+        numbers = {
+            "category": r["category"],
+            "a_ns": r["a_ns"],
+            "b_ns": r["b_ns"],
+            "ratio": r["ratio"],
+            "calls_a": r["calls_a"],
+            "calls_b": r["calls_b"],
+            "per_call_ratio": r["per_call_ratio"],
+            "typical_ratio": cat_typical,
+            "score": r["score"],
+            "threshold": threshold,
+            "kernel": top["name"] if top else None,
+            "kernel_ratio": top["ratio"] if top else None,
+            "kernel_per_call_ratio": top["per_call_ratio"] if top else None,
+        }
+        found.append(
+            (
+                (0, -abs(r["score"])),
+                Finding(
+                    kind="outlier",
+                    subject=r["category"],
+                    clue=f"{_x(r['ratio'])} {r['category']} time ({direction}; typical {_x(cat_typical)})",
+                    evidence=evidence,
+                    verdict=verdict,
+                    severity="high",
+                    numbers=numbers,
+                ),
+            )
+        )
+    return found
+
+
+def _kernel_outliers(
+    kerns: list[dict[str, Any]],
+    flagged_cats: set[str],
+    launch: dict[str, dict[str, Any]],
+    threshold: float,
+) -> list[Ranked]:
+    kern_typical = _typical(kerns)
+    found: list[Ranked] = []
+    for k in kerns:
+        if not k["outlier"] or k["category"] in flagged_cats:
+            continue
+        direction = "longer" if (k["ratio"] or 0) >= 1 else "shorter"
+        verdict = _per_call_verdict(int(k["calls_a"]), int(k["calls_b"]), k["per_call_ratio"])
+        verdict += f"; out of line with the trace's typical {_x(kern_typical)} (score {k['score']:+.1f})"
+        found.append(
+            (
+                (0, -abs(k["score"])),
+                Finding(
+                    kind="outlier",
+                    subject=k["name"],
+                    clue=f"{_x(k['ratio'])} {k['name']} time ({direction}; typical {_x(kern_typical)})",
+                    evidence=(
+                        f"{k['name']} ({k['category']}): {fmt_time(k['a_ns'])} → {fmt_time(k['b_ns'])}, "
+                        f"{k['calls_a']:,} → {k['calls_b']:,} calls: {k['pattern']}"
+                        + _launch_note(launch, k["name"])
+                    ),
+                    verdict=verdict,
+                    severity="high",
+                    numbers={
+                        "kernel": k["name"],
+                        "category": k["category"],
+                        "a_ns": k["a_ns"],
+                        "b_ns": k["b_ns"],
+                        "ratio": k["ratio"],
+                        "calls_a": k["calls_a"],
+                        "calls_b": k["calls_b"],
+                        "per_call_ratio": k["per_call_ratio"],
+                        "typical_ratio": kern_typical,
+                        "score": k["score"],
+                        "threshold": threshold,
+                    },
+                ),
+            )
+        )
+    return found
+
+
+# -- 2. danger kernels whose presence differs -------------------------------------------------------
+def _danger_names(rs: list[dict[str, Any]], col: str, calls: str) -> str:
+    shown = ", ".join(f"{r['name']} ({r[calls]:,} calls, {fmt_time(r[col])})" for r in rs[:3])
+    return shown + (f" and {len(rs) - 3} more" if len(rs) > 3 else "")
+
+
+def _danger_findings(danger_rows: list[dict[str, Any]]) -> list[Ranked]:
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for r in danger_rows:
+        by_kind.setdefault(r["kind"], []).append(r)
+    found: list[Ranked] = []
+    for kind, rows in by_kind.items():
+        presence = rows[0]["kind_presence"]
+        only_a = [r for r in rows if r["presence"] == "A only"]
+        only_b = [r for r in rows if r["presence"] == "B only"]
+        if presence == "both" and not only_a and not only_b:
+            continue  # the same danger kernels ran in both: listed in the danger section only
+
+        if presence == "B only":
+            clue, severity, sort = f"{kind} kernels only in B", "high", 1
+            evidence = "in B only: " + _danger_names(only_b, "b_ns", "calls_b")
+        elif presence == "A only":
+            clue, severity, sort = f"{kind} kernels only in A", "high", 1
+            evidence = "in A only: " + _danger_names(only_a, "a_ns", "calls_a")
+        else:
+            clue, severity, sort = f"{kind}: different kernels picked", "medium", 4
+            parts = []
+            if only_a:
+                parts.append("only in A: " + _danger_names(only_a, "a_ns", "calls_a"))
+            if only_b:
+                parts.append("only in B: " + _danger_names(only_b, "b_ns", "calls_b"))
+            evidence = "; ".join(parts)
+        found.append(
+            (
+                (sort, -sum(max(r["a_ns"], r["b_ns"]) for r in rows)),
+                Finding(
+                    kind="danger",
+                    subject=kind,
+                    clue=clue,
+                    evidence=evidence,
+                    verdict=rows[0]["reason"],
+                    severity=severity,
+                    numbers={
+                        "danger_kind": kind,
+                        "presence": presence,
+                        "kernels_only_a": [r["name"] for r in only_a],
+                        "kernels_only_b": [r["name"] for r in only_b],
+                        "calls_a": sum(r["calls_a"] for r in rows),
+                        "calls_b": sum(r["calls_b"] for r in rows),
+                        "a_ns": sum(r["a_ns"] for r in rows),
+                        "b_ns": sum(r["b_ns"] for r in rows),
+                    },
+                ),
+            )
+        )
+    return found
+
+
+# -- 3. variants: kernels in only one trace, grouped by category / family ---------------------------
+def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
+    found: list[Ranked] = []
+    for v in variant_rows:
+        n_new, n_old = int(v["new_kernels"]), int(v["removed_kernels"])
+        cat, fam = v["category"], v["family"]
+        fam_note = f" ({fam} family)" if fam else ""
+        gemmish = any(w in cat.lower() for w in ("gemm", "cublas", "cutlass"))
+        if n_new and n_old:
+            kind = "new_variants"
+            clue = f"{n_new} new {cat} variants"
+            evidence = (
+                f"{n_new} new {cat} variants ({fmt_time(v['new_ns'])}) replaced {n_old} "
+                f"({fmt_time(v['removed_ns'])}){fam_note}"
+            )
+            if gemmish:
+                verdict = (
+                    "The library's heuristic / autotuner picked other tiles for the new shapes: "
+                    "same math, different kernels and rounding"
+                )
+            elif "triton" in cat.lower():
+                verdict = "torch.compile generated different kernels (re-fused or renumbered)"
+            else:
+                verdict = "Different kernel variants run for the same work"
+        elif n_new:
+            kind = "new_variants"
+            clue = f"{n_new} new {cat} kernel{'s' if n_new > 1 else ''}"
+            evidence = f"{n_new} {cat} kernel{_s(n_new)} only in B ({fmt_time(v['new_ns'])}): " + _short_list(
+                v["new_names"]
+            )
+            verdict = "Code that did not run in A"
+        else:
+            kind = "removed_variants"
+            clue = f"{n_old} {cat} kernel{'s' if n_old > 1 else ''} gone"
+            evidence = (
+                f"{n_old} {cat} kernel{_s(n_old)} only in A ({fmt_time(v['removed_ns'])}): "
+                + _short_list(v["removed_names"])
+            )
+            verdict = "Code that ran in A no longer runs in B"
+        total = float(v["new_ns"]) + float(v["removed_ns"])
+        found.append(
+            (
+                (2, -total),
+                Finding(
+                    kind=kind,
+                    subject=f"{cat}" + (f": {fam}" if fam else ""),
+                    clue=clue,
+                    evidence=evidence,
+                    verdict=verdict,
+                    severity="medium",
+                    numbers={
+                        "category": cat,
+                        "family": fam,
+                        "new_kernels": n_new,
+                        "new_calls": v["new_calls"],
+                        "new_ns": v["new_ns"],
+                        "removed_kernels": n_old,
+                        "removed_calls": v["removed_calls"],
+                        "removed_ns": v["removed_ns"],
+                        "new_names": _split(v["new_names"]),
+                        "removed_names": _split(v["removed_names"]),
+                    },
+                ),
+            )
+        )
+    return found
+
+
+# -- 4. copy changes (operation counts) -------------------------------------------------------------
+def _copy_findings(copy_rows: list[dict[str, Any]]) -> list[Ranked]:
+    found: list[Ranked] = []
+    for c in copy_rows:
+        oa, ob = int(c["ops_a"]), int(c["ops_b"])
+        if max(oa, ob) < 5:
+            continue
+        r = ob / oa if oa else None
+        if r is not None and 1 / COPY_CHANGE < r < COPY_CHANGE:
+            continue
+        what = "memsets" if c["operation"] == "memset" else f"{c['kind']} copies"
+        if r is None:
+            clue = f"{what} only in B"
+        elif r == 0:
+            clue = f"{what} only in A"
+        else:
+            pct = (r - 1) * 100
+            clue = f"{abs(pct):.0f}% {'more' if pct > 0 else 'fewer'} {what}"
+        evidence = f"{oa:,} → {ob:,} ops, {fmt_bytes(c['bytes_a'])} → {fmt_bytes(c['bytes_b'])}"
+        kind_l = str(c["kind"]).lower()
+        if c["operation"] == "memset":
+            verdict = "More or fewer buffers zeroed: a different workspace or allocation pattern"
+        elif "device-to-device" in kind_l or "dtod" in kind_l:
+            verdict = "Copies inside the GPU changed: tensors are split, concatenated or staged differently"
+        elif "host" in kind_l:
+            verdict = "Host-device traffic changed: inputs or outputs move differently"
+        else:
+            verdict = "Memory traffic changed"
+        found.append(
+            (
+                (3, -abs(math.log(r)) if r else -99.0),
+                Finding(
+                    kind="copy_change",
+                    subject=f"{c['operation']} {c['kind']}" if c["operation"] == "memcpy" else "memset",
+                    clue=clue,
+                    evidence=evidence,
+                    verdict=verdict,
+                    severity="medium",
+                    numbers={
+                        "operation": c["operation"],
+                        "copy_kind": c["kind"],
+                        "ops_a": oa,
+                        "ops_b": ob,
+                        "ops_ratio": r,
+                        "bytes_a": c["bytes_a"],
+                        "bytes_b": c["bytes_b"],
+                        "bytes_ratio": c["bytes_ratio"],
+                    },
+                ),
+            )
+        )
+    return found
+
+
+# -- 5. launch configuration changes, one grouped finding ---------------------------------------------
+def _launch_config_findings(lrows: list[dict[str, Any]]) -> list[Ranked]:
+    if not lrows:
+        return []
+    shown = []
+    for lc in lrows[:3]:
+        parts = [
+            f"{label} {lc[f'{fld}_a']} → {lc[f'{fld}_b']}"
+            for fld, label in _LAUNCH_FIELDS
+            if lc[f"{fld}_a"] != lc[f"{fld}_b"]
+        ]
+        if not parts:
+            parts = [f"{lc['configs_a']} → {lc['configs_b']} distinct configurations"]
+        shown.append(f"{lc['name']} " + ", ".join(parts))
+    more = f"; and {len(lrows) - 3} more" if len(lrows) > 3 else ""
+    return [
+        (
+            (5, -len(lrows)),
+            Finding(
+                kind="launch_config",
+                subject=f"{len(lrows)} kernels",
+                clue=f"Launch configuration changed for {len(lrows)} kernel{_s(len(lrows))}",
+                evidence="; ".join(shown) + more,
+                verdict="Same kernels launched with other grids, blocks, registers or shared memory: "
+                "the work per launch changed (expected when input shapes change)",
+                severity="low",
+                numbers={
+                    "kernels": len(lrows),
+                    "changes": [{"kernel": lc["name"], "changed": lc["changed"]} for lc in lrows],
+                },
+            ),
+        )
+    ]

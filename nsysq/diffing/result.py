@@ -1,0 +1,185 @@
+"""What a diff returns: :class:`Finding`, :class:`DiffResult` and its JSON shape, and the finding
+kinds ``--fail-on`` accepts."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nsysq.diffing.totals import _totals_in_unit
+from nsysq.errors import UsageError
+from nsysq.table import Table, check_unit
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FINDING_KINDS = (
+    "outlier",
+    "new_variants",
+    "removed_variants",
+    "danger",
+    "copy_change",
+    "launch_config",
+)
+FAIL_ON_ALIASES: dict[str, tuple[str, ...]] = {
+    "new": ("new_variants",),
+    "removed": ("removed_variants",),
+    "variants": ("new_variants", "removed_variants"),
+    "copy": ("copy_change",),
+    "copies": ("copy_change",),
+    "launch": ("launch_config",),
+    "any": FINDING_KINDS,
+}
+SECTIONS = ("totals", "categories", "kernels", "variants", "launch_config", "danger", "copies")
+_SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+@dataclass
+class Finding:
+    """One line of the evidence board: the clue, the evidence with numbers, and a verdict.
+
+    ``numbers`` holds the values behind the evidence; times in it are nanoseconds (keys end ``_ns``).
+    """
+
+    kind: str
+    subject: str
+    clue: str
+    evidence: str
+    verdict: str
+    severity: str = "medium"
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+@dataclass
+class DiffResult:
+    """What ``nsysq.diff(a, b)`` returns. Section properties are pandas DataFrames (time in ns);
+    ``tables`` holds the same sections as :class:`nsysq.table.Table` for rendering without pandas.
+    """
+
+    a: dict[str, Any]
+    b: dict[str, Any]
+    tables: dict[str, Table]
+    findings: list[Finding]
+    warnings: list[str]
+    params: dict[str, Any]
+
+    # DataFrame views for notebooks
+    @property
+    def totals(self) -> pd.DataFrame:
+        return self.tables["totals"].to_pandas()
+
+    @property
+    def categories(self) -> pd.DataFrame:
+        return self.tables["categories"].to_pandas()
+
+    @property
+    def kernels(self) -> pd.DataFrame:
+        return self.tables["kernels"].to_pandas()
+
+    @property
+    def variants(self) -> pd.DataFrame:
+        return self.tables["variants"].to_pandas()
+
+    @property
+    def launch_config(self) -> pd.DataFrame:
+        return self.tables["launch_config"].to_pandas()
+
+    @property
+    def danger(self) -> pd.DataFrame:
+        return self.tables["danger"].to_pandas()
+
+    @property
+    def copies(self) -> pd.DataFrame:
+        return self.tables["copies"].to_pandas()
+
+    @property
+    def board(self) -> pd.DataFrame:
+        return self.board_table().to_pandas()
+
+    def findings_of(self, *kinds: str) -> list[Finding]:
+        return [f for f in self.findings if f.kind in kinds]
+
+    def section(self, name: str, unit: str = "ns") -> Table:
+        """One section as a Table with every time in ``unit`` (totals included)."""
+        if name not in self.tables:
+            raise UsageError(f"unknown diff section {name!r}; use one of {', '.join(SECTIONS)}.")
+        check_unit(unit)
+        table = self.tables[name]
+        if name == "totals":
+            return _totals_in_unit(table, unit)
+        return table.in_unit(unit)
+
+    def board_table(self) -> Table:
+        """The evidence board: one row per finding, most anomalous first."""
+        rows = [
+            (i, f.kind, f.severity, f.clue, f.evidence, f.verdict)
+            for i, f in enumerate(self.findings, start=1)
+        ]
+        return Table(
+            kind="diff_board",
+            columns=("rank", "kind", "severity", "clue", "evidence", "verdict"),
+            rows=rows,
+        )
+
+    def to_dict(self, unit: str = "ns") -> dict[str, Any]:
+        """The JSON document (schema in docs/diff.md)."""
+        check_unit(unit)
+        out: dict[str, Any] = {
+            "kind": "diff",
+            "unit": unit,
+            "a": self.a,
+            "b": self.b,
+            "params": self.params,
+            "warnings": list(self.warnings),
+            "queries": sorted({q for t in self.tables.values() for q in t.queries}),
+        }
+        for name in SECTIONS:
+            out[name] = self.section(name, unit).records()
+        out["findings"] = [f.to_dict() for f in self.findings]
+        return _jsonable(out)
+
+    def to_json(self, unit: str = "ns", indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(unit), indent=indent, ensure_ascii=False)
+
+    def fails_on(self, kinds: Sequence[str]) -> list[Finding]:
+        """The findings whose kind is in ``kinds`` (aliases: new, removed, variants, copy, launch, any)."""
+        wanted = set(parse_fail_on(",".join(kinds)))
+        return [f for f in self.findings if f.kind in wanted]
+
+
+def parse_fail_on(text: str) -> tuple[str, ...]:
+    """``"outlier,danger,new"`` -> finding kinds; raises UsageError for an unknown word."""
+    kinds: list[str] = []
+    for word in (w.strip().lower() for w in text.split(",")):
+        if not word:
+            continue
+        if word in FINDING_KINDS:
+            kinds.append(word)
+        elif word in FAIL_ON_ALIASES:
+            kinds.extend(FAIL_ON_ALIASES[word])
+        else:
+            choices = ", ".join((*FINDING_KINDS, *FAIL_ON_ALIASES))
+            raise UsageError(f"--fail-on does not know {word!r}; use a comma list of {choices}.")
+    return tuple(dict.fromkeys(kinds))
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values: NaN/inf -> None, Decimal -> float, tuples -> lists."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,54 @@
+"""Reading one trace for the diff: its kernel aggregates, copies, GPU span and identity (one pass)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    from nsysq.rules import Rule
+    from nsysq.trace import Trace
+
+
+def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str, Any]:
+    from nsysq import schema
+
+    trace.materialize("kernel_groups", "nsysq_kernel_groups")  # the one pass over the kernel table
+    if rules is None:
+        trace.use_rules()
+    else:
+        trace.use_rules(rules, source=source)
+    kernels = trace.run("diff_side_kernels")
+    copies = trace.run("copies")
+    span = _gpu_span(trace, copies)
+    meta = _meta(trace)
+    has_kernel_table = trace.schema.has(schema.KERNEL)
+    about = {
+        "path": str(trace.path),
+        "name": trace.path.name,
+        "nsys_version": meta["nsys_version"],
+        "gpus": meta["gpus"],
+        "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
+        "has_kernel_table": has_kernel_table,
+    }
+    return {"about": about, "kernels": kernels, "copies": copies, "span": span}
+
+
+def _gpu_span(trace: Trace, copies: Table) -> dict[str, Any]:
+    """First GPU operation's start to the last one's end (kernels, memcpys, memsets), from rows
+    already read: no extra pass over the trace (the CUDA API table alone is as large as the
+    kernel table)."""
+    ((first, last),) = trace.sql_table("SELECT min(first_start), max(last_end) FROM nsysq_kernel_groups").rows
+    starts = [first, *(r["first_start"] for r in copies.records())]
+    ends = [last, *(r["last_end"] for r in copies.records())]
+    lo = min((v for v in starts if v is not None), default=None)
+    hi = max((v for v in ends if v is not None), default=None)
+    return {"t0": lo, "t_end": hi, "span_ns": None if lo is None or hi is None else hi - lo}
+
+
+def _meta(trace: Trace) -> dict[str, Any]:
+    """nsys version and GPU names, read cheaply (no full ``info``)."""
+    from nsysq.info import identity
+
+    return identity(trace)

@@ -1,0 +1,91 @@
+"""The totals section: kernel, copy and span facts of each side side by side, and its unit conversion."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from nsysq import catalog
+from nsysq.table import TIME_UNITS, Table
+
+
+def _kind_slug(label: str) -> str:
+    """'Device-to-Device' -> 'DtoD'; anything else -> a snake_case-ish token."""
+    parts = label.split("-to-")
+    if len(parts) == 2 and all(p.strip() for p in parts):
+        return f"{parts[0].strip()[0].upper()}to{parts[1].strip()[0].upper()}"
+    return "".join(ch if ch.isalnum() else "_" for ch in label).strip("_") or "unknown"
+
+
+def _ratio(a: Any, b: Any) -> float | None:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a:
+        return float(b) / float(a)
+    return None
+
+
+def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
+    def kernel_facts(side: dict[str, Any]) -> dict[str, Any]:
+        recs = side["kernels"].records()
+        return {
+            "kernels": sum(int(r["calls"]) for r in recs),
+            "kernel_time_ns": sum(int(r["total_ns"]) for r in recs),
+            "distinct_kernel_names": len({r["short_name"] for r in recs}),
+        }
+
+    def copy_facts(side: dict[str, Any]) -> dict[str, Any]:
+        recs = side["copies"].records()
+        memcpy = [r for r in recs if r["operation"] == "memcpy"]
+        memset = [r for r in recs if r["operation"] == "memset"]
+        out: dict[str, Any] = {
+            "memcpy_ops": sum(int(r["operations"]) for r in memcpy),
+            "memcpy_bytes": sum(int(r["bytes"]) for r in memcpy),
+        }
+        for r in memcpy:
+            slug = _kind_slug(str(r["kind"]))
+            out[f"memcpy_ops_{slug}"] = int(r["operations"])
+            out[f"memcpy_bytes_{slug}"] = int(r["bytes"])
+        out["memset_ops"] = sum(int(r["operations"]) for r in memset)
+        out["memset_bytes"] = sum(int(r["bytes"]) for r in memset)
+        return out
+
+    ka, kb = kernel_facts(side_a), kernel_facts(side_b)
+    ca, cb = copy_facts(side_a), copy_facts(side_b)
+    rows: list[tuple[Any, ...]] = []
+    for key in ka:
+        rows.append((key, ka[key], kb[key], _ratio(ka[key], kb[key])))
+    copy_keys = list(dict.fromkeys([*ca, *cb]))
+    per_kind = [k for k in copy_keys if k.startswith(("memcpy_ops_", "memcpy_bytes_"))]
+    per_kind.sort(key=lambda k: (k.split("_", 2)[2], k.startswith("memcpy_bytes")))
+    for key in ["memcpy_ops", "memcpy_bytes", *per_kind, "memset_ops", "memset_bytes"]:
+        va, vb = ca.get(key, 0), cb.get(key, 0)
+        rows.append((key, va, vb, _ratio(va, vb)))
+    sa, sb = side_a["span"].get("span_ns"), side_b["span"].get("span_ns")
+    rows.append(("gpu_span_ns", sa, sb, _ratio(sa, sb)))
+    ga = ", ".join(side_a["about"]["gpus"]) or "unknown"
+    gb = ", ".join(side_b["about"]["gpus"]) or "unknown"
+    rows.append(("gpus", ga, gb, None))
+    rows.append(("nsys_version", side_a["about"]["nsys_version"], side_b["about"]["nsys_version"], None))
+    return Table(
+        kind="diff_totals",
+        columns=("metric", "a", "b", "ratio"),
+        rows=rows,
+        queries=tuple(
+            f"{q.name}@{q.version}"
+            for q in map(catalog.get, ("kernel_groups", "diff_side_kernels", "copies"))
+        ),
+    )
+
+
+def _totals_in_unit(table: Table, unit: str) -> Table:
+    if unit == "ns":
+        return table
+    scale = TIME_UNITS[unit]
+    rows = [
+        (
+            (m[:-3] + "_" + unit, *(None if v is None else v / scale for v in (a, b)), r)
+            if m.endswith("_ns")
+            else (m, a, b, r)
+        )
+        for m, a, b, r in table.rows
+    ]
+    return replace(table, rows=rows, unit=unit)
