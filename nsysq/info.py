@@ -111,17 +111,12 @@ def _warnings(
         if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
         else 0
     )
-    if graph_rows:
+    launches = int(trace.run("graph_launches").rows[0][0]) if "Graph" in graph_mode else 0
+    if graph_rows or launches:
+        seen = f"{graph_rows} graph executions" if graph_rows else f"{launches} cudaGraphLaunch calls"
         warns.append(
-            f"{graph_rows} CUDA graph launches were traced as whole graphs: the kernels inside "
-            "them are missing from the kernel table; profile with --cuda-graph-trace=node "
-            "to see them."
-        )
-    elif "Graph" in graph_mode:
-        warns.append(
-            "CUDA graphs were traced as whole graphs (--cuda-graph-trace=graph): kernels "
-            "launched from graphs would be missing from the kernel table; none are recorded "
-            "here, but use --cuda-graph-trace=node if the program uses CUDA graphs."
+            f"CUDA graphs were traced as whole graphs ({seen}): the kernels they ran are missing "
+            "from the kernel table; profile with --cuda-graph-trace=node to see them."
         )
     partial = {
         k: v

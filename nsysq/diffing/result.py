@@ -34,7 +34,6 @@ FAIL_ON_ALIASES: dict[str, tuple[str, ...]] = {
     "any": FINDING_KINDS,
 }
 SECTIONS = ("totals", "categories", "kernels", "variants", "launch_config", "danger", "copies")
-_SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 
 
 @dataclass
