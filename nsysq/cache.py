@@ -467,15 +467,23 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
 
 
 def direct_state(path: Path, mode: bool) -> CacheState:
-    """For a trace read from the file: whether answers are memoized, and start a background build."""
+    """For a trace read from the file: whether answers are kept, and whether a copy is wanted."""
     if not mode:
         return CacheState("off", note="disabled (--no-cache)")
     ident = identity(path)
     if ident.size < min_trace_bytes():
         return CacheState("small", note="not cached (small trace: read directly)")
-    started = build_running(ident.key) or spawn_background(path)
-    note = "read directly; cached copy " + ("being built in the background" if started else "not built")
+    running = build_running(ident.key)
+    note = "read directly; cached copy " + (
+        "being built in the background" if running else "to be built in the background after this read"
+    )
     return CacheState("direct", ident.key, note=note)
+
+
+def after_direct_read(path: Path, state: CacheState) -> None:
+    """Start the background copy once the first answers are out, so it never slows them down."""
+    if state.mode == "direct" and state.key is not None and not build_running(state.key):
+        spawn_background(path)
 
 
 def _touch(file: Path) -> None:

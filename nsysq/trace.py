@@ -67,7 +67,9 @@ class Trace:
         return self._cache.note
 
     def close(self) -> None:
+        """Close the connection; after a direct read of a large trace, start building its copy."""
         self._con.close()
+        cache_mod.after_direct_read(self.path, self._cache)
 
     def __enter__(self) -> Trace:
         return self
