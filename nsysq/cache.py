@@ -45,7 +45,7 @@ import duckdb
 from nsysq import extension, schema
 from nsysq.source import SourceSchema, connect_readonly
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"
@@ -365,7 +365,8 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
         con.execute(f"ATTACH '{_sql_str(str(ident.path))}' AS src (TYPE sqlite, READ_ONLY)")
         for table in tables:
             bar.start(table)
-            con.execute(f"CREATE TABLE main.{schema._q(table)} AS {schema.view_sql(table, src, 'src')}")
+            select = schema.view_sql(table, src, "src") + _ORDER.get(table, "")
+            con.execute(f"CREATE TABLE main.{schema._q(table)} AS {select}")
             bar.finish(table)
         con.execute(
             "CREATE TABLE main.nsysq_cache_meta AS SELECT "
@@ -378,6 +379,11 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
         con.close()
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
+
+
+# Kernels stored grouped by name, shortest first: per-name statistics (census, stakeout, the
+# "other" row) then read contiguous runs; measured on 5M kernels, census on the copy 0.37 s -> 0.19 s.
+_ORDER = {schema.KERNEL: ' ORDER BY "shortName", "demangledName", "end" - "start"'}
 
 
 def _sql_str(text: str) -> str:
