@@ -46,6 +46,7 @@ def connect(
         "allow_community_extensions": False,
     }
     con = duckdb.connect(database, read_only=read_only, config=config)
+    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar would write to stdout
     if not sqlite:
         return con
     try:

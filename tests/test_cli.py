@@ -117,3 +117,14 @@ def test_api_returns_dataframes(fixture_dir: Path) -> None:
         assert isinstance(trace.timeline(limit=5), pd.DataFrame)
         name = df["name"].iloc[0]
         assert len(trace.stakeout(name)) == df["instances"].iloc[0]
+
+
+def test_duckdb_progress_bar_is_off() -> None:
+    """DuckDB draws a progress bar on stdout during long queries; stdout must carry data only."""
+    from nsysq import extension
+
+    con = extension.connect(sqlite=False)
+    try:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+    finally:
+        con.close()

@@ -100,9 +100,9 @@ def _combine(
     min_ns: float,
     threshold: float,
 ) -> dict[str, Table]:
-    import duckdb
+    from nsysq import extension
 
-    con = duckdb.connect(":memory:")
+    con = extension.connect(sqlite=False)  # small tables only: no sqlite extension, no progress bar
     try:
         kcols = ("side", *side_a["kernels"].columns)
         _load(

@@ -942,6 +942,7 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2,
     tid0 = global_tid(DEFAULT_PID, DEFAULT_PID + 1)
     db = duckdb.connect(config={"autoinstall_known_extensions": False,
                                 "autoload_known_extensions": False})
+    db.execute("SET enable_progress_bar = false")
     try:
         db.execute(f"LOAD '{_sqlite_scanner_path()}'")
         db.execute(f"ATTACH '{path}' AS t (TYPE sqlite)")
