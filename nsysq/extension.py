@@ -46,7 +46,10 @@ def connect(
         "allow_community_extensions": False,
     }
     con = duckdb.connect(database, read_only=read_only, config=config)
-    con.execute("SET enable_progress_bar = false")  # DuckDB's own bar would write to stdout
+    try:  # DuckDB's own bar would write to stdout on queries over 2 s
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error:  # under Jupyter DuckDB refuses any change without ipywidgets (a widget, not stdout)
+        pass
     if not sqlite:
         return con
     try:
