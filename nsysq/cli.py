@@ -56,6 +56,23 @@ TraceArg = Annotated[
     Path,
     typer.Argument(help="An nsys SQLite export (nsys export --type=sqlite).", show_default=False),
 ]
+KernelArg = Annotated[
+    str,
+    typer.Argument(
+        help="Kernel short or demangled name (exact), or a LIKE pattern with --like.", show_default=False
+    ),
+]
+LikeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--like", help="Treat KERNEL as a case-insensitive SQL LIKE pattern (% any run, _ any char)."
+    ),
+]
+NamesOpt = Annotated[Names, typer.Option(help="Group by the short kernel name or the full demangled name.")]
+TraceAArg = Annotated[
+    Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
+]
+TraceBArg = Annotated[Path, typer.Argument(help="Trace B, the changed run.", show_default=False)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 UnitOpt = Annotated[
     Unit | None,
@@ -74,9 +91,7 @@ ShowSqlOpt = Annotated[
 ]
 NoCacheOpt = Annotated[
     bool,
-    typer.Option(
-        "--no-cache", help="Read the trace directly; don't use or build the columnar cache."
-    ),
+    typer.Option("--no-cache", help="Read the trace directly; don't use or build the columnar cache."),
 ]
 
 
@@ -168,9 +183,7 @@ def census(
             help="Keep the top N kernels and add one 'other' row; 0 shows every kernel.",
         ),
     ] = DEFAULT_LIMIT,
-    names: Annotated[
-        Names, typer.Option(help="Group by the short kernel name or the full demangled name.")
-    ] = Names.short,
+    names: NamesOpt = Names.short,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
@@ -193,9 +206,7 @@ def census(
 @app.command()
 def lineup(
     trace: TraceArg,
-    rules: Annotated[
-        Path | None, typer.Option(help="Your own rules file (TOML); see docs/rules.md.")
-    ] = None,
+    rules: Annotated[Path | None, typer.Option(help="Your own rules file (TOML); see docs/rules.md.")] = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
@@ -210,23 +221,9 @@ def lineup(
 @app.command()
 def stakeout(
     trace: TraceArg,
-    kernel: Annotated[
-        str,
-        typer.Argument(
-            help="Kernel short or demangled name (exact), or a LIKE pattern with --like.",
-            show_default=False,
-        ),
-    ],
-    like: Annotated[
-        bool,
-        typer.Option(
-            "--like",
-            help="Treat KERNEL as a case-insensitive SQL LIKE pattern (% any run, _ any char).",
-        ),
-    ] = False,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", help="Show at most N launches (0 = all).")
-    ] = 0,
+    kernel: KernelArg,
+    like: LikeOpt = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Show at most N launches (0 = all).")] = 0,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
@@ -239,8 +236,14 @@ def stakeout(
     def both(t: Trace) -> Table:
         launches = compute(t, kernel, like=like, limit=limit)
         summary = launches.footer["summary"]
-        tables.append(Table(kind="stakeout_summary", columns=tuple(summary[0]),
-                            rows=[tuple(r.values()) for r in summary], queries=launches.queries[1:]))
+        tables.append(
+            Table(
+                kind="stakeout_summary",
+                columns=tuple(summary[0]),
+                rows=[tuple(r.values()) for r in summary],
+                queries=launches.queries[1:],
+            )
+        )
         return launches
 
     tables: list[Table] = []
@@ -256,9 +259,7 @@ def timeline(
     start: Annotated[
         float | None, typer.Option("--from", help="Window start, ms from the trace start.")
     ] = None,
-    end: Annotated[
-        float | None, typer.Option("--to", help="Window end, ms from the trace start.")
-    ] = None,
+    end: Annotated[float | None, typer.Option("--to", help="Window end, ms from the trace start.")] = None,
     nvtx: Annotated[bool, typer.Option("--nvtx", help="Include NVTX ranges and marks.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most N events (0 = all).")] = 200,
     fmt: FormatOpt = Format.table,

@@ -9,7 +9,19 @@ from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
-from nsysq.cli import Format, FormatOpt, NoCacheOpt, Unit, UnitOpt, _err, _open, _unit, app
+from nsysq.cli import (
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    TraceAArg,
+    TraceBArg,
+    Unit,
+    UnitOpt,
+    _err,
+    _open,
+    _unit,
+    app,
+)
 
 if TYPE_CHECKING:
     from nsysq.diffing import DiffResult
@@ -162,10 +174,8 @@ def _board_markdown(result: DiffResult, out: IO[str]) -> None:
 
 @app.command()
 def diff(
-    a: Annotated[
-        Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
-    ],
-    b: Annotated[Path, typer.Argument(help="Trace B, the changed run.", show_default=False)],
+    a: TraceAArg,
+    b: TraceBArg,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     min_time: Annotated[

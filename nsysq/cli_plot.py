@@ -15,7 +15,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nsysq.census import DEFAULT_LIMIT
-from nsysq.cli import Names, NoCacheOpt, TraceArg, _open, app
+from nsysq.cli import (
+    KernelArg,
+    LikeOpt,
+    Names,
+    NamesOpt,
+    NoCacheOpt,
+    TraceAArg,
+    TraceArg,
+    TraceBArg,
+    _open,
+    app,
+)
 from nsysq.errors import UsageError
 
 if TYPE_CHECKING:
@@ -107,9 +118,7 @@ def plot_census_cmd(
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="Draw the top N kernels plus one 'other' bar.")
     ] = DEFAULT_LIMIT,
-    names: Annotated[
-        Names, typer.Option(help="Group by the short kernel name or the full demangled name.")
-    ] = Names.short,
+    names: NamesOpt = Names.short,
     log: Annotated[
         bool | None,
         typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
@@ -156,21 +165,9 @@ def plot_lineup_cmd(
 @plot_app.command("stakeout")
 def plot_stakeout_cmd(
     trace: TraceArg,
-    kernel: Annotated[
-        str,
-        typer.Argument(
-            help="Kernel short or demangled name (exact), or a LIKE pattern with --like.",
-            show_default=False,
-        ),
-    ],
+    kernel: KernelArg,
     output: OutputOpt,
-    like: Annotated[
-        bool,
-        typer.Option(
-            "--like",
-            help="Treat KERNEL as a case-insensitive SQL LIKE pattern (% any run, _ any char).",
-        ),
-    ] = False,
+    like: LikeOpt = False,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="Draw at most the first N launches (0 = all).")
     ] = 0,
@@ -227,10 +224,8 @@ class DiffSection(StrEnum):
 
 @plot_app.command("diff")
 def plot_diff_cmd(
-    a: Annotated[
-        Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
-    ],
-    b: Annotated[Path, typer.Argument(help="Trace B, the changed run.", show_default=False)],
+    a: TraceAArg,
+    b: TraceBArg,
     output: OutputOpt,
     section: Annotated[
         DiffSection, typer.Option("--section", help="Pair the bars per category or per kernel.")
