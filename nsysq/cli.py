@@ -73,6 +73,26 @@ TraceAArg = Annotated[
     Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
 ]
 TraceBArg = Annotated[Path, typer.Argument(help="Trace B, the changed run.", show_default=False)]
+RulesOpt = Annotated[
+    Path | None, typer.Option("--rules", help="Your own lineup rules file (TOML); see docs/rules.md.")
+]
+DangerRulesOpt = Annotated[
+    Path | None, typer.Option("--danger-rules", help="Your own danger rules (TOML); see docs/rules.md.")
+]
+MinTimeOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-time",
+        help="Noise floor in ms: rows below it on both sides are never outliers and do not "
+        "set the typical change.",
+    ),
+]
+ThresholdOpt = Annotated[
+    float,
+    typer.Option(
+        "--threshold", help="Outlier cut-off in robust spreads from the typical change (see docs/diff.md)."
+    ),
+]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 UnitOpt = Annotated[
     Unit | None,
@@ -206,7 +226,7 @@ def census(
 @app.command()
 def lineup(
     trace: TraceArg,
-    rules: Annotated[Path | None, typer.Option(help="Your own rules file (TOML); see docs/rules.md.")] = None,
+    rules: RulesOpt = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,

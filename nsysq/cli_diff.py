@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
 from nsysq.cli import (
+    DangerRulesOpt,
     Format,
     FormatOpt,
+    MinTimeOpt,
     NoCacheOpt,
+    RulesOpt,
+    ThresholdOpt,
     TraceAArg,
     TraceBArg,
     Unit,
@@ -178,28 +181,10 @@ def diff(
     b: TraceBArg,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
-    min_time: Annotated[
-        float,
-        typer.Option(
-            "--min-time",
-            help="Noise floor in ms: rows below it on both sides are never outliers and do not "
-            "set the typical change.",
-        ),
-    ] = 0.5,
-    threshold: Annotated[
-        float,
-        typer.Option(
-            "--threshold",
-            help="Outlier cut-off in robust spreads from the typical change (see docs/diff.md).",
-        ),
-    ] = 3.0,
-    rules: Annotated[
-        Path | None, typer.Option("--rules", help="Your own lineup rules (TOML); see docs/rules.md.")
-    ] = None,
-    danger_rules: Annotated[
-        Path | None,
-        typer.Option("--danger-rules", help="Your own danger rules (TOML); see docs/rules.md."),
-    ] = None,
+    min_time: MinTimeOpt = 0.5,
+    threshold: ThresholdOpt = 3.0,
+    rules: RulesOpt = None,
+    danger_rules: DangerRulesOpt = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="Kernel rows to show (outliers first); 0 = all.")
     ] = 20,

@@ -16,11 +16,15 @@ import typer
 
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli import (
+    DangerRulesOpt,
     KernelArg,
     LikeOpt,
+    MinTimeOpt,
     Names,
     NamesOpt,
     NoCacheOpt,
+    RulesOpt,
+    ThresholdOpt,
     TraceAArg,
     TraceArg,
     TraceBArg,
@@ -57,8 +61,9 @@ SizeOpt = Annotated[
     typer.Option("--size", help="Figure size in inches as WIDTHxHEIGHT, e.g. 12x6 [default: fits the data]."),
 ]
 TitleOpt = Annotated[str | None, typer.Option("--title", help="Replace the plot's title.")]
-RulesOpt = Annotated[
-    Path | None, typer.Option("--rules", help="Your own lineup rules file (TOML); see docs/rules.md.")
+LogOpt = Annotated[
+    bool | None,
+    typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
 ]
 
 
@@ -119,10 +124,7 @@ def plot_census_cmd(
         int, typer.Option("--limit", "-n", help="Draw the top N kernels plus one 'other' bar.")
     ] = DEFAULT_LIMIT,
     names: NamesOpt = Names.short,
-    log: Annotated[
-        bool | None,
-        typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
-    ] = None,
+    log: LogOpt = None,
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
@@ -144,10 +146,7 @@ def plot_lineup_cmd(
     trace: TraceArg,
     output: OutputOpt,
     rules: RulesOpt = None,
-    log: Annotated[
-        bool | None,
-        typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
-    ] = None,
+    log: LogOpt = None,
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
@@ -230,25 +229,10 @@ def plot_diff_cmd(
     section: Annotated[
         DiffSection, typer.Option("--section", help="Pair the bars per category or per kernel.")
     ] = DiffSection.categories,
-    min_time: Annotated[
-        float,
-        typer.Option(
-            "--min-time",
-            help="Noise floor in ms: rows below it on both sides are never outliers (as nsysq diff).",
-        ),
-    ] = 0.5,
-    threshold: Annotated[
-        float,
-        typer.Option(
-            "--threshold",
-            help="Outlier cut-off in robust spreads from the typical change (see docs/diff.md).",
-        ),
-    ] = 3.0,
+    min_time: MinTimeOpt = 0.5,
+    threshold: ThresholdOpt = 3.0,
     rules: RulesOpt = None,
-    danger_rules: Annotated[
-        Path | None,
-        typer.Option("--danger-rules", help="Your own danger rules (TOML); see docs/rules.md."),
-    ] = None,
+    danger_rules: DangerRulesOpt = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="Draw the N largest rows, plus every outlier.")
     ] = 20,
