@@ -57,6 +57,11 @@ class Query:
                 word += ch
         return tuple(names)
 
+    def columns_of(self, table: str) -> tuple[str, ...]:
+        """The columns the header lists for ``table`` (``TABLE(a, b)``); empty when none are listed."""
+        match = re.search(re.escape(table) + r"\(([^)]*)\)", self.tables)
+        return tuple(c.strip() for c in match.group(1).split(",") if c.strip()) if match else ()
+
     def __post_init__(self) -> None:
         used = sorted(set(_PARAM.findall(_STRIP.sub("", self.sql))))
         if used != sorted(self.params):

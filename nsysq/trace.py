@@ -12,6 +12,7 @@ import duckdb
 from nsysq import cache as cache_mod
 from nsysq import catalog, extension, schema
 from nsysq.errors import CorruptTraceError, NoDataError, QueryError, UsageError
+from nsysq.kernel_rows import KernelRows
 from nsysq.source import SourceSchema, check_path, read_schema
 from nsysq.table import Table
 
@@ -36,11 +37,13 @@ class Trace:
         if cache == "build":
             cache_mod.build(self.path, self.schema)
         opened = cache_mod.open_cached(self.path, self.schema) if cache else None
+        self._kernel: KernelRows | None = None
         if opened is not None:  # a complete cached copy: no SQLite, not even its extension
             self._con, self._cache = opened
         else:
             self._con = self._connect()
             self._cache = cache_mod.direct_state(self.path, bool(cache))
+            self._kernel = KernelRows(self._con, self.path, self.schema)
         self._rules_digest = ""
         self._materialized: set[str] = set()
         self._rules_loaded: str | None = None
@@ -104,7 +107,7 @@ class Trace:
             if known is not None:
                 return Table(kind=name, columns=known[0], rows=known[1], queries=(f"{name}@{query.version}",))
         try:
-            columns, rows = self._fetch(query.sql, bound)
+            columns, rows = self._fetch(query.sql, bound, query.columns_of(schema.KERNEL))
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
@@ -114,10 +117,29 @@ class Trace:
             cache_mod.remember(key, digest, columns, rows)
         return Table(kind=name, columns=columns, rows=rows, queries=(f"{name}@{query.version}",))
 
-    def _fetch(self, sql: str, params: Any) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-        with extension.pandas_free_binding():
-            cur = self._con.execute(sql, params) if params else self._con.execute(sql)
-            return tuple(d[0] for d in cur.description or ()), cur.fetchall()
+    def _fetch(
+        self, sql: str, params: Any = None, kernel_columns: tuple[str, ...] = ()
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Run one statement; return its column names and rows. ``kernel_columns``: the kernel
+        columns it reads, decoded first on a direct read (any other is decoded when it asks)."""
+
+        def call() -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+            with extension.pandas_free_binding():
+                cur = self._con.execute(sql, params) if params else self._con.execute(sql)
+                return tuple(d[0] for d in cur.description or ()), cur.fetchall()
+
+        return call() if self._kernel is None else self._kernel.run(call, kernel_columns)
+
+    @property
+    def kernel_reader(self) -> str:
+        """How kernel rows are read: "cached copy", "pages" (decoded from the file's pages) or
+        "sqlite (<why not pages>)"."""
+        return "cached copy" if self._kernel is None else self._kernel.mode
+
+    def release_kernel_rows(self) -> None:
+        """Free the kernel columns decoded so far (a later query decodes what it needs again)."""
+        if self._kernel is not None:
+            self._kernel.release()
 
     def sql(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> pd.DataFrame:
         """Run a read-only ad-hoc query (SELECT / WITH / PRAGMA-free) and return a DataFrame."""
@@ -131,10 +153,7 @@ class Trace:
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise UsageError("nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement.")
         try:
-            with extension.pandas_free_binding():
-                cur = self._con.execute(text, params) if params else self._con.execute(text)
-                columns = tuple(d[0] for d in cur.description or ())
-                rows = cur.fetchall()
+            columns, rows = self._fetch(text, params)
         except duckdb.Error as exc:
             raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from None
         return Table(kind="sql", columns=columns, rows=rows)
@@ -174,7 +193,7 @@ class Trace:
             if self._rules_loaded == "packaged":
                 return
             rules = rules_mod.load_lineup_rules()
-        self._con.execute(
+        self._fetch(
             "CREATE OR REPLACE TEMP TABLE nsysq_lineup_rules "
             "(rule_order INTEGER, category VARCHAR, field VARCHAR, pattern VARCHAR)"
         )
@@ -185,13 +204,14 @@ class Trace:
         if "nsysq_kernel_pairs" not in self._materialized:
             # The distinct name-id pairs: from the kernel groups when a diff already read them.
             source = "nsysq_kernel_groups" if "nsysq_kernel_groups" in self._materialized else schema.KERNEL
-            self._con.execute(
+            self._fetch(
                 "CREATE TEMP TABLE nsysq_kernel_pairs AS "
-                f"SELECT DISTINCT shortName, demangledName FROM {source}"
+                f"SELECT DISTINCT shortName, demangledName FROM {source}",
+                kernel_columns=("shortName", "demangledName"),
             )
             self._materialized.add("nsysq_kernel_pairs")
         view = catalog.get("kernel_category")
-        self._con.execute(f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS {view.sql}")
+        self._fetch(f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS {view.sql}")
         self._rules_loaded = source
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
 
@@ -202,7 +222,7 @@ class Trace:
         query = catalog.get(name)
         self.executed.append((f"{name}@{query.version}", query.sql, {}))
         try:
-            self._con.execute(f"CREATE TEMP TABLE {table} AS {query.sql}")
+            self._fetch(f"CREATE TEMP TABLE {table} AS {query.sql}", None, query.columns_of(schema.KERNEL))
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "

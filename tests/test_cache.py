@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from nsysq import cache
+from nsysq import cache, pages, schema
 from nsysq.census import census
 from nsysq.errors import NoDataError
 from nsysq.info import info
@@ -80,9 +80,17 @@ def _norm(value: Any) -> Any:
 
 
 def _compare(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Direct, direct with answers kept, cached copy, answers recalled: identical answers."""
+    """Direct (kernel rows decoded from pages, and through SQLite), direct with answers kept,
+    cached copy, answers recalled: identical answers."""
     with Trace(path, cache=False) as t:
         direct = _answers(t)
+        if pages.available() and t.schema.has(schema.KERNEL):
+            assert t.kernel_reader == "pages"
+    monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
+    with Trace(path, cache=False) as t:
+        assert t.kernel_reader.startswith("sqlite")
+        through_sqlite = _answers(t)
+    monkeypatch.delenv("NSYSQ_PAGE_READER")
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
     with Trace(path, cache=True) as t:  # no copy yet: read directly, answers kept
         assert t._cache.mode == "direct", t.cache_status()
@@ -97,9 +105,9 @@ def _compare(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with Trace(path) as t:  # a later open reads the complete copy (and the kept answers)
         assert t._cache.mode == "cached"
         again = _answers(t)
-    for got in (direct, kept, recalled, built, again):
+    for got in (direct, through_sqlite, kept, recalled, built, again):
         got.pop("cache")
-    for got in (kept, recalled, built, again):
+    for got in (through_sqlite, kept, recalled, built, again):
         assert _norm(got) == _norm(direct)
 
 

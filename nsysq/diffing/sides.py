@@ -15,6 +15,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
     from nsysq import schema
 
     trace.materialize("kernel_groups", "nsysq_kernel_groups")  # the one pass over the kernel table
+    trace.release_kernel_rows()  # the groups are all the diff reads: free the rows before side B
     if rules is None:
         trace.use_rules()
     else:
