@@ -62,6 +62,11 @@ class Query:
         match = re.search(re.escape(table) + r"\(([^)]*)\)", self.tables)
         return tuple(c.strip() for c in match.group(1).split(",") if c.strip()) if match else ()
 
+    @property
+    def declared_columns(self) -> dict[str, tuple[str, ...]]:
+        """Each table the header lists, with the columns listed for it (empty when none are)."""
+        return {table: self.columns_of(table) for table in self.table_names}
+
     def __post_init__(self) -> None:
         used = sorted(set(_PARAM.findall(_STRIP.sub("", self.sql))))
         if used != sorted(self.params):

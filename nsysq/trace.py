@@ -11,8 +11,8 @@ import duckdb
 
 from nsysq import cache as cache_mod
 from nsysq import catalog, extension, schema
+from nsysq.decoded import DecodedTables
 from nsysq.errors import CorruptTraceError, NoDataError, QueryError, UsageError
-from nsysq.kernel_rows import KernelRows
 from nsysq.source import SourceSchema, check_path, read_schema
 from nsysq.table import Table
 
@@ -37,13 +37,13 @@ class Trace:
         if cache == "build":
             cache_mod.build(self.path, self.schema)
         opened = cache_mod.open_cached(self.path, self.schema) if cache else None
-        self._kernel: KernelRows | None = None
+        self._decoded: DecodedTables | None = None
         if opened is not None:  # a complete cached copy: no SQLite, not even its extension
             self._con, self._cache = opened
         else:
             self._con = self._connect()
             self._cache = cache_mod.direct_state(self.path, bool(cache))
-            self._kernel = KernelRows(self._con, self.path, self.schema)
+            self._decoded = DecodedTables(self._con, self.path, self.schema)
         self._rules_digest = ""
         self._materialized: set[str] = set()
         self._rules_loaded: str | None = None
@@ -107,7 +107,7 @@ class Trace:
             if known is not None:
                 return Table(kind=name, columns=known[0], rows=known[1], queries=(f"{name}@{query.version}",))
         try:
-            columns, rows = self._fetch(query.sql, bound, query.columns_of(schema.KERNEL))
+            columns, rows = self._fetch(query.sql, bound, query.declared_columns)
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
@@ -118,28 +118,28 @@ class Trace:
         return Table(kind=name, columns=columns, rows=rows, queries=(f"{name}@{query.version}",))
 
     def _fetch(
-        self, sql: str, params: Any = None, kernel_columns: tuple[str, ...] = ()
+        self, sql: str, params: Any = None, declared: dict[str, tuple[str, ...]] | None = None
     ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-        """Run one statement; return its column names and rows. ``kernel_columns``: the kernel
-        columns it reads, decoded first on a direct read (any other is decoded when it asks)."""
+        """Run one statement; return its column names and rows. ``declared``: the columns it reads
+        per table, decoded first on a direct read (any other is decoded when it asks)."""
 
         def call() -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
             with extension.pandas_free_binding():
                 cur = self._con.execute(sql, params) if params else self._con.execute(sql)
                 return tuple(d[0] for d in cur.description or ()), cur.fetchall()
 
-        return call() if self._kernel is None else self._kernel.run(call, kernel_columns)
+        return call() if self._decoded is None else self._decoded.run(call, declared)
 
     @property
     def kernel_reader(self) -> str:
         """How kernel rows are read: "cached copy", "pages" (decoded from the file's pages) or
         "sqlite (<why not pages>)"."""
-        return "cached copy" if self._kernel is None else self._kernel.mode
+        return "cached copy" if self._decoded is None else self._decoded.tables[schema.KERNEL].mode
 
     def release_kernel_rows(self) -> None:
         """Free the kernel columns decoded so far (a later query decodes what it needs again)."""
-        if self._kernel is not None:
-            self._kernel.release()
+        if self._decoded is not None:
+            self._decoded.tables[schema.KERNEL].release()
 
     def sql(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> pd.DataFrame:
         """Run a read-only ad-hoc query (SELECT / WITH / PRAGMA-free) and return a DataFrame."""
@@ -207,7 +207,7 @@ class Trace:
             self._fetch(
                 "CREATE TEMP TABLE nsysq_kernel_pairs AS "
                 f"SELECT DISTINCT shortName, demangledName FROM {source}",
-                kernel_columns=("shortName", "demangledName"),
+                declared={source: ("shortName", "demangledName")},
             )
             self._materialized.add("nsysq_kernel_pairs")
         view = catalog.get("kernel_category")
@@ -222,7 +222,7 @@ class Trace:
         query = catalog.get(name)
         self.executed.append((f"{name}@{query.version}", query.sql, {}))
         try:
-            self._fetch(f"CREATE TEMP TABLE {table} AS {query.sql}", None, query.columns_of(schema.KERNEL))
+            self._fetch(f"CREATE TEMP TABLE {table} AS {query.sql}", None, query.declared_columns)
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from nsysq import pages, schema
+from nsysq.decoded import CORE as DECODED
 from nsysq.trace import Trace
 from tests.conftest import REAL_TRACES, sha256
 
@@ -39,29 +40,36 @@ def _decoded(path: Path, table: str, columns: list[str]) -> list[tuple[object, .
     return list(zip(*out, strict=True)) if columns else []
 
 
-def _kernel_columns(path: Path) -> list[str]:
+def _canonical_columns(path: Path, table: str) -> list[str]:
+    """The canonical columns (all integers) ``table`` has in this export."""
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     try:
-        return [r[1] for r in con.execute(f"PRAGMA table_info('{schema.KERNEL}')")]
+        present = {r[1] for r in con.execute(f"PRAGMA table_info('{table}')")}
     finally:
         con.close()
+    return [c for c, _ in schema.CANONICAL[table] if c in present]
 
 
-def test_fixture_kernel_tables_decode_exactly(fixture_trace: Path) -> None:
-    columns = _kernel_columns(fixture_trace)
-    if not columns:
-        pytest.skip("no kernel table")
-    assert _decoded(fixture_trace, schema.KERNEL, columns) == _oracle(fixture_trace, schema.KERNEL, columns)
+def _check_tables(path: Path) -> int:
+    checked = 0
+    for table in DECODED:
+        columns = _canonical_columns(path, table)
+        if columns:
+            assert _decoded(path, table, columns) == _oracle(path, table, columns), table
+            checked += 1
+    return checked
+
+
+def test_fixture_event_tables_decode_exactly(fixture_trace: Path) -> None:
+    if not _check_tables(fixture_trace):
+        pytest.skip("no decodable event table")
 
 
 @pytest.mark.skipif(not REAL_TRACES, reason="no real exports beside the checkout")
 @pytest.mark.parametrize("path", REAL_TRACES, ids=[p.stem for p in REAL_TRACES])
-def test_real_kernel_tables_decode_exactly(path: Path) -> None:
-    columns = _kernel_columns(path)
-    if not columns:
-        pytest.skip("no kernel table")
+def test_real_event_tables_decode_exactly(path: Path) -> None:
     before = sha256(path)
-    assert _decoded(path, schema.KERNEL, columns) == _oracle(path, schema.KERNEL, columns)
+    assert _check_tables(path)
     assert sha256(path) == before
 
 
@@ -206,7 +214,7 @@ def test_columns_are_decoded_on_first_use(fixture_dir: Path) -> None:
     with Trace(path, cache=False) as t:
         assert t.kernel_reader == "pages"
         got = t.sql_table(f"SELECT sum(gridZ), sum(localMemoryTotal), count(*) FROM {schema.KERNEL}").rows
-        assert "gridZ" in t._kernel.loaded
+        assert "gridZ" in t._decoded.tables[schema.KERNEL].loaded
     sql = f"SELECT sum(gridZ), sum(localMemoryTotal), count(*) FROM {schema.KERNEL}"
     assert got == [_oracle_sql(path, sql)]
 

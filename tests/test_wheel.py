@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import site
 import subprocess
 import sys
@@ -37,6 +38,9 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     shipped = {Path(n).name for n in names if n.startswith("nsysq/queries/")}
     expected = {p.name for p in (ROOT / "queries").iterdir() if p.suffix in (".sql", ".toml")}
     assert expected and expected <= shipped
+    if _compiler():  # hatch_build.py compiles the page decoder into the wheel
+        assert "nsysq/_pages.so" in names
+        assert not wheel.name.endswith("-none-any.whl"), wheel.name  # a platform wheel
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -62,7 +66,9 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     elsewhere.mkdir()
     code = (
         "import json, sys, nsysq; t = nsysq.open(sys.argv[1]);"
-        "print(json.dumps({'file': nsysq.__file__, 'rows': len(t.census()), 'cats': len(t.lineup())}))"
+        "from nsysq import pages;"
+        "print(json.dumps({'file': nsysq.__file__, 'rows': len(t.census()), 'cats': len(t.lineup()),"
+        " 'reader': t.kernel_reader, 'decoder': pages.available()}))"
     )
     out = subprocess.run(
         [str(py), "-c", code, str(fixture_dir / "v2024_6.sqlite")],
@@ -74,3 +80,10 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     doc = json.loads(out.stdout)
     assert doc["file"].startswith(str(purelib)), doc["file"]
     assert doc["rows"] > 0 and doc["cats"] > 0
+    if _compiler():
+        assert doc["decoder"] and doc["reader"] in ("pages", "cached copy"), doc
+
+
+def _compiler() -> str | None:
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    return shutil.which(cc)

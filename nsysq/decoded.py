@@ -1,0 +1,149 @@
+"""Event tables of a first (direct) read, decoded from the file's pages a column at a time.
+
+On the direct path each canonical view normally reads through DuckDB's sqlite scanner. For the big
+integer-only event tables (kernels, memcpys, memsets, CUDA API calls) the view reads numpy arrays
+instead when the page decoder (:mod:`nsysq.pages`) is available, registered in DuckDB as
+``nsysq_rows_<table>``. Columns are decoded on first use: the view lists every canonical column,
+and one not decoded yet is ``error('nsysq-unloaded:<table>:<column>')``, which DuckDB only evaluates
+when a query really reads it (before a table's first decode, any scan of its view raises).
+:meth:`DecodedTables.run` decodes the columns a query's header declares up front and, should the
+query read another, decodes that one and runs it again. A table the decoder cannot handle goes
+back to the sqlite scanner for good (same rows, same answers).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+
+from nsysq import extension, pages, schema
+from nsysq.source import SourceSchema
+
+T = TypeVar("T")
+_SENTINEL = "nsysq-unloaded:"
+_UNLOADED = re.compile(re.escape(_SENTINEL) + r"([A-Za-z_][A-Za-z0-9_]*):([A-Za-z_][A-Za-z0-9_]*)")
+# The tables decoded from pages, with the columns read together on a table's first use (what
+# census, lineup, copies and most questions need, in one pass).
+CORE: Mapping[str, tuple[str, ...]] = {
+    schema.KERNEL: ("start", "end", "shortName", "demangledName"),
+    schema.MEMCPY: ("start", "end", "bytes", "copyKind"),
+    schema.MEMSET: ("start", "end", "bytes"),
+    schema.RUNTIME: ("start", "end"),
+}
+
+
+def _q(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+class DecodedTable:
+    """One table's decoded columns; ``mode`` is "pages" or "sqlite (<reason>)"."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, source: SourceSchema, table: str) -> None:
+        self._con = con
+        self._path = path
+        self._source = source
+        self.table = table
+        self._arrays = "nsysq_rows_" + table.lower()
+        self._present = set(source.columns.get(table, ()))
+        self._values: dict[str, Any] = {}
+        self._nulls: dict[str, Any] = {}
+        self.mode = "pages"
+        if not source.has(table):
+            self.mode = "sqlite (no such table)"
+        elif not pages.available():
+            self.mode = "sqlite (page decoder not available)"
+        else:
+            self._create_view()
+
+    @property
+    def active(self) -> bool:
+        return self.mode == "pages"
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        return tuple(self._values)
+
+    def _create_view(self) -> None:
+        items = []
+        for column, ctype in schema.CANONICAL[self.table]:
+            if column not in self._present:
+                items.append(f"CAST(NULL AS {ctype}) AS {_q(column)}")
+            elif column in self._nulls:
+                mask = _q(column + "__null")
+                items.append(f"CASE WHEN {mask} THEN NULL ELSE {_q(column)} END AS {_q(column)}")
+            elif column in self._values:
+                items.append(_q(column))
+            else:
+                items.append(f"CAST(error('{_SENTINEL}{self.table}:{column}') AS {ctype}) AS {_q(column)}")
+        gate = f"(SELECT CAST(error('{_SENTINEL}{self.table}:start') AS BIGINT) AS g) WHERE g = 0"
+        self._set_view(f"SELECT {', '.join(items)} FROM {self._arrays if self._values else gate}")
+
+    def _set_view(self, select: str) -> None:
+        self._con.execute(f"CREATE OR REPLACE VIEW main.{_q(self.table)} AS {select}")
+
+    def _fall_back(self, reason: str) -> None:
+        self.release()
+        self.mode = f"sqlite ({reason})"
+        self._set_view(schema.view_sql(self.table, self._source))
+
+    def load(self, columns: Iterable[str]) -> None:
+        """Decode ``columns`` not decoded yet (on the first load, the core ones as well)."""
+        if not self.active:
+            return
+        need = [c for c in dict.fromkeys(columns) if c in self._present and c not in self._values]
+        if self._values and not need:
+            return
+        first = () if self._values else CORE[self.table]
+        wanted = [c for c in dict.fromkeys((*first, *need)) if c in self._present and c not in self._values]
+        if not wanted:  # nothing decodable: an empty view would hide the table's rows
+            self._fall_back("none of its columns can be decoded")
+            return
+        try:
+            decoded = pages.read_columns(self._path, self.table, wanted)
+        except pages.PagesUnsupported as exc:
+            self._fall_back(str(exc))
+            return
+        self._values.update(decoded.values)
+        self._nulls.update(decoded.nulls)
+        frame = dict(self._values)
+        frame.update({f"{c}__null": mask for c, mask in self._nulls.items()})
+        with extension.pandas_free_binding():
+            self._con.register(self._arrays, frame)
+        self._create_view()
+
+    def release(self) -> None:
+        """Drop the decoded arrays (memory); the next query that needs them decodes them again."""
+        if self._values:
+            self._con.unregister(self._arrays)
+        self._values.clear()
+        self._nulls.clear()
+        if self.active:
+            self._create_view()
+
+
+class DecodedTables:
+    """The decoded event tables of one direct-read connection."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, source: SourceSchema) -> None:
+        self.tables = {table: DecodedTable(con, path, source, table) for table in CORE}
+
+    def run(self, call: Callable[[], T], declared: Mapping[str, Iterable[str]] | None = None) -> T:
+        """Run ``call`` (a DuckDB execution) with the ``declared`` columns of each table decoded;
+        decode and retry any other column it turns out to read."""
+        for table, columns in (declared or {}).items():
+            if table in self.tables:
+                self.tables[table].load(columns)
+        while True:
+            try:
+                return call()
+            except duckdb.Error as exc:
+                match = _UNLOADED.search(str(exc))
+                decoded = self.tables.get(match.group(1)) if match else None
+                if match is None or decoded is None or not decoded.active or match.group(2) in decoded.loaded:
+                    raise
+                decoded.load([match.group(2)])
