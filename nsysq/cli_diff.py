@@ -151,7 +151,9 @@ def _board_rich(result: DiffResult, out: IO[str]) -> None:
     from rich.table import Table as RichTable
 
     probe = Console(file=out)
-    console = Console(file=out, width=probe.width if probe.is_terminal else 160)
+    console = Console(  # markup/emoji off: kernel names print as they are
+        file=out, width=probe.width if probe.is_terminal else 160, markup=False, emoji=False, highlight=False
+    )
     console.print(_header(result), markup=False, highlight=False)
     board = RichTable(title="Evidence board", title_justify="left", box=box.SIMPLE_HEAD, show_lines=True)
     for col, ratio in (("#", 0), ("clue", 3), ("evidence", 5), ("verdict", 4)):

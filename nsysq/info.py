@@ -190,6 +190,7 @@ def info(trace: Trace) -> dict[str, Any]:
         "tables": sorted(present),
         "warnings": warnings,
         "cache": trace.cache_status(),
+        "reader": trace.kernel_reader,
     }
 
 
@@ -217,7 +218,7 @@ def info_table(data: dict[str, Any]) -> Table:
     for table, present in data["event_tables"].items():
         rows.append(("tables", table, "present" if present else "absent (no such events)"))
     rows.append(("tables", "all tables", len(data["tables"])))
-    for extra in ("cache",):
+    for extra in ("cache", "reader"):
         if extra in data:
             rows.append(("cache", extra, data[extra]))
     for warning in data["warnings"]:

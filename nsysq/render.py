@@ -146,5 +146,13 @@ def _rich(table: Table, out: IO[str], title: str | None) -> None:
         )
     for row in cells:
         rt.add_row(*row)
-    console = Console(file=out, soft_wrap=False, width=max(width, needed + 2 * len(specs)))
+    # markup/emoji off: kernel names such as "k<[with T=float]>" or "a::fire::b" print as they are
+    console = Console(
+        file=out,
+        soft_wrap=False,
+        width=max(width, needed + 2 * len(specs)),
+        markup=False,
+        emoji=False,
+        highlight=False,
+    )
     console.print(rt, crop=False)

@@ -128,3 +128,17 @@ def test_duckdb_progress_bar_is_off() -> None:
         assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
     finally:
         con.close()
+
+
+def test_table_format_prints_names_verbatim() -> None:
+    """Rich markup and emoji codes stay off: bracketed or colon-laden kernel names print as they are."""
+    import io
+
+    from nsysq import render
+    from nsysq.table import Table
+
+    names = ["void k<[with T=float]>", "a[bold]b", "ns::fire::kernel", "x[/]y"]
+    buf = io.StringIO()
+    render.render(Table(kind="census", columns=("name", "instances"), rows=[(n, 1) for n in names]), "table", buf)
+    text = buf.getvalue()
+    assert all(n in text for n in names), text
