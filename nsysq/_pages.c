@@ -49,6 +49,30 @@ static int64_t serial_size(uint64_t t) {
     return t >= 12 ? (int64_t)((t - 12) >> 1) : size[t];
 }
 
+/* Body bytes of the one-byte serial types (0..127); -1 for the reserved 10 and 11. */
+static int8_t SIZE1[128];
+
+static void init_sizes(void) {
+    for (int t = 0; t < 128; t++) SIZE1[t] = (int8_t)serial_size((uint64_t)t);
+}
+
+/* A big-endian integer of `size` (1..8) bytes at p, sign-extended. When 8 bytes can be read
+ * without leaving the page, one load and a byte swap; otherwise byte by byte. */
+static inline int64_t read_int(const uint8_t *p, int64_t size, const uint8_t *pend) {
+    uint64_t u = 0;
+    if (p + 8 <= pend) {
+        for (int b = 0; b < 8; b++) u = (u << 8) | p[b]; /* compiles to a load + bswap */
+        u >>= 8 * (8 - size);
+    } else {
+        for (int64_t b = 0; b < size; b++) u = (u << 8) | p[b];
+    }
+    if (size < 8) {
+        const int shift = 64 - 8 * (int)size;
+        return (int64_t)(u << shift) >> shift;
+    }
+    return (int64_t)u;
+}
+
 /*
  * buf: n_pages pages of page_size bytes (usable bytes each: page_size minus the reserved tail).
  * cols: n_cols requested column indexes, ascending; absent_null[k]: column k may be missing from a
@@ -62,6 +86,7 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
                             int64_t row0, int64_t cap) {
     int64_t row = row0;
     const int32_t last = n_cols > 0 ? cols[n_cols - 1] : -1;
+    if (SIZE1[10] == 0) init_sizes(); /* idempotent: concurrent callers write the same values */
     const uint64_t max_local = (uint64_t)(usable - 35);
     for (int64_t p = 0; p < n_pages; p++) {
         const uint8_t *page = buf + p * page_size;
@@ -92,32 +117,24 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
             int32_t k = 0;
             for (int32_t j = 0; j <= last; j++) {
                 uint64_t t = 0;
+                int64_t size = 0;
                 const int wanted = (j == cols[k]);
-                if (hp < hend) {
-                    if (*hp < 0x80) {
-                        t = *hp++;
-                    } else {
-                        const int lt = varint(hp, hend, &t);
-                        if (lt < 0) return ERR_VARINT;
-                        hp += lt;
-                    }
+                if (hp < hend && *hp < 0x80) {
+                    t = *hp++;
+                    size = SIZE1[t];
+                } else if (hp < hend) {
+                    const int lt = varint(hp, hend, &t);
+                    if (lt < 0) return ERR_VARINT;
+                    hp += lt;
+                    size = serial_size(t);
                 } else if (wanted && !absent_null[k]) {
                     return ERR_DEFAULT;
                 }
-                const int64_t size = serial_size(t);
                 if (size < 0) return ERR_SERIAL;
                 if (size > rend - body) return ERR_BODY;
                 if (wanted) {
                     if (t == 7 || t >= 12) return ERR_NOT_INTEGER;
-                    uint64_t u = 0;
-                    for (int64_t b = 0; b < size; b++) u = (u << 8) | body[b];
-                    int64_t v = (int64_t)u;
-                    if (size > 0 && size < 8) {  /* sign-extend a 1..6-byte big-endian integer */
-                        const int shift = 64 - 8 * (int)size;
-                        v = (int64_t)(u << shift) >> shift;
-                    }
-                    if (t == 8) v = 0;
-                    if (t == 9) v = 1;
+                    int64_t v = size > 0 ? read_int(body, size, pend) : (t == 9);
                     if (wide[k]) {
                         ((int64_t *)values[k])[row] = v;
                     } else {
