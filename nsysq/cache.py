@@ -42,10 +42,10 @@ from typing import Any
 
 import duckdb
 
-from nsysq import extension, schema
+from nsysq import catalog, extension, schema
 from nsysq.source import SourceSchema, connect_readonly
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"
@@ -368,6 +368,12 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
             select = schema.view_sql(table, src, "src") + _ORDER.get(table, "")
             con.execute(f"CREATE TABLE main.{schema._q(table)} AS {select}")
             bar.finish(table)
+        for table in schema.CANONICAL:  # tables the export lacks: empty (temp, not stored) views
+            if table not in tables:
+                empty = schema.view_sql(table, SourceSchema(path=ident.path, columns={}))
+                con.execute(f"CREATE TEMP VIEW {schema._q(table)} AS {empty}")
+        for derived, query in schema.DERIVED.items():  # computed from the copy, stored with it
+            con.execute(f"CREATE TABLE main.{derived} AS {catalog.get(query).sql}")
         con.execute(
             "CREATE TABLE main.nsysq_cache_meta AS SELECT "
             f"'{ident.key}' AS key, {FORMAT_VERSION} AS format_version, "
@@ -464,6 +470,8 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
                 path=src.path, columns={t: tuple(c for c, _ in schema.CANONICAL[t]) for t in stored}
             )
             schema.create_views(con, cached, CACHE_ALIAS)
+            for derived in schema.DERIVED:
+                con.execute(f"CREATE OR REPLACE VIEW main.{derived} AS SELECT * FROM {CACHE_ALIAS}.{derived}")
             _touch(file)
             return con, CacheState("cached", key, file, f"cached copy, {_human(file.stat().st_size)}")
     except (OSError, duckdb.Error):

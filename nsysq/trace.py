@@ -56,6 +56,8 @@ class Trace:
         try:
             con.execute(f"ATTACH '{literal}' AS src (TYPE sqlite, READ_ONLY)")
             schema.create_views(con, self.schema, "src")
+            for view, query in schema.DERIVED.items():
+                con.execute(f"CREATE OR REPLACE VIEW main.{view} AS {catalog.get(query).sql}")
         except duckdb.Error as exc:
             con.close()
             raise CorruptTraceError(

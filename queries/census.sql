@@ -1,31 +1,15 @@
 -- name: census
--- version: 2
+-- version: 3
 -- returns: one row per kernel name (rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, share_pct, variants = distinct demangled names in the row, kernel_names = names the row stands for, zero_length = launches with end = start, unresolved = launches whose name id does not resolve) sorted by total time, then instances, then name; with limit > 0 only the top rows plus one "other (K kernels)" row, so rows always add up to the trace's totals. Names that do not resolve through StringIds appear as "<unresolved id N>" or "<null name id>". Rows are per name id: nsys interns each string once in StringIds.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), StringIds(id, value)
+-- tables: nsysq_kernel_name_stats (per-name statistics, queries/kernel_name_stats.sql), CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), StringIds(id, value)
 -- params: names ('short' or 'demangled'); limit (integer, 0 = every row)
 -- dialect: duckdb
--- Aggregates on the integer name id and resolves names afterwards: the 5M-row pass never touches text.
-WITH k AS (
-    SELECT
-        CASE WHEN $names = 'demangled' THEN demangledName ELSE shortName END AS name_id,
-        demangledName AS variant_id,
-        "end" - start AS dur
-    FROM CUPTI_ACTIVITY_KIND_KERNEL
-),
-per_name AS (
-    SELECT
-        name_id,
-        count(*) AS instances,
-        sum(dur) AS total_ns,
-        avg(dur) AS avg_ns,
-        median(dur) AS med_ns,
-        min(dur) AS min_ns,
-        max(dur) AS max_ns,
-        stddev_samp(dur) AS stddev_ns,
-        count(DISTINCT variant_id) AS variants,
-        count(*) FILTER (WHERE dur = 0) AS zero_length
-    FROM k
-    GROUP BY name_id
+-- Per-name rows come from nsysq_kernel_name_stats (stored in the cached copy); only the "other" row
+-- reads launches again, those of the names it stands for, for its median, spread and variants.
+WITH per_name AS (
+    SELECT name_id, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, variants, zero_length
+    FROM nsysq_kernel_name_stats
+    WHERE names = $names
 ),
 named AS (
     SELECT
@@ -44,6 +28,18 @@ ranked AS (
 ),
 grand AS (
     SELECT sum(total_ns) AS all_ns FROM per_name
+),
+rest AS (
+    SELECT * FROM ranked WHERE $limit > 0 AND rank > $limit
+),
+rest_spread AS (
+    SELECT
+        median(k."end" - k.start) AS med_ns,
+        stddev_samp(k."end" - k.start) AS stddev_ns,
+        count(DISTINCT k.demangledName) AS variants
+    FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+    WHERE COALESCE(CASE WHEN $names = 'demangled' THEN k.demangledName ELSE k.shortName END, -1)
+        IN (SELECT COALESCE(name_id, -1) FROM rest)
 )
 SELECT * FROM (
     SELECT
@@ -57,15 +53,12 @@ SELECT * FROM (
     SELECT
         NULL, 'other (' || CAST(count(DISTINCT r.name_id) AS VARCHAR)
             || CASE WHEN count(DISTINCT r.name_id) = 1 THEN ' kernel)' ELSE ' kernels)' END,
-        count(*), sum(k.dur), avg(k.dur), median(k.dur), min(k.dur), max(k.dur), stddev_samp(k.dur),
-        CASE WHEN max(all_ns) > 0 THEN 100.0 * sum(k.dur) / max(all_ns) END,
-        count(DISTINCT k.variant_id), count(DISTINCT r.name_id),
-        count(*) FILTER (WHERE k.dur = 0),
-        count(*) FILTER (WHERE r.is_unresolved)
-    FROM k
-    JOIN ranked AS r ON COALESCE(r.name_id, -1) = COALESCE(k.name_id, -1) AND r.rank > $limit
-    CROSS JOIN grand
-    WHERE $limit > 0
+        sum(r.instances), sum(r.total_ns), sum(r.total_ns) / sum(r.instances), max(s.med_ns),
+        min(r.min_ns), max(r.max_ns), max(s.stddev_ns),
+        CASE WHEN max(g.all_ns) > 0 THEN 100.0 * sum(r.total_ns) / max(g.all_ns) END,
+        max(s.variants), count(DISTINCT r.name_id), sum(r.zero_length),
+        sum(CASE WHEN r.is_unresolved THEN r.instances ELSE 0 END)
+    FROM rest AS r, rest_spread AS s, grand AS g
     HAVING count(*) > 0
 )
 ORDER BY rank NULLS LAST

@@ -388,3 +388,29 @@ def test_first_read_starts_a_background_build_that_keeps_default_answers(
     (entry,) = cache.entries()
     assert entry.answers >= 3  # census short + demangled and lineup, answered by the builder
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+def test_copy_stores_per_name_statistics(fixture_dir: Path, tmp_path: Path) -> None:
+    """The copy keeps nsysq_kernel_name_stats (one row per short and per demangled name), so census
+    on the copy reads it instead of aggregating every launch; counts match raw SQLite."""
+    import duckdb
+
+    path = _copy(fixture_dir, tmp_path, "edge_cases")
+    with Trace(path, cache="build") as t:
+        assert t._cache.mode == "cached"
+        file = t._cache.file
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    expect = {
+        kind: dict(con.execute(f"SELECT {col}, count(*) FROM {schema.KERNEL} GROUP BY {col}").fetchall())
+        for kind, col in (("short", "shortName"), ("demangled", "demangledName"))
+    }
+    con.close()
+    copy = duckdb.connect(str(file), read_only=True)
+    try:
+        rows = copy.execute("SELECT names, name_id, instances FROM nsysq_kernel_name_stats").fetchall()
+    finally:
+        copy.close()
+    got: dict[str, dict[Any, int]] = {"short": {}, "demangled": {}}
+    for kind, name_id, instances in rows:
+        got[kind][name_id] = instances
+    assert got == expect

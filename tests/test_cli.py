@@ -139,6 +139,7 @@ def test_table_format_prints_names_verbatim() -> None:
 
     names = ["void k<[with T=float]>", "a[bold]b", "ns::fire::kernel", "x[/]y"]
     buf = io.StringIO()
-    render.render(Table(kind="census", columns=("name", "instances"), rows=[(n, 1) for n in names]), "table", buf)
+    table = Table(kind="census", columns=("name", "instances"), rows=[(n, 1) for n in names])
+    render.render(table, "table", buf)
     text = buf.getvalue()
     assert all(n in text for n in names), text
