@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +25,7 @@ from nsysq import extension, pages, schema
 from nsysq.source import SourceSchema
 
 T = TypeVar("T")
+_PREFETCH = ThreadPoolExecutor(1, thread_name_prefix="nsysq-prefetch")
 _SENTINEL = "nsysq-unloaded:"
 _UNLOADED = re.compile(re.escape(_SENTINEL) + r"([A-Za-z_][A-Za-z0-9_]*):([A-Za-z_][A-Za-z0-9_]*)")
 # The tables decoded from pages, with the columns read together on a table's first use (what
@@ -52,6 +54,7 @@ class DecodedTable:
         self._present = set(source.columns.get(table, ()))
         self._values: dict[str, Any] = {}
         self._nulls: dict[str, Any] = {}
+        self._pending: Future[pages.Columns] | None = None
         self.mode = "pages"
         if not source.has(table):
             self.mode = "sqlite (no such table)"
@@ -91,23 +94,43 @@ class DecodedTable:
         self.mode = f"sqlite ({reason})"
         self._set_view(schema.view_sql(self.table, self._source))
 
+    def _wanted(self, columns: Iterable[str]) -> list[str]:
+        need = [c for c in dict.fromkeys(columns) if c in self._present and c not in self._values]
+        if self._values and not need:
+            return []
+        first = () if self._values else CORE[self.table]
+        return [c for c in dict.fromkeys((*first, *need)) if c in self._present and c not in self._values]
+
+    def prefetch(self, columns: Iterable[str]) -> None:
+        """Start decoding ``columns`` in a background thread; the next load() collects them."""
+        if not self.active or self._pending is not None:
+            return
+        wanted = self._wanted(columns)
+        if wanted:
+            self._pending = _PREFETCH.submit(pages.read_columns, self._path, self.table, wanted)
+
     def load(self, columns: Iterable[str]) -> None:
         """Decode ``columns`` not decoded yet (on the first load, the core ones as well)."""
         if not self.active:
             return
-        need = [c for c in dict.fromkeys(columns) if c in self._present and c not in self._values]
-        if self._values and not need:
-            return
-        first = () if self._values else CORE[self.table]
-        wanted = [c for c in dict.fromkeys((*first, *need)) if c in self._present and c not in self._values]
-        if not wanted:  # nothing decodable: an empty view would hide the table's rows
-            self._fall_back("none of its columns can be decoded")
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            try:
+                self._add(pending.result())
+            except pages.PagesUnsupported as exc:
+                self._fall_back(str(exc))
+                return
+        wanted = self._wanted(columns)
+        if not wanted:
+            if not self._values:  # nothing decodable: an empty view would hide the table's rows
+                self._fall_back("none of its columns can be decoded")
             return
         try:
-            decoded = pages.read_columns(self._path, self.table, wanted)
+            self._add(pages.read_columns(self._path, self.table, wanted))
         except pages.PagesUnsupported as exc:
             self._fall_back(str(exc))
-            return
+
+    def _add(self, decoded: pages.Columns) -> None:
         self._values.update(decoded.values)
         self._nulls.update(decoded.nulls)
         frame = dict(self._values)
@@ -131,6 +154,11 @@ class DecodedTables:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, source: SourceSchema) -> None:
         self.tables = {table: DecodedTable(con, path, source, table) for table in CORE}
+
+    def prefetch(self, declared: Mapping[str, Iterable[str]]) -> None:
+        for table, columns in declared.items():
+            if table in self.tables:
+                self.tables[table].prefetch(columns)
 
     def run(self, call: Callable[[], T], declared: Mapping[str, Iterable[str]] | None = None) -> T:
         """Run ``call`` (a DuckDB execution) with the ``declared`` columns of each table decoded;

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib.resources
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -82,3 +83,19 @@ def pandas_free_binding() -> Iterator[None]:
     finally:
         if sys.modules.get("pandas", 0) is None:
             del sys.modules["pandas"]
+
+
+def table_from_rows(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],
+) -> None:
+    """Create (or replace) temp table ``name`` from Python rows in one statement: one typed list
+    parameter per column, unnested side by side. ``columns``: (name, SQL type) pairs. Much faster
+    than one INSERT per row (executemany: ~1 ms a row)."""
+    values = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
+    select = ", ".join(f"unnest($c{i}::{ctype}[]) AS {col}" for i, (col, ctype) in enumerate(columns))
+    params = {f"c{i}": list(col) for i, col in enumerate(values)}
+    with pandas_free_binding():
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {select}", params)

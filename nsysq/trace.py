@@ -138,6 +138,12 @@ class Trace:
         "sqlite (<why not pages>)"."""
         return "cached copy" if self._decoded is None else self._decoded.tables[schema.KERNEL].mode
 
+    def prefetch(self, name: str) -> None:
+        """On a direct read, start decoding in the background the columns packaged query ``name``
+        declares; the query then only waits for what is left."""
+        if self._decoded is not None:
+            self._decoded.prefetch(catalog.get(name).declared_columns)
+
     def release_kernel_rows(self) -> None:
         """Free the kernel columns decoded so far (a later query decodes what it needs again)."""
         if self._decoded is not None:
@@ -195,14 +201,14 @@ class Trace:
             if self._rules_loaded == "packaged":
                 return
             rules = rules_mod.load_lineup_rules()
-        self._fetch(
-            "CREATE OR REPLACE TEMP TABLE nsysq_lineup_rules "
-            "(rule_order INTEGER, category VARCHAR, field VARCHAR, pattern VARCHAR)"
-        )
         rows = rules_mod.rules_rows(rules)
-        if rows:
-            with extension.pandas_free_binding():
-                self._con.executemany("INSERT INTO nsysq_lineup_rules VALUES (?, ?, ?, ?)", rows)
+        extension.table_from_rows(
+            self._con,
+            "nsysq_lineup_rules",
+            [("rule_order", "INTEGER"), ("category", "VARCHAR"), ("field", "VARCHAR"),
+             ("pattern", "VARCHAR")],  # fmt: skip
+            rows,
+        )
         if "nsysq_kernel_pairs" not in self._materialized:
             # The distinct name-id pairs: from the kernel groups when a diff already read them.
             source = "nsysq_kernel_groups" if "nsysq_kernel_groups" in self._materialized else schema.KERNEL

@@ -42,11 +42,10 @@ def _diff_query(filename: str) -> catalog.Query:
 
 
 def _load(con: duckdb.DuckDBPyConnection, name: str, columns: Sequence[str], rows: list[Any]) -> None:
-    """Create temp table ``name`` from Python rows in one statement (one list parameter per column)."""
-    cols = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
-    select = ", ".join(f"unnest($c{i}::{_sql_type(c)}[]) AS {c}" for i, c in enumerate(columns))
-    params = {f"c{i}": [None if v is None else v for v in col] for i, col in enumerate(cols)}
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {select}", params)
+    """Create temp table ``name`` from Python rows in one statement."""
+    from nsysq import extension
+
+    extension.table_from_rows(con, name, [(c, _sql_type(c)) for c in columns], rows)
 
 
 def _run(con: duckdb.DuckDBPyConnection, filename: str, **params: Any) -> Table:

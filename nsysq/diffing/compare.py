@@ -11,7 +11,7 @@ from nsysq.diffing.combine import _combine
 from nsysq.diffing.findings import _findings
 from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
 from nsysq.diffing.result import DiffResult
-from nsysq.diffing.sides import _read_side
+from nsysq.diffing.sides import _kernel_pass, _read_side
 from nsysq.diffing.totals import _totals
 from nsysq.errors import UsageError
 
@@ -53,8 +53,13 @@ def diff(
 
     opened: list[Trace] = []
     try:
+        # On direct reads the kernel pages decode in the background: A's while B is opened, B's
+        # while A's remaining queries run (one decode at a time, so one side's rows in memory).
         ta = a if isinstance(a, Trace) else _remember(opened, Trace(a))
+        ta.prefetch("kernel_groups")
         tb = b if isinstance(b, Trace) else _remember(opened, Trace(b))
+        _kernel_pass(ta)
+        tb.prefetch("kernel_groups")
         side_a = _read_side(ta, lineup_rules, rules_source)
         side_b = _read_side(tb, lineup_rules, rules_source)
     finally:

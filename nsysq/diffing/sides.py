@@ -11,11 +11,17 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 
+def _kernel_pass(trace: Trace) -> None:
+    """The one pass over the kernel table: its groups, then free the rows (all the diff reads)."""
+    trace.materialize("kernel_groups", "nsysq_kernel_groups")
+    trace.release_kernel_rows()
+
+
 def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str, Any]:
+    """Everything else of one side, once its kernel pass is done."""
     from nsysq import schema
 
-    trace.materialize("kernel_groups", "nsysq_kernel_groups")  # the one pass over the kernel table
-    trace.release_kernel_rows()  # the groups are all the diff reads: free the rows before side B
+    _kernel_pass(trace)  # a no-op when done already
     if rules is None:
         trace.use_rules()
     else:
