@@ -16,6 +16,29 @@ REAL_TRACES = sorted(REAL_DIR.glob("*.sqlite")) if REAL_DIR.is_dir() else []
 NSYS_FIXTURES = [n for n in FIXTURE_NAMES if n != "not_nsys"]
 
 
+def _build_page_decoder() -> None:
+    """The suite imports nsysq from this checkout (pythonpath = ["."]), not from the installed wheel,
+    so build the page decoder here the way the wheel build does (hatch_build.py), if a C compiler
+    exists and it is not built yet: the page-decoding path is then what the tests exercise."""
+    library = ROOT / "nsysq" / "_pages.so"
+    if library.exists() or not (ROOT / "hatch_build.py").exists():
+        return
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("nsysq_hatch_build", ROOT / "hatch_build.py")
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError:  # hatchling not installed: nothing to build with
+        return
+    module.compile_decoder(ROOT, library)
+
+
+_build_page_decoder()
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -21,6 +21,7 @@ from tests.conftest import REAL_TRACES, sha256
 pytestmark = pytest.mark.skipif(not pages.available(), reason="the page decoder was not built")
 
 
+
 def _oracle(path: Path, table: str, columns: list[str]) -> list[tuple[object, ...]]:
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     try:
