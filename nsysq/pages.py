@@ -58,6 +58,10 @@ class PagesUnsupported(Exception):
     """The table (or this installation) needs SQLite's own reader; the message says why."""
 
 
+class _TooWide(PagesUnsupported):
+    """A value does not fit the int32 output chosen for its column: read again with int64."""
+
+
 @dataclass(frozen=True)
 class Columns:
     """Decoded columns: int64 ``values`` per name, and a NULL mask for the columns that have NULLs."""
@@ -264,9 +268,7 @@ def read_columns(path: Path, table: str, columns: Sequence[str]) -> Columns:
     layout = _layout(path, table)
     try:
         return _read(path, layout, table, columns, narrow=True)
-    except PagesUnsupported as exc:
-        if str(exc) != _ERRORS[-15]:
-            raise
+    except _TooWide:
         return _read(path, layout, table, columns, narrow=False)
 
 
@@ -296,7 +298,6 @@ def _read(path: Path, layout: _Layout, table: str, columns: Sequence[str], *, na
         starts: list[int | None] = [0] + [None] * len(chunks)
         ready = threading.Condition()
         local = threading.local()
-
         failed: list[BaseException] = []
 
         def work(index: int) -> None:
@@ -323,7 +324,8 @@ def _read(path: Path, layout: _Layout, table: str, columns: Sequence[str], *, na
                 row0, cap,
             )  # fmt: skip
             if got != n:
-                raise PagesUnsupported(_ERRORS.get(got, f"decoder error {got}"))
+                error = _TooWide if got == -15 else PagesUnsupported
+                raise error(_ERRORS.get(got, f"decoder error {got}"))
 
         if len(chunks) > 1:
             with ThreadPoolExecutor(WORKERS) as pool:
