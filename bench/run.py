@@ -285,31 +285,36 @@ def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> 
     for res in r.values():
         print(f"| {res.name} | {res.wall:.3f} | {res.cpu:.3f} | {res.rss_mb:.0f} |")
     print()
-    rows: list[tuple[str, str, str, bool]] = []
+    # The issue sets its speed targets on a 5M-kernel trace and only a memory bound (2 GB) at 20M:
+    # at any other size the speed rows are printed for information, not judged.
+    judged = n == 5_000_000
+    rows: list[tuple[str, str, str, bool | None]] = []
     cold = r["census_cold"].wall
     sq = r["sqlite3_census"].wall
-    rows.append(("first census vs raw sqlite3 census", f"{sq / cold:.2f}x faster", ">= 4x", sq / cold >= 4))
+    ratio_met = sq / cold >= 4 if judged else None
+    rows.append(("first census vs raw sqlite3 census", f"{sq / cold:.2f}x faster", ">= 4x", ratio_met))
     for key in ("census_warm", "lineup_warm", "stakeout_warm", "timeline_warm", "census_again"):
-        rows.append((r[key].name, f"{r[key].wall:.3f} s", "<= 0.5 s", r[key].wall <= 0.5))
+        rows.append((r[key].name, f"{r[key].wall:.3f} s", "<= 0.5 s", r[key].wall <= 0.5 if judged else None))
     if "diff_cold" in r:
         ratio = r["diff_cold"].wall / cold
-        rows.append(("first diff / first census", f"{ratio:.2f}x", "<= 2.5x", ratio <= 2.5))
-    else:
+        met = ratio <= 2.5 if judged else None
+        rows.append(("first diff / first census", f"{ratio:.2f}x", "<= 2.5x", met))
+    elif judged:
         rows.append(("first diff / first census", "not measured in this run", "<= 2.5x", False))
     limit = 1024 if n <= 5_000_000 else 2048
     peak = max(res.rss_mb for k, res in r.items() if not k.startswith(("sqlite3", "nsys_ai")))
     rows.append(("peak RSS of any nsysq process", f"{peak:.0f} MB", f"<= {limit} MB", peak <= limit))
     rows.append(("nsysq --help", f"{r['help'].wall:.3f} s", "<= 0.25 s", r["help"].wall <= 0.25))
-    rows.append(
-        (r["small_census"].name, f"{r['small_census'].wall:.3f} s", "<= 0.6 s", r["small_census"].wall <= 0.6)
-    )
+    small = r["small_census"]
+    rows.append((small.name, f"{small.wall:.3f} s", "<= 0.6 s", small.wall <= 0.6))
     if nsys_ai:
         x = r["nsys_ai_summary"].wall
         rows.append(("nsys-ai summary vs first census", f"{x / cold:.1f}x slower", "-", True))
     print("| target | measured | goal | |")
     print("|---|---|---|---|")
     for what, got, goal, ok in rows:
-        print(f"| {what} | {got} | {goal} | {'met' if ok else 'NOT met'} |")
+        verdict = "5M target: not judged at this size" if ok is None else ("met" if ok else "NOT met")
+        print(f"| {what} | {got} | {goal} | {verdict} |")
     if not nsys_ai:
         print("\n(nsys-ai is not installed: its summary/diff were not timed.)")
 
