@@ -33,7 +33,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from typing import Any
 import duckdb
 
 from nsysq import catalog, extension, schema
+from nsysq.progress import ProgressBar, progress_wanted
 from nsysq.source import SourceSchema, connect_readonly
 
 FORMAT_VERSION = 4
@@ -163,81 +163,6 @@ def _estimate_rows(path: Path, tables: list[str]) -> dict[str, int]:
     return rows
 
 
-# -- progress -----------------------------------------------------------------------------------
-class _Progress:
-    """A rich progress bar on stderr, shown only on a terminal and only after ``delay`` seconds."""
-
-    RATE = 15e6  # values per second the sqlite scanner copies on one core of the reference box
-
-    def __init__(self, label: str, weights: dict[str, float], enabled: bool, delay: float = 1.0):
-        self.label = label
-        self.weights = weights
-        self.total = max(1.0, sum(weights.values()))
-        self.enabled = enabled
-        self.delay = delay
-        self.done = 0.0
-        self.current: str | None = None
-        self.current_started = 0.0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-
-    def start(self, table: str) -> None:
-        self.current, self.current_started = table, time.monotonic()
-
-    def finish(self, table: str) -> None:
-        self.done += self.weights.get(table, 0.0)
-        self.current = None
-
-    def _value(self) -> float:
-        value = self.done
-        if self.current is not None:
-            share = self.weights.get(self.current, 0.0)
-            guess = (time.monotonic() - self.current_started) * self.RATE
-            value += min(share * 0.95, guess)
-        return value
-
-    def _run(self) -> None:
-        if self._stop.wait(self.delay):
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        console = Console(stderr=True)
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task(self.label, total=self.total)
-            while not self._stop.wait(0.1):
-                table = self.current
-                desc = f"{self.label}: {table}" if table else self.label
-                bar.update(task, completed=self._value(), description=desc)
-
-
-def _progress_wanted(progress: bool | None) -> bool:
-    if progress is not None:
-        return progress
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 # -- locking, validity --------------------------------------------------------------------------
 @contextlib.contextmanager
 def _locked(key: str, *, wait: bool) -> Iterator[bool]:
@@ -341,7 +266,7 @@ def build(path: Path, src: SourceSchema, *, wait: bool = True, progress: bool | 
         weights = {t: float(max(rows.get(t, 0), 1) * len(schema.CANONICAL[t])) for t in tables}
         started = time.time()
         try:
-            with _Progress("nsysq: caching trace", weights, _progress_wanted(progress)) as bar:
+            with ProgressBar("nsysq: caching trace", weights, progress_wanted(progress)) as bar:
                 _write(tmp, ident, src, tables, bar)
             if identity(ident.path) != ident:  # the trace changed while we read it
                 _unlink(tmp)
@@ -356,7 +281,7 @@ def build(path: Path, src: SourceSchema, *, wait: bool = True, progress: bool | 
     return final
 
 
-def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar: _Progress) -> None:
+def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar: ProgressBar) -> None:
     con = extension.connect(str(tmp))
     try:
         con.execute("SET enable_progress_bar = false")

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from nsysq.progress import ProgressBar, progress_wanted
+
 CHUNK_PAGES = 1024  # pages per read-and-decode step (4 MiB at the usual 4 KiB page size)
 WORKERS = 2
 _LEAF, _INTERIOR = 0x0D, 0x05
@@ -263,16 +265,21 @@ def _read_chunk(fd: int, pages: list[int], ps: int, local: threading.local) -> i
     return int(((heads[:, 3].astype(np.int64) << 8) | heads[:, 4]).sum())
 
 
-def read_columns(path: Path, table: str, columns: Sequence[str]) -> Columns:
-    """Decode the integer ``columns`` of every row of ``table`` (rowid order) into numpy arrays."""
+def read_columns(
+    path: Path, table: str, columns: Sequence[str], *, progress: bool | None = None
+) -> Columns:
+    """Decode the integer ``columns`` of every row of ``table`` (rowid order) into numpy arrays.
+    ``progress``: show a bar on stderr if decoding takes over a second (default: on a terminal)."""
     layout = _layout(path, table)
     try:
-        return _read(path, layout, table, columns, narrow=True)
+        return _read(path, layout, table, columns, narrow=True, progress=progress)
     except _TooWide:
-        return _read(path, layout, table, columns, narrow=False)
+        return _read(path, layout, table, columns, narrow=False, progress=progress)
 
 
-def _read(path: Path, layout: _Layout, table: str, columns: Sequence[str], *, narrow: bool) -> Columns:
+def _read(
+    path: Path, layout: _Layout, table: str, columns: Sequence[str], *, narrow: bool, progress: bool | None
+) -> Columns:
     import numpy as np
 
     decode = _decoder()
@@ -326,17 +333,20 @@ def _read(path: Path, layout: _Layout, table: str, columns: Sequence[str], *, na
             if got != n:
                 error = _TooWide if got == -15 else PagesUnsupported
                 raise error(_ERRORS.get(got, f"decoder error {got}"))
+            bar.advance(len(chunks[index]))
 
-        if len(chunks) > 1:
-            with ThreadPoolExecutor(WORKERS) as pool:
-                futures = [pool.submit(work, i) for i in range(len(chunks))]
-                errors = [f.exception() for f in futures]
-            first = next((e for e in errors if e is not None), None)
-            if first is not None:
-                raise first
-        else:
-            for i in range(len(chunks)):
-                work(i)
+        label = f"nsysq: reading {table} ({', '.join(names)})"
+        with ProgressBar(label, {table: float(len(leaves))}, progress_wanted(progress)) as bar:
+            if len(chunks) > 1:
+                with ThreadPoolExecutor(WORKERS) as pool:
+                    futures = [pool.submit(work, i) for i in range(len(chunks))]
+                    errors = [f.exception() for f in futures]
+                first = next((e for e in errors if e is not None), None)
+                if first is not None:
+                    raise first
+            else:
+                for i in range(len(chunks)):
+                    work(i)
     finally:
         os.close(fd)
     rows = starts[-1] or 0
