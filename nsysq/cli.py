@@ -126,10 +126,12 @@ def _unit(fmt: Format, unit: Unit | None) -> str:
 
 
 @contextmanager
-def _open(path: Path, *, no_cache: bool = False) -> Iterator[Trace]:
+def _open(path: Path, *, no_cache: bool = False, prefetch: str | None = "census") -> Iterator[Trace]:
+    """Open a trace for one command; ``prefetch``: the packaged query whose kernel columns the
+    command needs first (they start decoding while DuckDB loads; see Trace)."""
     from nsysq.trace import Trace
 
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {"prefetch": prefetch}
     if no_cache:
         kwargs["cache"] = False
     trace = Trace(path, **kwargs)
@@ -165,8 +167,9 @@ def _run(
     show_sql: bool,
     no_cache: bool,
     title: str | None = None,
+    prefetch: str = "census",
 ) -> None:
-    with _open(path, no_cache=no_cache) as trace:
+    with _open(path, no_cache=no_cache, prefetch=prefetch) as trace:
         table = compute(trace)
         if show_sql:
             _show_sql([trace])
@@ -235,7 +238,7 @@ def lineup(
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
     from nsysq.lineup import lineup as compute
 
-    _run(trace, lambda t: compute(t, rules=rules), fmt, unit, show_sql, no_cache, title="lineup")
+    _run(trace, lambda t: compute(t, rules=rules), fmt, unit, show_sql, no_cache, "lineup", prefetch="lineup")
 
 
 @app.command()
@@ -267,7 +270,7 @@ def stakeout(
         return launches
 
     tables: list[Table] = []
-    _run(trace, both, fmt, unit, show_sql, no_cache, title=f"stakeout {kernel}")
+    _run(trace, both, fmt, unit, show_sql, no_cache, f"stakeout {kernel}", prefetch="stakeout")
     if not show_sql and fmt in (Format.table, Format.markdown):
         sys.stdout.write("\n")
         emit(tables[0], fmt, unit, title="summary")
@@ -298,6 +301,7 @@ def timeline(
         show_sql,
         no_cache,
         title="timeline",
+        prefetch="timeline",
     )
 
 
@@ -316,7 +320,7 @@ def sql(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Run your own read-only SQL against a trace (DuckDB dialect)."""
-    with _open(trace, no_cache=no_cache) as t:
+    with _open(trace, no_cache=no_cache, prefetch=None) as t:
         table = t.sql_table(query)
     emit(table, fmt, Unit.ns)
 

@@ -219,7 +219,10 @@ def diff(
 
         raise UsageError("--limit must be 0 (every kernel) or a positive number of rows.")
 
-    with _open(a, no_cache=no_cache) as ta, _open(b, no_cache=no_cache) as tb:
+    with (  # A's kernel pass starts decoding now; B's once A's rows are freed (nsysq.diffing)
+        _open(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
+        _open(b, no_cache=no_cache, prefetch=None) as tb,
+    ):
         result: DiffResult = compute(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
         )

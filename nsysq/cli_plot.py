@@ -136,7 +136,7 @@ def plot_census_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
-    with _open(trace, no_cache=no_cache) as t:
+    with _open(trace, no_cache=no_cache, prefetch="census") as t:
         df = t.census(limit=limit, names=names.value)
     _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
 
@@ -156,7 +156,7 @@ def plot_lineup_cmd(
     from nsysq.plot import plot_lineup
 
     _check_output(output)
-    with _open(trace, no_cache=no_cache) as t:
+    with _open(trace, no_cache=no_cache, prefetch="lineup") as t:
         df = t.lineup(rules=rules)
     _save(plot_lineup(df, ax=_axes(size), log=log), output, dpi, title)
 
@@ -179,7 +179,7 @@ def plot_stakeout_cmd(
     from nsysq.plot import plot_stakeout
 
     _check_output(output)
-    with _open(trace, no_cache=no_cache) as t:
+    with _open(trace, no_cache=no_cache, prefetch="stakeout") as t:
         df = t.stakeout(kernel, like=like, limit=limit)
     _save(plot_stakeout(df, ax=_axes(size)), output, dpi, title)
 
@@ -207,7 +207,7 @@ def plot_timeline_cmd(
     from nsysq.plot import plot_timeline
 
     _check_output(output)
-    with _open(trace, no_cache=no_cache) as t:
+    with _open(trace, no_cache=no_cache, prefetch="timeline") as t:
         df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
         sys.stderr.write(
@@ -249,7 +249,10 @@ def plot_diff_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
-    with _open(a, no_cache=no_cache) as ta, _open(b, no_cache=no_cache) as tb:
+    with (
+        _open(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
+        _open(b, no_cache=no_cache, prefetch=None) as tb,
+    ):
         result = compute(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
         )

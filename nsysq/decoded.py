@@ -45,8 +45,8 @@ def _q(identifier: str) -> str:
 class DecodedTable:
     """One table's decoded columns; ``mode`` is "pages" or "sqlite (<reason>)"."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, source: SourceSchema, table: str) -> None:
-        self._con = con
+    def __init__(self, path: Path, source: SourceSchema, table: str) -> None:
+        self._con: duckdb.DuckDBPyConnection | None = None
         self._path = path
         self._source = source
         self.table = table
@@ -60,7 +60,11 @@ class DecodedTable:
             self.mode = "sqlite (no such table)"
         elif not pages.available():
             self.mode = "sqlite (page decoder not available)"
-        else:
+
+    def attach(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Put this table's view on ``con`` over the decoded arrays (when decoding from pages)."""
+        self._con = con
+        if self.active:
             self._create_view()
 
     @property
@@ -86,8 +90,14 @@ class DecodedTable:
         gate = f"(SELECT CAST(error('{_SENTINEL}{self.table}:start') AS BIGINT) AS g) WHERE g = 0"
         self._set_view(f"SELECT {', '.join(items)} FROM {self._arrays if self._values else gate}")
 
+    @property
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise RuntimeError("DecodedTable used before attach()")
+        return self._con
+
     def _set_view(self, select: str) -> None:
-        self._con.execute(f"CREATE OR REPLACE VIEW main.{_q(self.table)} AS {select}")
+        self._connection.execute(f"CREATE OR REPLACE VIEW main.{_q(self.table)} AS {select}")
 
     def _fall_back(self, reason: str) -> None:
         self.release()
@@ -136,13 +146,13 @@ class DecodedTable:
         frame = dict(self._values)
         frame.update({f"{c}__null": mask for c, mask in self._nulls.items()})
         with extension.pandas_free_binding():
-            self._con.register(self._arrays, frame)
+            self._connection.register(self._arrays, frame)
         self._create_view()
 
     def release(self) -> None:
         """Drop the decoded arrays (memory); the next query that needs them decodes them again."""
         if self._values:
-            self._con.unregister(self._arrays)
+            self._connection.unregister(self._arrays)
         self._values.clear()
         self._nulls.clear()
         if self.active:
@@ -152,8 +162,12 @@ class DecodedTable:
 class DecodedTables:
     """The decoded event tables of one direct-read connection."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, source: SourceSchema) -> None:
-        self.tables = {table: DecodedTable(con, path, source, table) for table in CORE}
+    def __init__(self, path: Path, source: SourceSchema) -> None:
+        self.tables = {table: DecodedTable(path, source, table) for table in CORE}
+
+    def attach(self, con: duckdb.DuckDBPyConnection) -> None:
+        for table in self.tables.values():
+            table.attach(con)
 
     def prefetch(self, declared: Mapping[str, Iterable[str]]) -> None:
         for table, columns in declared.items():

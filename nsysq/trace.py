@@ -29,9 +29,13 @@ _KERNEL_HINT = (
 class Trace:
     """An nsys SQLite export, opened read-only. Use ``nsysq.open(path)``; close it (or use ``with``)."""
 
-    def __init__(self, path: str | Path, *, cache: bool | str = True) -> None:
+    def __init__(
+        self, path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census"
+    ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
-        (read the file only; write nothing to the cache), or "build" (build the copy now)."""
+        (read the file only; write nothing to the cache), or "build" (build the copy now).
+        ``prefetch``: on a direct read, the packaged query whose columns start decoding from the
+        file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand)."""
         self.path: Path = check_path(path)
         self.schema: SourceSchema = read_schema(self.path)
         if cache == "build":
@@ -41,9 +45,12 @@ class Trace:
         if opened is not None:  # a complete cached copy: no SQLite, not even its extension
             self._con, self._cache = opened
         else:
+            self._decoded = DecodedTables(self.path, self.schema)
+            if prefetch is not None:
+                self._decoded.prefetch(catalog.get(prefetch).declared_columns)
             self._con = self._connect()
             self._cache = cache_mod.direct_state(self.path, bool(cache))
-            self._decoded = DecodedTables(self._con, self.path, self.schema)
+            self._decoded.attach(self._con)
         self._rules_digest = ""
         self._materialized: set[str] = set()
         self._rules_loaded: str | None = None
@@ -269,6 +276,6 @@ class Trace:
         return timeline(self, **kwargs).in_unit(unit).to_pandas()
 
 
-def open_trace(path: str | Path, *, cache: bool | str = True) -> Trace:
+def open_trace(path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census") -> Trace:
     """Open an nsys SQLite export read-only. Raises an NsysqError subclass naming the fix."""
-    return Trace(path, cache=cache)
+    return Trace(path, cache=cache, prefetch=prefetch)

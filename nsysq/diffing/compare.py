@@ -55,9 +55,9 @@ def diff(
     try:
         # On direct reads the kernel pages decode in the background: A's while B is opened, B's
         # while A's remaining queries run (one decode at a time, so one side's rows in memory).
-        ta = a if isinstance(a, Trace) else _remember(opened, Trace(a))
-        ta.prefetch("kernel_groups")
-        tb = b if isinstance(b, Trace) else _remember(opened, Trace(b))
+        ta = a if isinstance(a, Trace) else _remember(opened, Trace(a, prefetch="kernel_groups"))
+        ta.prefetch("kernel_groups")  # a Trace passed in: decode what is missing
+        tb = b if isinstance(b, Trace) else _remember(opened, Trace(b, prefetch=None))
         _kernel_pass(ta)
         tb.prefetch("kernel_groups")
         side_a = _read_side(ta, lineup_rules, rules_source)
