@@ -6,10 +6,15 @@
 -- dialect: duckdb
 WITH k AS (
     SELECT shortName, demangledName, "end" - start AS dur FROM CUPTI_ACTIVITY_KIND_KERNEL
+),
+by_kind AS (  -- every launch once per name kind; a filter on names prunes the other branch
+    SELECT 'short' AS names, shortName AS name_id, demangledName, dur FROM k
+    UNION ALL
+    SELECT 'demangled' AS names, demangledName AS name_id, demangledName, dur FROM k
 )
 SELECT
-    'short' AS names,
-    shortName AS name_id,
+    names,
+    name_id,
     count(*) AS instances,
     sum(dur) AS total_ns,
     avg(dur) AS avg_ns,
@@ -19,20 +24,5 @@ SELECT
     stddev_samp(dur) AS stddev_ns,
     count(DISTINCT demangledName) AS variants,
     count(*) FILTER (WHERE dur = 0) AS zero_length
-FROM k
-GROUP BY shortName
-UNION ALL
-SELECT
-    'demangled' AS names,
-    demangledName AS name_id,
-    count(*) AS instances,
-    sum(dur) AS total_ns,
-    avg(dur) AS avg_ns,
-    median(dur) AS med_ns,
-    min(dur) AS min_ns,
-    max(dur) AS max_ns,
-    stddev_samp(dur) AS stddev_ns,
-    count(DISTINCT demangledName) AS variants,
-    count(*) FILTER (WHERE dur = 0) AS zero_length
-FROM k
-GROUP BY demangledName
+FROM by_kind
+GROUP BY names, name_id

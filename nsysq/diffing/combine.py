@@ -3,6 +3,7 @@ category rows with their outlier scores, variants, launch configuration, danger 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.resources
 from collections.abc import Sequence
@@ -102,89 +103,74 @@ def _combine(
     from nsysq import extension
 
     con = extension.connect(sqlite=False)  # small tables only: no sqlite extension, no progress bar
-    # Binding the side rows as list parameters would make DuckDB import pandas (0.45 s) otherwise.
-    with extension.pandas_free_binding():
-        try:
-            return _combine_on(con, side_a, side_b, danger, min_ns=min_ns, threshold=threshold)
-        finally:
-            con.close()
+    # Binding Python values as parameters would otherwise make DuckDB import pandas (0.45 s).
+    with contextlib.closing(con), extension.pandas_free_binding():
+        kcols = ("side", *side_a["kernels"].columns)
+        _load(
+            con,
+            "side_kernels",
+            kcols,
+            [("a", *r) for r in side_a["kernels"].rows] + [("b", *r) for r in side_b["kernels"].rows],
+        )
+        ccols = ("side", "operation", "kind", "operations", "bytes", "total_ns")
+        _load(
+            con,
+            "side_copies",
+            ccols,
+            [
+                (
+                    "a" if s is side_a else "b",
+                    r["operation"],
+                    r["kind"],
+                    r["operations"],
+                    r["bytes"],
+                    r["total_ns"],
+                )
+                for s in (side_a, side_b)
+                for r in s["copies"].records()
+            ],
+        )
+        _load(
+            con,
+            "danger_rules",
+            ("rule_order", "kind", "field", "pattern", "reason"),
+            [(r.order, r.kind, r.field, r.like, r.reason) for r in danger],
+        )
+        base = ("diff_side_kernels@" + str(catalog.get("diff_side_kernels").version), "copies@1")
 
+        k_label = _materialize(con, "kernel_rows", "kernels.sql")
+        kernels, s_label = _scored(
+            con,
+            "kernel_rows",
+            "name",
+            "t.name, t.category, t.status, t.calls_a, t.calls_b, t.a_ns, t.b_ns, t.avg_a_ns, "
+            "t.avg_b_ns, t.ratio, t.calls_ratio, t.per_call_ratio, t.pattern, t.family, "
+            "t.variants_a, t.variants_b",
+            min_ns=min_ns,
+            threshold=threshold,
+        )
+        kernels = replace(kernels, kind="diff_kernels", queries=(*base, k_label, s_label))
 
-def _combine_on(
-    con: duckdb.DuckDBPyConnection,
-    side_a: dict[str, Any],
-    side_b: dict[str, Any],
-    danger: list[DangerRule],
-    *,
-    min_ns: float,
-    threshold: float,
-) -> dict[str, Table]:
-    kcols = ("side", *side_a["kernels"].columns)
-    _load(
-        con,
-        "side_kernels",
-        kcols,
-        [("a", *r) for r in side_a["kernels"].rows] + [("b", *r) for r in side_b["kernels"].rows],
-    )
-    ccols = ("side", "operation", "kind", "operations", "bytes", "total_ns")
-    _load(
-        con,
-        "side_copies",
-        ccols,
-        [
-            (
-                "a" if s is side_a else "b",
-                r["operation"],
-                r["kind"],
-                r["operations"],
-                r["bytes"],
-                r["total_ns"],
-            )
-            for s in (side_a, side_b)
-            for r in s["copies"].records()
-        ],
-    )
-    _load(
-        con,
-        "danger_rules",
-        ("rule_order", "kind", "field", "pattern", "reason"),
-        [(r.order, r.kind, r.field, r.like, r.reason) for r in danger],
-    )
-    base = ("diff_side_kernels@" + str(catalog.get("diff_side_kernels").version), "copies@1")
+        c_label = _materialize(con, "category_rows", "categories.sql")
+        categories, _ = _scored(
+            con,
+            "category_rows",
+            "category",
+            "t.category, t.status, t.calls_a, t.calls_b, t.a_ns, t.b_ns, t.avg_a_ns, t.avg_b_ns, "
+            "t.ratio, t.calls_ratio, t.per_call_ratio, t.kernels_a, t.kernels_b, t.top_kernel",
+            min_ns=min_ns,
+            threshold=threshold,
+        )
+        categories = replace(categories, kind="diff_categories", queries=(*base, c_label, s_label))
 
-    k_label = _materialize(con, "kernel_rows", "kernels.sql")
-    kernels, s_label = _scored(
-        con,
-        "kernel_rows",
-        "name",
-        "t.name, t.category, t.status, t.calls_a, t.calls_b, t.a_ns, t.b_ns, t.avg_a_ns, "
-        "t.avg_b_ns, t.ratio, t.calls_ratio, t.per_call_ratio, t.pattern, t.family, "
-        "t.variants_a, t.variants_b",
-        min_ns=min_ns,
-        threshold=threshold,
-    )
-    kernels = replace(kernels, kind="diff_kernels", queries=(*base, k_label, s_label))
-
-    c_label = _materialize(con, "category_rows", "categories.sql")
-    categories, _ = _scored(
-        con,
-        "category_rows",
-        "category",
-        "t.category, t.status, t.calls_a, t.calls_b, t.a_ns, t.b_ns, t.avg_a_ns, t.avg_b_ns, "
-        "t.ratio, t.calls_ratio, t.per_call_ratio, t.kernels_a, t.kernels_b, t.top_kernel",
-        min_ns=min_ns,
-        threshold=threshold,
-    )
-    categories = replace(categories, kind="diff_categories", queries=(*base, c_label, s_label))
-
-    variants = _run(con, "variants.sql")
-    variants = replace(variants, queries=(*base, k_label, *variants.queries))
-    launch = _run(con, "launch_config.sql")
-    launch = replace(launch, queries=(*base, *launch.queries))
-    danger_t = _run(con, "danger.sql")
-    danger_t = replace(danger_t, queries=(*base, *danger_t.queries))
-    copies = _run(con, "copies.sql")
-    copies = replace(copies, queries=("copies@1", *copies.queries))
+        variants = _run(con, "variants.sql")
+        variants = replace(variants, queries=(*base, k_label, *variants.queries))
+        launch = _run(con, "launch_config.sql")
+        launch = replace(launch, queries=(*base, *launch.queries))
+        danger_t = _run(con, "danger.sql")
+        danger_t = replace(danger_t, queries=(*base, *danger_t.queries))
+        copies = _run(con, "copies.sql")
+        copies = replace(copies, queries=("copies@1", *copies.queries))
     return {
         "categories": categories,
         "kernels": kernels,
