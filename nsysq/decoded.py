@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from nsysq import extension, pages, schema
+from nsysq.schema import _q
 from nsysq.source import SourceSchema
 
 T = TypeVar("T")
@@ -36,10 +37,6 @@ CORE: Mapping[str, tuple[str, ...]] = {
     schema.MEMSET: ("start", "end", "bytes"),
     schema.RUNTIME: ("start", "end"),
 }
-
-
-def _q(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 class DecodedTable:
