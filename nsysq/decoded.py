@@ -14,6 +14,7 @@ back to the sqlite scanner for good (same rows, same answers).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -52,6 +53,7 @@ class DecodedTable:
         self._values: dict[str, Any] = {}
         self._nulls: dict[str, Any] = {}
         self._pending: Future[pages.Columns] | None = None
+        self._cancel = threading.Event()
         self.mode = "pages"
         if not source.has(table):
             self.mode = "sqlite (no such table)"
@@ -114,7 +116,13 @@ class DecodedTable:
             return
         wanted = self._wanted(columns)
         if wanted:
-            self._pending = _PREFETCH.submit(pages.read_columns, self._path, self.table, wanted)
+            self._pending = _PREFETCH.submit(
+                pages.read_columns, self._path, self.table, wanted, cancel=self._cancel
+            )
+
+    def cancel(self) -> None:
+        """Stop a background decode nobody will collect (the trace is being closed)."""
+        self._cancel.set()
 
     def load(self, columns: Iterable[str]) -> None:
         """Decode ``columns`` not decoded yet (on the first load, the core ones as well)."""
@@ -170,6 +178,10 @@ class DecodedTables:
         for table, columns in declared.items():
             if table in self.tables:
                 self.tables[table].prefetch(columns)
+
+    def cancel(self) -> None:
+        for table in self.tables.values():
+            table.cancel()
 
     def run(self, call: Callable[[], T], declared: Mapping[str, Iterable[str]] | None = None) -> T:
         """Run ``call`` (a DuckDB execution) with the ``declared`` columns of each table decoded;

@@ -266,19 +266,33 @@ def _read_chunk(fd: int, pages: list[int], ps: int, local: threading.local) -> i
 
 
 def read_columns(
-    path: Path, table: str, columns: Sequence[str], *, progress: bool | None = None
+    path: Path,
+    table: str,
+    columns: Sequence[str],
+    *,
+    progress: bool | None = None,
+    cancel: threading.Event | None = None,
 ) -> Columns:
     """Decode the integer ``columns`` of every row of ``table`` (rowid order) into numpy arrays.
-    ``progress``: show a bar on stderr if decoding takes over a second (default: on a terminal)."""
+    ``progress``: show a bar on stderr if decoding takes over a second (default: on a terminal).
+    ``cancel``: once set, the read stops at the next chunk with PagesUnsupported."""
     layout = _layout(path, table)
+    stop = cancel or threading.Event()
     try:
-        return _read(path, layout, table, columns, narrow=True, progress=progress)
+        return _read(path, layout, table, columns, narrow=True, progress=progress, cancel=stop)
     except _TooWide:
-        return _read(path, layout, table, columns, narrow=False, progress=progress)
+        return _read(path, layout, table, columns, narrow=False, progress=progress, cancel=stop)
 
 
 def _read(
-    path: Path, layout: _Layout, table: str, columns: Sequence[str], *, narrow: bool, progress: bool | None
+    path: Path,
+    layout: _Layout,
+    table: str,
+    columns: Sequence[str],
+    *,
+    narrow: bool,
+    progress: bool | None,
+    cancel: threading.Event,
 ) -> Columns:
     import numpy as np
 
@@ -309,6 +323,8 @@ def _read(
 
         def work(index: int) -> None:
             try:
+                if cancel.is_set():
+                    raise PagesUnsupported("cancelled")
                 n = _read_chunk(fd, chunks[index], ps, local)
             except BaseException as exc:  # let the chunks waiting on this one's position stop too
                 with ready:

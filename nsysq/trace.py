@@ -80,6 +80,8 @@ class Trace:
 
     def close(self) -> None:
         """Close the connection; after a direct read of a large trace, start building its copy."""
+        if self._decoded is not None:
+            self._decoded.cancel()  # a background decode nobody asked for yet stops at once
         self._con.close()
         cache_mod.after_direct_read(self.path, self._cache)
 

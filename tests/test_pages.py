@@ -256,3 +256,19 @@ def test_damaged_pages_never_crash(fixture_dir: Path, tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refused" in done.stdout
+
+
+def test_cancelled_read_stops(fixture_dir: Path) -> None:
+    """A background decode nobody will collect (its trace is closed) stops at the next chunk."""
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(pages.PagesUnsupported, match="cancelled"):
+        pages.read_columns(fixture_dir / "v2024_6.sqlite", schema.KERNEL, ["start"], cancel=stop)
+    t = Trace(fixture_dir / "v2024_6.sqlite", cache=False)  # prefetches the census columns
+    pending = t._decoded.tables[schema.KERNEL]._pending
+    t.close()
+    assert t._decoded.tables[schema.KERNEL]._cancel.is_set()
+    if pending is not None:  # finished before the close, or stopped by it: never hangs, never crashes
+        pending.exception(timeout=10)
