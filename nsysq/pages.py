@@ -113,8 +113,11 @@ def _decoder() -> Any:
 
 
 def available() -> bool:
-    """Whether the compiled decoder is installed and not turned off with NSYSQ_PAGE_READER=0."""
+    """Whether the compiled decoder is installed and not turned off with NSYSQ_PAGE_READER=0
+    (and the platform has positioned reads: ``os.pread``/``os.preadv``, not on Windows)."""
     if os.environ.get("NSYSQ_PAGE_READER", "1").strip().lower() in ("0", "no", "off", "false"):
+        return False
+    if not (hasattr(os, "pread") and hasattr(os, "preadv")):
         return False
     try:
         _decoder()
