@@ -37,13 +37,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog, extension, schema
 from nsysq.progress import ProgressBar, progress_wanted
 from nsysq.source import SourceSchema, connect_readonly
+
+if TYPE_CHECKING:
+    import duckdb
 
 FORMAT_VERSION = 4
 DEFAULT_MAX_BYTES = 10 * 1024**3
@@ -103,6 +104,7 @@ class Identity:
 
     @property
     def key(self) -> str:
+        import duckdb
         text = "|".join(
             str(v)
             for v in (
@@ -126,6 +128,27 @@ def identity(path: Path) -> Identity:
         st = os.fstat(fh.fileno())
         header = fh.read(100)
     return Identity(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, header)
+
+
+def may_have_copy(path: Path) -> bool:
+    """A cheap hint that needs no DuckDB (the cache key includes its version): False when no
+    cached copy of ``path`` can exist (below the size worth caching, no cache directory, or no
+    entry's info file names this path and size); True when there may be one, or when unsure."""
+    try:
+        size = path.stat().st_size
+        if size < min_trace_bytes():
+            return False
+        directory = cache_dir()
+        if not directory.is_dir():
+            return False
+        resolved = str(Path(path).resolve())
+        for info in directory.glob("*.json"):
+            data = json.loads(info.read_text())
+            if data.get("trace") == resolved and data.get("trace_size") == size:
+                return True
+        return False
+    except (OSError, ValueError, AttributeError):
+        return True
 
 
 def entry_file(key: str) -> Path:
@@ -220,6 +243,7 @@ def _unlink(path: Path) -> None:
 
 # -- validity -----------------------------------------------------------------------------------
 def _check_meta(con: duckdb.DuckDBPyConnection, alias: str, key: str) -> bool:
+    import duckdb
     try:
         row = con.execute(f"SELECT key, format_version FROM {alias}.nsysq_cache_meta").fetchone()
     except duckdb.Error:
@@ -229,6 +253,7 @@ def _check_meta(con: duckdb.DuckDBPyConnection, alias: str, key: str) -> bool:
 
 def valid(key: str) -> bool:
     """Whether a complete cached copy for ``key`` exists (opens it read-only to check)."""
+    import duckdb
     path = entry_file(key)
     if not path.is_file():
         return False
@@ -379,6 +404,7 @@ class CacheState:
 
 def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnection, CacheState] | None:
     """A connection whose views read the complete cached copy of ``path``, or None if there is none."""
+    import duckdb
     try:
         key = identity(path).key
         file = entry_file(key)

@@ -18,13 +18,14 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
-
-import duckdb
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from nsysq import extension, pages, schema
 from nsysq.schema import _q
 from nsysq.source import SourceSchema
+
+if TYPE_CHECKING:
+    import duckdb
 
 T = TypeVar("T")
 _PREFETCH = ThreadPoolExecutor(1, thread_name_prefix="nsysq-prefetch")
@@ -186,6 +187,7 @@ class DecodedTables:
     def run(self, call: Callable[[], T], declared: Mapping[str, Iterable[str]] | None = None) -> T:
         """Run ``call`` (a DuckDB execution) with the ``declared`` columns of each table decoded;
         decode and retry any other column it turns out to read."""
+        import duckdb
         for table, columns in (declared or {}).items():
             if table in self.tables:
                 self.tables[table].load(columns)

@@ -7,17 +7,19 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from nsysq.errors import ExtensionUnavailableError
+
+if TYPE_CHECKING:
+    import duckdb
 
 _FIX = "install it with: pip install 'duckdb-extension-sqlite-scanner=={v}' (it must match duckdb {v})"
 
 
 def extension_path() -> Path:
     """Return the sqlite_scanner binary shipped by the duckdb-extension-sqlite-scanner package."""
+    import duckdb
     version = duckdb.__version__
     try:
         root = importlib.resources.files("duckdb_extension_sqlite_scanner")
@@ -41,6 +43,7 @@ def connect(
 
     ``sqlite=False`` skips loading the extension (about 0.1 s): for reading nsysq's own cache.
     """
+    import duckdb
     config = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,

@@ -10,10 +10,12 @@ match NVIDIA's documented numbering. One mechanism, so queries never branch on t
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from nsysq.source import SourceSchema
+
+if TYPE_CHECKING:
+    import duckdb
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"

@@ -272,3 +272,14 @@ def test_cancelled_read_stops(fixture_dir: Path) -> None:
     assert t._decoded.tables[schema.KERNEL]._cancel.is_set()
     if pending is not None:  # finished before the close, or stopped by it: never hangs, never crashes
         pending.exception(timeout=10)
+
+
+def test_opening_a_trace_does_not_import_duckdb_before_decoding_starts() -> None:
+    """The page decode starts before DuckDB is imported (it overlaps the 0.07 s import): the
+    modules a Trace is built from import DuckDB where they use it, not at module level."""
+    import subprocess
+    import sys
+
+    code = "import sys, nsysq.trace, nsysq.cache, nsysq.decoded, nsysq.pages; print('duckdb' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
