@@ -23,6 +23,21 @@ class CorruptTraceError(TraceInputError):
     """A SQLite file that cannot be read: truncated or damaged."""
 
 
+class DamagedTraceError(CorruptTraceError):
+    """A SQLite file whose pages contradict the file format in a table nsysq reads."""
+
+    def __init__(self, path: object, table: str | None, page: int | None, detail: str) -> None:
+        where = f" in {table}" if table else ""
+        where += f" (page {page})" if page is not None else ""
+        super().__init__(
+            f"{path} is damaged{where}: {detail}; check it with "
+            f"sqlite3 {path} 'PRAGMA integrity_check' and export the trace again."
+        )
+        self.table = table
+        self.page = page
+        self.detail = detail
+
+
 class ExtensionUnavailableError(NsysqError):
     """DuckDB's sqlite extension could not be loaded from the installed package."""
 

@@ -60,6 +60,17 @@ class PagesUnsupported(Exception):
     """The table (or this installation) needs SQLite's own reader; the message says why."""
 
 
+class PagesDamaged(Exception):
+    """The table's pages contradict the SQLite file format: the file is damaged. Never a reason to
+    fall back to another reader (DuckDB's scanner can return a quiet partial answer on such a file)."""
+
+    def __init__(self, table: str, page: int | None, detail: str) -> None:
+        super().__init__(detail)
+        self.table = table
+        self.page = page
+        self.detail = detail
+
+
 class _TooWide(PagesUnsupported):
     """A value does not fit the int32 output chosen for its column: read again with int64."""
 
