@@ -22,12 +22,18 @@ import re
 import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from nsysq.units import TIME_UNIT_LABELS, TIME_UNITS, axis_unit, convert, fmt_in_unit, is_missing, time_factor
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     from matplotlib.axes import Axes
+    from matplotlib.container import BarContainer
     from matplotlib.figure import Figure
+    from numpy.typing import NDArray
 
 __all__ = [
     "CATEGORY_COLORS",
@@ -40,9 +46,6 @@ __all__ = [
     "plot_timeline",
     "shorten",
 ]
-
-_UNITS: dict[str, float] = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-_UNIT_LABEL = {"ns": "ns", "us": "µs", "ms": "ms", "s": "s"}
 
 #: Fixed colours for the packaged lineup categories: GEMMs in blues, attention in reds, ...
 CATEGORY_COLORS: dict[str, str] = {
@@ -71,6 +74,7 @@ _FALLBACK = [
     "#bd9e39", "#ad494a", "#a55194", "#6b6ecf", "#b5cf6b", "#e7ba52", "#d6616b",
 ]  # fmt: skip
 _OTHER_BAR = "#b0b0b0"
+_PLAIN_BAR = "#4c72b0"  # a bar with no category to colour it
 _COPY_COLORS = {
     "Host-to-Device": "#e6550d",
     "Device-to-Host": "#756bb1",
@@ -104,8 +108,7 @@ def _mpl() -> Any:
 def _new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
     if ax is not None:
         return ax
-    plt = _mpl()
-    _, new = plt.subplots(figsize=size, layout="constrained")
+    new: Axes = _mpl().subplots(figsize=size, layout="constrained")[1]
     return new
 
 
@@ -116,43 +119,34 @@ def _frame(data: Any) -> pd.DataFrame:
     return data
 
 
+def _footer(df: pd.DataFrame) -> dict[str, Any]:
+    """The footer an analysis attached to its frame (empty for a frame built by hand)."""
+    footer: dict[str, Any] = df.attrs.get("footer", {}) if hasattr(df, "attrs") else {}
+    return footer
+
+
 def _time_column(df: pd.DataFrame, stem: str) -> tuple[str, str]:
     """The column ``{stem}_{unit}`` present in ``df`` and its unit."""
-    for unit in _UNITS:
+    for unit in TIME_UNITS:
         if f"{stem}_{unit}" in df.columns:
             return f"{stem}_{unit}", unit
     raise ValueError(f"expected a column {stem}_ns (or _us, _ms, _s); the frame has {list(df.columns)}")
 
 
-def _pick_unit(max_ns: float) -> str:
-    if max_ns >= 10e9:
-        return "s"
-    if max_ns >= 1e6:
-        return "ms"
-    if max_ns >= 1e3:
-        return "us"
-    return "ns"
+def _shown_unit(values: Sequence[float], src: str, unit: str | None) -> str:
+    """``unit`` when asked for, else the axis unit for the largest of ``values`` (given in ``src``)."""
+    return unit or axis_unit(max([convert(v, src, "ns") for v in values] or [0]))
 
 
-def _convert(values: Any, src: str, dst: str) -> Any:
-    return values * (_UNITS[src] / _UNITS[dst])
+def _axis_label(what: str, unit: str, log: bool) -> str:
+    return f"{what} ({TIME_UNIT_LABELS[unit]}{', log scale' if log else ''})"
 
 
-def fmt_time(value: float, unit: str) -> str:
-    """``877 ms``, ``6.17 ms``, ``0.85 µs``: three significant digits, thousands separated."""
-    label = _UNIT_LABEL[unit]
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    v = abs(value)
-    if v >= 100:
-        text = f"{value:,.0f}"
-    elif v >= 10:
-        text = f"{value:.1f}"
-    elif v >= 0.01 or v == 0:
-        text = f"{value:.2f}"
-    else:
-        text = f"{value:.2g}"
-    return f"{text} {label}"
+def _tidy_axes(ax: Axes) -> None:
+    """No top/right frame, a light vertical grid behind the bars."""
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_axisbelow(True)
 
 
 def _strip_args(name: str) -> str:
@@ -341,6 +335,17 @@ def _hbar_figsize(n: int, wrapped: bool = False) -> tuple[float, float]:
 
 
 # -- census -----------------------------------------------------------------------------------------
+class _CensusBars(NamedTuple):
+    """What the census plot draws, one entry per bar (the folded "other" bar last), times in ``unit``."""
+
+    labels: list[str]
+    totals: list[float]
+    calls: list[int]
+    shares: list[float | None]
+    colors: list[str]
+    unit: str
+
+
 def plot_census(
     data: Any,
     *,
@@ -358,74 +363,86 @@ def plot_census(
     trace's kernel time. Each bar is labelled "total · share · calls".
     """
     df = _frame(data)
-    col, src = _time_column(df, "total")
-    names = list(df["name"]) if "name" in df.columns else [str(i) for i in range(len(df))]
-    totals = [float(v or 0) for v in df[col]]
-    calls = [int(v or 0) for v in df["instances"]] if "instances" in df.columns else [0] * len(df)
-    share = list(df["share_pct"]) if "share_pct" in df.columns else [None] * len(df)
-    is_other = [
-        (str(n).startswith("other (") and (("rank" not in df.columns) or _isnull(r)))
-        for n, r in zip(names, df["rank"] if "rank" in df.columns else names, strict=True)
-    ]
-    kept = [i for i in range(len(df)) if not is_other[i]][: max(top, 0)]
-    rest = [i for i in range(len(df)) if i not in set(kept)]
-    labels = _unique_labels([names[i] for i in kept], name_width)
-    values = [totals[i] for i in kept]
-    counts = [calls[i] for i in kept]
-    shares = [share[i] for i in kept]
-    colors = ["#4c72b0"] * len(kept)
-    if rest:
-        n_kernels = 0
-        for i in rest:
-            m = re.match(r"other \((\d+) kernels?\)", str(names[i]))
-            n_kernels += int(m.group(1)) if m else 1
-        labels.append(f"other ({n_kernels} kernel{'s' if n_kernels != 1 else ''})")
-        values.append(sum(totals[i] for i in rest))
-        counts.append(sum(calls[i] for i in rest))
-        rest_share = [share[i] for i in rest if not _isnull(share[i])]
-        shares.append(sum(rest_share) if rest_share else None)
-        colors.append(_OTHER_BAR)
-    shown_unit = unit or _pick_unit(max([_convert(v, src, "ns") for v in values] or [0]))
-    shown = [_convert(v, src, shown_unit) for v in values]
-    ax = _new_axes(ax, _hbar_figsize(len(shown), any("\n" in lab for lab in labels)))
+    bars = _census_bars(df, top, name_width)
+    shown_unit = _shown_unit(bars.totals, bars.unit, unit)
+    shown = [convert(v, bars.unit, shown_unit) for v in bars.totals]
+    ax = _new_axes(ax, _hbar_figsize(len(shown), any("\n" in lab for lab in bars.labels)))
     use_log = _want_log(shown, log)
     y = list(range(len(shown)))
-    bars = ax.barh(y, shown, color=colors, height=0.7, log=use_log)
-    ax.set_yticks(y, labels, fontsize=8)
+    drawn = ax.barh(y, shown, color=bars.colors, height=0.7, log=use_log)
+    ax.set_yticks(y, bars.labels, fontsize=8)
     ax.invert_yaxis()
-    texts = []
-    for v, s, c in zip(shown, shares, counts, strict=True):
-        parts = [fmt_time(v, shown_unit)]
-        if not _isnull(s):
-            parts.append(_pct(s))
-        if c:
-            parts.append(f"{c:,} call{'s' if c != 1 else ''}")
-        texts.append(" · ".join(parts))
-    _bar_labels(ax, bars, texts, log=use_log)
-    ax.set_xlabel(f"total kernel time ({_UNIT_LABEL[shown_unit]}{', log scale' if use_log else ''})")
-    footer = df.attrs.get("footer", {}) if hasattr(df, "attrs") else {}
+    texts = [
+        _census_text(v, shown_unit, s, c) for v, s, c in zip(shown, bars.shares, bars.calls, strict=True)
+    ]
+    _bar_labels(ax, drawn, texts, log=use_log)
+    ax.set_xlabel(_axis_label("total kernel time", shown_unit, use_log))
+    footer = _footer(df)
     if title is None:
         title = "census: where GPU time goes"
         if footer.get("total_kernels"):
             title += f" — {int(footer['total_kernels']):,} kernels"
     ax.set_title(title, loc="left", fontsize=11)
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
+    _tidy_axes(ax)
     return ax
+
+
+def _census_bars(df: pd.DataFrame, top: int, name_width: int) -> _CensusBars:
+    """The top ``top`` kernels, then one "other" bar for the rest (and any "other" row of ``df``)."""
+    col, src = _time_column(df, "total")
+    names = list(df["name"]) if "name" in df.columns else [str(i) for i in range(len(df))]
+    totals = [float(v or 0) for v in df[col]]
+    calls = [int(v or 0) for v in df["instances"]] if "instances" in df.columns else [0] * len(df)
+    share: list[float | None] = (
+        [None if is_missing(v) else float(v) for v in df["share_pct"]]
+        if "share_pct" in df.columns
+        else [None] * len(df)
+    )
+    ranks = list(df["rank"]) if "rank" in df.columns else [None] * len(df)
+    kept = [i for i in range(len(df)) if not _is_other_row(names[i], ranks[i])][: max(top, 0)]
+    rest = [i for i in range(len(df)) if i not in set(kept)]
+    bars = _CensusBars(
+        labels=_unique_labels([names[i] for i in kept], name_width),
+        totals=[totals[i] for i in kept],
+        calls=[calls[i] for i in kept],
+        shares=[share[i] for i in kept],
+        colors=[_PLAIN_BAR] * len(kept),
+        unit=src,
+    )
+    if rest:
+        n_kernels = sum(_kernels_in_row(names[i]) for i in rest)
+        rest_shares = [v for i in rest if (v := share[i]) is not None]
+        bars.labels.append(f"other ({n_kernels} kernel{'s' if n_kernels != 1 else ''})")
+        bars.totals.append(sum(totals[i] for i in rest))
+        bars.calls.append(sum(calls[i] for i in rest))
+        bars.shares.append(sum(rest_shares) if rest_shares else None)
+        bars.colors.append(_OTHER_BAR)
+    return bars
+
+
+def _is_other_row(name: Any, rank: Any) -> bool:
+    """The "other (K kernels)" row ``--limit`` adds (it has no rank)."""
+    return str(name).startswith("other (") and is_missing(rank)
+
+
+def _kernels_in_row(name: Any) -> int:
+    """How many kernels a census row stands for: K for "other (K kernels)", else 1."""
+    m = re.match(r"other \((\d+) kernels?\)", str(name))
+    return int(m.group(1)) if m else 1
+
+
+def _census_text(total: float, unit: str, share: float | None, calls: int) -> str:
+    """A census bar's label: "877 ms · 70.2% · 748 calls" (share and calls when known)."""
+    parts = [fmt_in_unit(total, unit)]
+    if share is not None:
+        parts.append(_pct(share))
+    if calls:
+        parts.append(f"{calls:,} call{'s' if calls != 1 else ''}")
+    return " · ".join(parts)
 
 
 def _pct(value: float) -> str:
     return "<0.1%" if 0 < value < 0.05 else f"{value:.1f}%"
-
-
-def _isnull(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        return bool(math.isnan(value))
-    except (TypeError, ValueError):
-        return False
 
 
 # -- lineup -----------------------------------------------------------------------------------------
@@ -447,36 +464,37 @@ def plot_lineup(
     col, src = _time_column(df, "total")
     cats = [str(c) for c in df["category"]]
     values = [float(v or 0) for v in df[col]]
-    shown_unit = unit or _pick_unit(max([_convert(v, src, "ns") for v in values] or [0]))
-    shown = [_convert(v, src, shown_unit) for v in values]
+    shown_unit = _shown_unit(values, src, unit)
+    shown = [convert(v, src, shown_unit) for v in values]
     ax = _new_axes(ax, _hbar_figsize(len(shown)))
     use_log = _want_log(shown, log)
     y = list(range(len(shown)))
     bars = ax.barh(y, shown, color=[category_color(c) for c in cats], height=0.7, log=use_log)
     ax.set_yticks(y, cats, fontsize=9)
     ax.invert_yaxis()
-    texts = []
-    for i, v in enumerate(shown):
-        parts = [fmt_time(v, shown_unit)]
-        if "share_pct" in df.columns and not _isnull(df["share_pct"].iloc[i]):
-            parts.append(_pct(df["share_pct"].iloc[i]))
-        if "instances" in df.columns:
-            parts.append(f"{int(df['instances'].iloc[i]):,} calls")
-        if show_top_kernel and "top_kernel" in df.columns and df["top_kernel"].iloc[i]:
-            parts.append("top: " + shorten(df["top_kernel"].iloc[i], 30))
-        texts.append(" · ".join(parts))
+    texts = [_lineup_text(df, i, fmt_in_unit(v, shown_unit), show_top_kernel) for i, v in enumerate(shown)]
     _bar_labels(ax, bars, texts, log=use_log, room=0.45 if show_top_kernel else 0.3)
-    ax.set_xlabel(f"total kernel time ({_UNIT_LABEL[shown_unit]}{', log scale' if use_log else ''})")
-    footer = df.attrs.get("footer", {}) if hasattr(df, "attrs") else {}
+    ax.set_xlabel(_axis_label("total kernel time", shown_unit, use_log))
+    footer = _footer(df)
     if title is None:
         title = "lineup: kernel time by category"
         if footer.get("total_kernels"):
             title += f" — {int(footer['total_kernels']):,} kernels"
     ax.set_title(title, loc="left", fontsize=11)
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
+    _tidy_axes(ax)
     return ax
+
+
+def _lineup_text(df: pd.DataFrame, i: int, total: str, show_top_kernel: bool) -> str:
+    """A lineup bar's label: "1.20 ms · 0.1% · 392 calls · top: <kernel>" (what the frame has)."""
+    parts = [total]
+    if "share_pct" in df.columns and not is_missing(df["share_pct"].iloc[i]):
+        parts.append(_pct(df["share_pct"].iloc[i]))
+    if "instances" in df.columns:
+        parts.append(f"{int(df['instances'].iloc[i]):,} calls")
+    if show_top_kernel and "top_kernel" in df.columns and df["top_kernel"].iloc[i]:
+        parts.append("top: " + shorten(df["top_kernel"].iloc[i], 30))
+    return " · ".join(parts)
 
 
 # -- stakeout ---------------------------------------------------------------------------------------
@@ -493,7 +511,7 @@ def _config_labels(df: pd.DataFrame) -> list[str] | None:
 
 
 def _int_or(value: Any) -> Any:
-    return "?" if _isnull(value) else int(value)
+    return "?" if is_missing(value) else int(value)
 
 
 def plot_stakeout(
@@ -518,51 +536,21 @@ def plot_stakeout(
     df = _frame(data)
     col, src = _time_column(df, "duration")
     dur_src = np.asarray([float(v or 0) for v in df[col]], dtype=float)
-    shown_unit = unit or _pick_unit(float(np.median(_convert(dur_src, src, "ns"))) if len(dur_src) else 0)
-    dur = _convert(dur_src, src, shown_unit)
-    if ax is None:
-        if fig is None:
-            plt = _mpl()
-            fig = plt.figure(figsize=(11, 4.5), layout="constrained")
-        ax = fig.add_subplot(1, 1, 1)
-    divider = make_axes_locatable(ax)
-    hist = divider.append_axes("right", size="22%", pad=0.1, sharey=ax)
-    order = np.arange(1, len(dur) + 1)
-    size = float(max(6.0, min(36.0, 4000.0 / max(len(dur), 1))))  # few launches: bigger points
-    bins = int(min(bins, max(5, len(dur) // 2)))
-    groups: list[str] | None = None
-    configs = _config_labels(df)
-    if configs and 1 < len(set(configs)) <= 8:
-        groups = configs
-    elif "name" in df.columns and 1 < df["name"].nunique() <= 8:
-        groups = [shorten(n, 40) for n in df["name"]]
+    median_ns = float(np.median(dur_src * time_factor(src, "ns"))) if len(dur_src) else 0.0
+    shown_unit = unit or axis_unit(median_ns)
+    dur = dur_src * time_factor(src, shown_unit)
+    ax = _stakeout_axes(ax, fig)
+    hist = make_axes_locatable(ax).append_axes("right", size="22%", pad=0.1, sharey=ax)
     use_log = bool(len(dur)) and _want_log(list(dur), log) if log is None else bool(log)
-    if use_log and len(dur) and (dur > 0).any():
-        pos = dur[dur > 0]
-        edges = np.geomspace(pos.min(), pos.max() * 1.0001, bins + 1)
-        ax.set_yscale("log")
-    else:
-        edges = np.histogram_bin_edges(dur, bins) if len(dur) else bins
-    if groups:
-        uniq = sorted(set(groups), key=lambda g: -groups.count(g))
-        stacks, colours = [], []
-        for k, g in enumerate(uniq):
-            mask = np.array([x == g for x in groups])
-            colour = _FALLBACK[k % len(_FALLBACK)] if k else "#4c72b0"
-            ax.scatter(order[mask], dur[mask], s=size, color=colour, label=f"{g} ({mask.sum():,})", lw=0)
-            stacks.append(dur[mask])
-            colours.append(colour)
-        hist.hist(stacks, bins=edges, orientation="horizontal", color=colours, stacked=True)
-    else:
-        ax.scatter(order, dur, s=size, color="#4c72b0", lw=0)
-        hist.hist(dur, bins=edges, orientation="horizontal", color="#4c72b0")
+    edges = _duration_bins(ax, dur, int(min(bins, max(5, len(dur) // 2))), use_log)
+    _draw_launches(ax, hist, dur, edges, _launch_groups(df))
     if len(dur):
         med = float(np.median(dur))
-        ax.axhline(med, color=_HIGHLIGHT, ls="--", lw=1, label=f"median {fmt_time(med, shown_unit)}")
+        ax.axhline(med, color=_HIGHLIGHT, ls="--", lw=1, label=f"median {fmt_in_unit(med, shown_unit)}")
         hist.axhline(med, color=_HIGHLIGHT, ls="--", lw=1)
         ax.legend(fontsize=7, loc="best", frameon=True, framealpha=0.85, markerscale=2)
     ax.set_xlabel("launch # (in start order)")
-    ax.set_ylabel(f"duration ({_UNIT_LABEL[shown_unit]})")
+    ax.set_ylabel(f"duration ({TIME_UNIT_LABELS[shown_unit]})")
     hist.set_xlabel("launches")
     hist.tick_params(axis="y", labelleft=False)
     for a in (ax, hist):
@@ -570,14 +558,70 @@ def plot_stakeout(
         a.grid(alpha=0.3)
         a.set_axisbelow(True)
     if title is None:
-        names = sorted({str(n) for n in df["name"]}) if "name" in df.columns else []
-        subject = shorten(names[0], 60) if len(names) == 1 else f"{len(names)} kernels"
-        total_ns = float(_convert(dur.sum(), shown_unit, "ns")) if len(dur) else 0.0
-        total = fmt_time(_convert(total_ns, "ns", _pick_unit(total_ns)), _pick_unit(total_ns))
-        title = f"stakeout: {subject} — {len(dur):,} launches, total {total}"
+        title = _stakeout_title(df, float(dur.sum()) * time_factor(shown_unit, "ns"), len(dur))
     ax.set_title(title, loc="left", fontsize=11)
-    ax.nsysq_hist = hist  # type: ignore[attr-defined]
+    ax.nsysq_hist = hist  # type: ignore[attr-defined]  # the histogram rides on the returned Axes
     return ax
+
+
+def _stakeout_axes(ax: Axes | None, fig: Figure | None) -> Axes:
+    """``ax``, else one filling ``fig``, else one on a new 11 x 4.5 in figure."""
+    if ax is not None:
+        return ax
+    if fig is None:
+        fig = _mpl().figure(figsize=(11, 4.5), layout="constrained")
+    return fig.add_subplot(1, 1, 1)
+
+
+def _launch_groups(df: pd.DataFrame) -> list[str] | None:
+    """A colour group per launch: its configuration when 2-8 differ, else its kernel name when a
+    pattern matched 2-8 kernels, else None (one colour)."""
+    configs = _config_labels(df)
+    if configs and 1 < len(set(configs)) <= 8:
+        return configs
+    if "name" in df.columns and 1 < df["name"].nunique() <= 8:
+        return [shorten(n, 40) for n in df["name"]]
+    return None
+
+
+def _duration_bins(ax: Axes, dur: Any, bins: int, log: bool) -> Any:
+    """The histogram bin edges (log-spaced on a log axis, which this sets), or a bin count."""
+    import numpy as np
+
+    if log and len(dur) and (dur > 0).any():
+        pos = dur[dur > 0]
+        ax.set_yscale("log")
+        return np.geomspace(pos.min(), pos.max() * 1.0001, bins + 1)
+    return np.histogram_bin_edges(dur, bins) if len(dur) else bins
+
+
+def _draw_launches(ax: Axes, hist: Axes, dur: Any, edges: Any, groups: list[str] | None) -> None:
+    """One point per launch on ``ax`` and the duration histogram on ``hist``, coloured by group
+    (the biggest group in the plain colour)."""
+    import numpy as np
+
+    order = np.arange(1, len(dur) + 1)
+    size = float(max(6.0, min(36.0, 4000.0 / max(len(dur), 1))))  # few launches: bigger points
+    if not groups:
+        ax.scatter(order, dur, s=size, color=_PLAIN_BAR, lw=0)
+        hist.hist(dur, bins=edges, orientation="horizontal", color=_PLAIN_BAR)
+        return
+    stacks, colours = [], []
+    for k, group in enumerate(sorted(set(groups), key=lambda g: -groups.count(g))):
+        mask = np.array([x == group for x in groups])
+        colour = _FALLBACK[k % len(_FALLBACK)] if k else _PLAIN_BAR
+        ax.scatter(order[mask], dur[mask], s=size, color=colour, label=f"{group} ({mask.sum():,})", lw=0)
+        stacks.append(dur[mask])
+        colours.append(colour)
+    hist.hist(stacks, bins=edges, orientation="horizontal", color=colours, stacked=True)
+
+
+def _stakeout_title(df: pd.DataFrame, total_ns: float, launches: int) -> str:
+    names = sorted({str(n) for n in df["name"]}) if "name" in df.columns else []
+    subject = shorten(names[0], 60) if len(names) == 1 else f"{len(names)} kernels"
+    total_unit = axis_unit(total_ns)
+    total = fmt_in_unit(convert(total_ns, "ns", total_unit), total_unit)
+    return f"stakeout: {subject} — {launches:,} launches, total {total}"
 
 
 # -- timeline ---------------------------------------------------------------------------------------
@@ -595,6 +639,67 @@ def _pack(intervals: Sequence[tuple[float, float]]) -> list[int]:
             ends.append(end)
             rows.append(len(ends) - 1)
     return rows
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The drawn time window: every event's start ``x0`` and end ``x1`` (arrays) and the window's
+    ends ``lo`` and ``hi``, all in ``unit``."""
+
+    x0: NDArray[np.float64]
+    x1: NDArray[np.float64]
+    lo: float
+    hi: float
+    unit: str
+
+    @property
+    def min_width(self) -> float:
+        """About a pixel and a half: no event is drawn narrower, so nothing vanishes."""
+        return (self.hi - self.lo) / 1000.0
+
+    @property
+    def axis_lo(self) -> float:
+        """Where the axis starts: ``lo``, or 0 when ``lo`` is a rounding hair below the trace start."""
+        return 0.0 if self.lo < 0 and abs(self.lo) < (self.hi - self.lo) / 1000 else self.lo
+
+    def width(self, row: int) -> float:
+        return max(float(self.x1[row] - self.x0[row]), self.min_width)
+
+
+_Stream = tuple[int | None, int | None]  # (device, stream); None where the export has no id
+
+
+@dataclass(frozen=True)
+class _Lanes:
+    """Where each row is drawn: NVTX ranges in ``n_nvtx`` lanes on top (by nesting depth), then one
+    lane per (device, stream) in ``streams`` order."""
+
+    device_rows: list[int]
+    stream_of: dict[int, _Stream]
+    streams: list[_Stream]
+    nvtx_rows: list[int]
+    nvtx_depth: list[int]  # per NVTX row; depths from n_nvtx on are not drawn
+    n_nvtx: int
+
+    @property
+    def nvtx_y(self) -> list[float]:
+        return [k * 0.62 for k in range(self.n_nvtx)]
+
+    @property
+    def lane_y(self) -> list[float]:
+        base = self.n_nvtx * 0.62 + (0.45 if self.n_nvtx else 0.0)
+        return [base + j for j in range(len(self.streams))]
+
+    @property
+    def y_max(self) -> float:
+        lane_y, nvtx_y = self.lane_y, self.nvtx_y
+        return (lane_y[-1] if lane_y else (nvtx_y[-1] if nvtx_y else 0.0)) + 0.5
+
+
+class _LegendEntry(NamedTuple):
+    colour: str
+    time: float  # drawn time, for ordering kernel categories
+    memory_ops: int  # > 0 for memcpy/memset entries
 
 
 def plot_timeline(
@@ -618,153 +723,206 @@ def plot_timeline(
     stay fast and nothing vanishes. NVTX ranges are stacked by nesting and labelled where they fit.
     """
     df = _frame(data)
-    start_col, src = _time_column(df, "start")
-    end_col, _ = _time_column(df, "end")
-    ax = None if ax is None else ax
-    kinds = df["kind"].astype(str) if "kind" in df.columns else None
-    starts = df[start_col].astype(float)
-    ends = df[end_col].astype(float)
-    footer = df.attrs.get("footer", {}) if hasattr(df, "attrs") else {}
-    lo_src = float(starts.min()) if len(df) else 0.0
-    hi_src = float(ends.max()) if len(df) else 1.0
-    for key, is_lo in (("from", True), ("to", False)):
-        bound = footer.get(f"{key}_{src}")
-        if bound is not None and not _isnull(bound):
-            lo_src, hi_src = (float(bound), hi_src) if is_lo else (lo_src, float(bound))
-    if hi_src <= lo_src:
-        hi_src = lo_src + 1.0
-    shown_unit = unit or _pick_unit(_convert(hi_src - lo_src, src, "ns") / 10)
-    x0 = _convert(starts.to_numpy(), src, shown_unit)
-    x1 = _convert(ends.to_numpy(), src, shown_unit)
-    lo, hi = _convert(lo_src, src, shown_unit), _convert(hi_src, src, shown_unit)
-    min_w = (hi - lo) / 1000.0  # about a pixel and a half: nothing vanishes
-
-    is_nvtx = (kinds == "nvtx").to_numpy() if kinds is not None else None
-    device_rows = [i for i in range(len(df)) if is_nvtx is None or not is_nvtx[i]]
-    lanes: dict[tuple[Any, Any], int] = {}
-    dev = df["device_id"] if "device_id" in df.columns else None
-    strm = df["stream_id"] if "stream_id" in df.columns else None
-    keys = {}
-    for i in device_rows:
-        d = None if dev is None or _isnull(dev.iloc[i]) else int(dev.iloc[i])
-        s = None if strm is None or _isnull(strm.iloc[i]) else int(strm.iloc[i])
-        keys[i] = (d, s)
-    nvtx_rows = [i for i in range(len(df)) if is_nvtx is not None and is_nvtx[i]] if nvtx else []
-    nvtx_lane = _pack([(x0[i], x1[i]) for i in nvtx_rows]) if nvtx_rows else []
-    n_nvtx = min(max(nvtx_lane) + 1, max_nvtx_lanes) if nvtx_lane else 0
-    ordered = sorted(set(keys.values()), key=lambda k: (k[0] is None, k[0] or 0, k[1] is None, k[1] or 0))
-    nvtx_y = [k * 0.62 for k in range(n_nvtx)]
-    base = n_nvtx * 0.62 + (0.45 if n_nvtx else 0.0)
-    for j, k in enumerate(ordered):
-        lanes[k] = j
-    lane_y = [base + j for j in range(len(ordered))]
-    y_max = (lane_y[-1] if lane_y else (nvtx_y[-1] if nvtx_y else 0.0)) + 0.5
+    footer = _footer(df)
+    win = _timeline_window(df, footer, unit)
+    lanes = _timeline_lanes(df, win, nvtx, max_nvtx_lanes)
     if ax is None:
-        ax = _new_axes(None, (14.0, max(2.6, 0.42 * y_max + 1.9)))
-
-    # kernels by category, memory ops by kind: (lane, colour, half) -> [(x, w)]
-    groups: dict[tuple[int, str, bool], list[tuple[float, float]]] = {}
-    legend_items: dict[str, tuple[str, float, int]] = {}
-    has_cat = "category" in df.columns
-    for i in device_rows:
-        kind = kinds.iloc[i] if kinds is not None else "kernel"
-        width = max(x1[i] - x0[i], min_w)
-        if kind == "kernel":
-            name = str(df["name"].iloc[i]) if "name" in df.columns else ""
-            if has_cat and not _isnull(df["category"].iloc[i]):
-                cat = str(df["category"].iloc[i])
-            else:
-                cat = (categories or {}).get(name, "Other" if categories else "kernel")
-            colour = category_color(cat) if cat != "kernel" else "#4c72b0"
-            label, half = cat, False
-        elif kind == "memcpy":
-            ck = df["copy_kind"].iloc[i] if "copy_kind" in df.columns else None
-            label = f"memcpy {ck}" if not _isnull(ck) else "memcpy"
-            colour, half = copy_kind_color(ck), True
-        else:
-            label, colour, half = "memset", _MEMSET_COLOR, True
-        groups.setdefault((lanes[keys[i]], colour, half), []).append((x0[i], width))
-        prev = legend_items.get(label, (colour, 0.0, 0))
-        legend_items[label] = (colour, prev[1] + (x1[i] - x0[i]), prev[2] + (1 if half else 0))
-    for (lane, colour, half), spans in groups.items():
-        yl = lane_y[lane]
-        yrange = (yl, 0.4) if half else (yl - 0.4, 0.8)
-        ax.broken_barh(spans, yrange, facecolors=colour, linewidth=0)
-
-    # NVTX ranges, stacked by nesting, labelled where the text fits
-    if nvtx_rows:
-        spans_by_lane: dict[int, list[tuple[float, float]]] = {}
-        for i, lane in zip(nvtx_rows, nvtx_lane, strict=True):
-            if lane >= n_nvtx:
-                continue
-            spans_by_lane.setdefault(lane, []).append((x0[i], max(x1[i] - x0[i], min_w)))
-        for lane, spans in spans_by_lane.items():
-            ax.broken_barh(
-                spans,
-                (nvtx_y[lane] - 0.27, 0.54),
-                facecolors=_NVTX_COLOR,
-                edgecolors="#6b8fb5",
-                linewidth=0.5,
-            )
-        fig_w_px = ax.figure.get_figwidth() * ax.figure.dpi * 0.8
-        px_per_unit = fig_w_px / (hi - lo)
-        labelled = 0
-        for i, lane in sorted(zip(nvtx_rows, nvtx_lane, strict=True), key=lambda p: x0[p[0]] - x1[p[0]]):
-            if lane >= n_nvtx or labelled >= 80:
-                continue
-            a, b = max(x0[i], lo), min(x1[i], hi)
-            text = shorten(df["name"].iloc[i], 40)
-            if (b - a) * px_per_unit < len(text) * 6.0 + 6:
-                continue
-            ax.text((a + b) / 2, nvtx_y[lane], text, ha="center", va="center", fontsize=7, clip_on=True)
-            labelled += 1
-        legend_items["NVTX range"] = (_NVTX_COLOR, 0.0, 0)
-
-    ticks = [f"NVTX {k + 1}" if n_nvtx > 1 else "NVTX" for k in range(n_nvtx)]
-    for d, s in ordered:
-        gpu = "GPU ?" if d is None else f"GPU {d}"
-        ticks.append(f"{gpu} · stream {s if s is not None else '?'}")
-    ax.set_yticks(nvtx_y + lane_y, ticks, fontsize=8)
-    ax.set_ylim(y_max, -0.5 if not n_nvtx else -0.4)
-    if lo < 0 and abs(lo) < (hi - lo) / 1000:
-        lo = 0.0
-    ax.set_xlim(lo, hi)
-    ax.set_xlabel(f"time from trace start ({_UNIT_LABEL[shown_unit]})")
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.spines[["top", "right"]].set_visible(False)
+        ax = _new_axes(None, (14.0, max(2.6, 0.42 * lanes.y_max + 1.9)))
+    legend_items = _draw_device_events(ax, df, win, lanes, categories)
+    if lanes.nvtx_rows:
+        _draw_nvtx(ax, df, win, lanes)
+        legend_items["NVTX range"] = _LegendEntry(_NVTX_COLOR, 0.0, 0)
+    _timeline_axis(ax, win, lanes)
     if legend and legend_items:
-        from matplotlib.patches import Patch
-
-        kernel_items = [(k, v) for k, v in legend_items.items() if v[2] == 0 and k != "NVTX range"]
-        kernel_items.sort(key=lambda kv: -kv[1][1])
-        memory = sorted((k, v) for k, v in legend_items.items() if v[2] > 0)
-        extra = [(k, v) for k, v in legend_items.items() if k == "NVTX range"]
-        handles = [Patch(facecolor=v[0], label=k) for k, v in kernel_items + memory + extra]
-        ax.legend(
-            handles=handles,
-            loc="upper left",
-            bbox_to_anchor=(1.005, 1.0),
-            fontsize=8,
-            frameon=False,
-            title="kernels by category · memory ops",
-            title_fontsize=8,
-        )
+        _timeline_legend(ax, legend_items)
     if title is None:
-        n_events = int((~is_nvtx).sum()) if is_nvtx is not None else len(df)
-        title = (
-            f"timeline {fmt_time(lo, shown_unit)} – {fmt_time(hi, shown_unit)}: "
-            f"{n_events:,} GPU events on {len(ordered)} stream{'s' if len(ordered) != 1 else ''}"
-        )
-        if footer.get("truncated"):
-            title += f" (first {int(footer.get('shown_rows', len(df))):,} rows only: raise --limit)"
-        if nvtx_lane and max(nvtx_lane) + 1 > n_nvtx:
-            title += f"; NVTX deeper than {n_nvtx} levels not drawn"
+        title = _timeline_title(win, lanes, footer, len(df))
     ax.set_title(title, loc="left", fontsize=11)
     return ax
 
 
+def _timeline_window(df: pd.DataFrame, footer: Mapping[str, Any], unit: str | None) -> _Window:
+    """The window the query asked for (``from``/``to`` in the footer), else the events' extent."""
+    start_col, src = _time_column(df, "start")
+    end_col, _ = _time_column(df, "end")
+    starts = df[start_col].astype(float)
+    ends = df[end_col].astype(float)
+    lo = float(starts.min()) if len(df) else 0.0
+    hi = float(ends.max()) if len(df) else 1.0
+    if not is_missing(footer.get(f"from_{src}")):
+        lo = float(footer[f"from_{src}"])
+    if not is_missing(footer.get(f"to_{src}")):
+        hi = float(footer[f"to_{src}"])
+    if hi <= lo:
+        hi = lo + 1.0
+    shown_unit = unit or axis_unit(convert(hi - lo, src, "ns") / 10)
+    factor = time_factor(src, shown_unit)
+    return _Window(starts.to_numpy() * factor, ends.to_numpy() * factor, lo * factor, hi * factor, shown_unit)
+
+
+def _timeline_lanes(df: pd.DataFrame, win: _Window, nvtx: bool, max_nvtx_lanes: int) -> _Lanes:
+    is_nvtx = list(df["kind"].astype(str) == "nvtx") if "kind" in df.columns else [False] * len(df)
+    device_rows = [i for i in range(len(df)) if not is_nvtx[i]]
+    stream_of = {
+        i: (_optional_int(df, "device_id", i), _optional_int(df, "stream_id", i)) for i in device_rows
+    }
+    nvtx_rows = [i for i in range(len(df)) if is_nvtx[i]] if nvtx else []
+    depth = _pack([(win.x0[i], win.x1[i]) for i in nvtx_rows]) if nvtx_rows else []
+    return _Lanes(
+        device_rows=device_rows,
+        stream_of=stream_of,
+        streams=sorted(set(stream_of.values()), key=_stream_order),
+        nvtx_rows=nvtx_rows,
+        nvtx_depth=depth,
+        n_nvtx=min(max(depth) + 1, max_nvtx_lanes) if depth else 0,
+    )
+
+
+def _stream_order(stream: _Stream) -> tuple[bool, int, bool, int]:
+    """Devices then streams by number; an unknown id after the known ones."""
+    device, number = stream
+    return (device is None, device or 0, number is None, number or 0)
+
+
+def _optional_int(df: pd.DataFrame, column: str, row: int) -> int | None:
+    if column not in df.columns or is_missing(df[column].iloc[row]):
+        return None
+    return int(df[column].iloc[row])
+
+
+def _event_style(df: pd.DataFrame, row: int, categories: Mapping[str, str] | None) -> tuple[str, str, bool]:
+    """(legend label, colour, half height) of a GPU event: kernels by category, memcpys by copy
+    kind, memsets black."""
+    kind = str(df["kind"].iloc[row]) if "kind" in df.columns else "kernel"
+    if kind == "memcpy":
+        copy_kind = df["copy_kind"].iloc[row] if "copy_kind" in df.columns else None
+        label = "memcpy" if is_missing(copy_kind) else f"memcpy {copy_kind}"
+        return label, copy_kind_color(copy_kind), True
+    if kind != "kernel":
+        return "memset", _MEMSET_COLOR, True
+    if "category" in df.columns and not is_missing(df["category"].iloc[row]):
+        category = str(df["category"].iloc[row])
+    else:
+        name = str(df["name"].iloc[row]) if "name" in df.columns else ""
+        category = (categories or {}).get(name, "Other" if categories else "kernel")
+    return category, (_PLAIN_BAR if category == "kernel" else category_color(category)), False
+
+
+def _draw_device_events(
+    ax: Axes, df: pd.DataFrame, win: _Window, lanes: _Lanes, categories: Mapping[str, str] | None
+) -> dict[str, _LegendEntry]:
+    """Kernels, memcpys and memsets, one bar collection per (lane, colour, height)."""
+    groups: dict[tuple[int, str, bool], list[tuple[float, float]]] = {}
+    legend_items: dict[str, _LegendEntry] = {}
+    lane_of = {stream: j for j, stream in enumerate(lanes.streams)}
+    for i in lanes.device_rows:
+        label, colour, half = _event_style(df, i, categories)
+        groups.setdefault((lane_of[lanes.stream_of[i]], colour, half), []).append((win.x0[i], win.width(i)))
+        prev = legend_items.get(label, _LegendEntry(colour, 0.0, 0))
+        legend_items[label] = _LegendEntry(
+            colour, prev.time + (win.x1[i] - win.x0[i]), prev.memory_ops + (1 if half else 0)
+        )
+    lane_y = lanes.lane_y
+    for (lane, colour, half), spans in groups.items():
+        y = lane_y[lane]
+        ax.broken_barh(spans, (y, 0.4) if half else (y - 0.4, 0.8), facecolors=colour, linewidth=0)
+    return legend_items
+
+
+def _draw_nvtx(ax: Axes, df: pd.DataFrame, win: _Window, lanes: _Lanes) -> None:
+    """NVTX ranges, one bar collection per nesting depth shown, labelled where the text fits."""
+    spans_by_lane: dict[int, list[tuple[float, float]]] = {}
+    for i, depth in zip(lanes.nvtx_rows, lanes.nvtx_depth, strict=True):
+        if depth < lanes.n_nvtx:
+            spans_by_lane.setdefault(depth, []).append((win.x0[i], win.width(i)))
+    nvtx_y = lanes.nvtx_y
+    for depth, spans in spans_by_lane.items():
+        ax.broken_barh(
+            spans, (nvtx_y[depth] - 0.27, 0.54), facecolors=_NVTX_COLOR, edgecolors="#6b8fb5", linewidth=0.5
+        )
+    _label_nvtx(ax, df, win, lanes)
+
+
+def _label_nvtx(ax: Axes, df: pd.DataFrame, win: _Window, lanes: _Lanes, most: int = 80) -> None:
+    """Name the longest NVTX ranges (at most ``most``) whose drawn part is wide enough for the text."""
+    px_per_unit = ax.figure.bbox.width * 0.8 / (win.hi - win.lo)
+    nvtx_y = lanes.nvtx_y
+    labelled = 0
+    ranges = zip(lanes.nvtx_rows, lanes.nvtx_depth, strict=True)
+    for i, depth in sorted(ranges, key=lambda p: win.x0[p[0]] - win.x1[p[0]]):
+        if depth >= lanes.n_nvtx or labelled >= most:
+            continue
+        a, b = max(win.x0[i], win.lo), min(win.x1[i], win.hi)
+        text = shorten(df["name"].iloc[i], 40)
+        if (b - a) * px_per_unit < len(text) * 6.0 + 6:
+            continue
+        ax.text((a + b) / 2, nvtx_y[depth], text, ha="center", va="center", fontsize=7, clip_on=True)
+        labelled += 1
+
+
+def _timeline_axis(ax: Axes, win: _Window, lanes: _Lanes) -> None:
+    """Lane names on the y axis (NVTX on top), the window on the x axis, a light grid."""
+    ticks = [f"NVTX {k + 1}" if lanes.n_nvtx > 1 else "NVTX" for k in range(lanes.n_nvtx)]
+    for d, s in lanes.streams:
+        gpu = "GPU ?" if d is None else f"GPU {d}"
+        ticks.append(f"{gpu} · stream {s if s is not None else '?'}")
+    ax.set_yticks(lanes.nvtx_y + lanes.lane_y, ticks, fontsize=8)
+    ax.set_ylim(lanes.y_max, -0.5 if not lanes.n_nvtx else -0.4)
+    ax.set_xlim(win.axis_lo, win.hi)
+    ax.set_xlabel(f"time from trace start ({TIME_UNIT_LABELS[win.unit]})")
+    _tidy_axes(ax)
+
+
+def _timeline_legend(ax: Axes, items: Mapping[str, _LegendEntry]) -> None:
+    """Kernel categories by drawn time, then memory ops by name, then NVTX, right of the axes."""
+    from matplotlib.patches import Patch
+
+    kernels = sorted(
+        ((k, v) for k, v in items.items() if v.memory_ops == 0 and k != "NVTX range"),
+        key=lambda kv: -kv[1].time,
+    )
+    memory = sorted((k, v) for k, v in items.items() if v.memory_ops > 0)
+    nvtx = [(k, v) for k, v in items.items() if k == "NVTX range"]
+    ax.legend(
+        handles=[Patch(facecolor=v.colour, label=k) for k, v in kernels + memory + nvtx],
+        loc="upper left",
+        bbox_to_anchor=(1.005, 1.0),
+        fontsize=8,
+        frameon=False,
+        title="kernels by category · memory ops",
+        title_fontsize=8,
+    )
+
+
+def _timeline_title(win: _Window, lanes: _Lanes, footer: Mapping[str, Any], rows: int) -> str:
+    """ "timeline 95.0 ms – 110 ms: 1,234 GPU events on 2 streams", and what was cut."""
+    n_streams = len(lanes.streams)
+    title = (
+        f"timeline {fmt_in_unit(win.axis_lo, win.unit)} – {fmt_in_unit(win.hi, win.unit)}: "
+        f"{len(lanes.device_rows):,} GPU events on {n_streams} stream{'s' if n_streams != 1 else ''}"
+    )
+    if footer.get("truncated"):
+        title += f" (first {int(footer.get('shown_rows', rows)):,} rows only: raise --limit)"
+    if lanes.nvtx_depth and max(lanes.nvtx_depth) + 1 > lanes.n_nvtx:
+        title += f"; NVTX deeper than {lanes.n_nvtx} levels not drawn"
+    return title
+
+
 # -- diff -------------------------------------------------------------------------------------------
+class _DiffRows(NamedTuple):
+    """The rows a diff plot draws, biggest first: both sides' times (in ``unit``), what to write."""
+
+    names: list[str]
+    a: list[float]
+    b: list[float]
+    unit: str
+    ratios: list[Any]
+    status: list[Any]
+    outlier: list[bool]
+    colours: list[str]
+    typical_ratio: float | None  # the change most rows share (exp of typical_log_ratio)
+
+
 def plot_diff(
     data: Any,
     *,
@@ -783,81 +941,129 @@ def plot_diff(
     log-ratio the outlier test measures and small categories stay visible. Outlier rows get a red
     band, a red bold ratio and a red label.
     """
-    df = _diff_frame(data, section)
-    a_col, a_src = _side_column(df, "a")
-    b_col, _ = _side_column(df, "b")
+    rows = _diff_rows(_diff_frame(data, section), section, top)
+    la, lb = (shorten(x, 28) for x in (labels or _diff_labels(data)))
+    shown_unit = axis_unit(convert(max(rows.a + rows.b + [0.0]), rows.unit, "ns"))
+    a_shown = [convert(v, rows.unit, shown_unit) for v in rows.a]
+    b_shown = [convert(v, rows.unit, shown_unit) for v in rows.b]
+    n = len(rows.names)
+    ax = _new_axes(ax, (10.5, max(3.0, 0.55 * n + 1.6)))
+    bars = _draw_pairs(ax, a_shown, b_shown, rows.colours, (la, lb), log)
+    ax.set_yticks(list(range(n)), _unique_labels(rows.names, name_width), fontsize=9)
+    ax.invert_yaxis()
+    _mark_outliers(ax, rows.outlier)
+    for side_bars, values in zip(bars, (a_shown, b_shown), strict=True):
+        _write_pair_values(ax, side_bars, values, shown_unit)
+    _write_ratios(ax, rows)
+    _diff_axis(ax, a_shown + b_shown, shown_unit, log)
+    _diff_legend(ax, la, lb)
+    _tidy_axes(ax)
+    if title is None:
+        title = _diff_title(rows, section, la, lb)
+    ax.set_title(title, loc="left", fontsize=11)
+    return ax
+
+
+def _diff_rows(df: pd.DataFrame, section: str, top: int) -> _DiffRows:
+    """The ``top`` rows with the most time on either side, and every outlier whatever its size."""
+    a_col, b_col, unit = _side_columns(df)
     order = ("category", "name") if section == "categories" else ("name", "kernel", "category", "subject")
     name_col = next((c for c in order if c in df.columns), df.columns[0])
     rows = df.copy()
-    rows["_a"] = [float(v) if not _isnull(v) else 0.0 for v in rows[a_col]]
-    rows["_b"] = [float(v) if not _isnull(v) else 0.0 for v in rows[b_col]]
+    rows["_a"] = [float(v) if not is_missing(v) else 0.0 for v in rows[a_col]]
+    rows["_b"] = [float(v) if not is_missing(v) else 0.0 for v in rows[b_col]]
     rows["_key"] = rows[["_a", "_b"]].max(axis=1)
-    rows["_out"] = [bool(v) and not _isnull(v) for v in rows.get("outlier", [False] * len(rows))]
+    rows["_out"] = [bool(v) and not is_missing(v) for v in rows.get("outlier", [False] * len(rows))]
     rows = rows.sort_values("_key", ascending=False)
-    if len(rows) > top:  # the biggest rows, and every outlier whatever its size
+    if len(rows) > top:
         flagged = rows[rows["_out"]].head(top)
         rest = rows[~rows["_out"]].head(max(top - len(flagged), 0))
         rows = rows.loc[[i for i in rows.index if i in set(flagged.index) | set(rest.index)]]
-    names = [str(n) for n in rows[name_col]]
-    a_vals, b_vals = list(rows["_a"]), list(rows["_b"])
-    shown_unit = _pick_unit(_convert(max(a_vals + b_vals + [0.0]), a_src, "ns"))
-    a_sh = [_convert(v, a_src, shown_unit) for v in a_vals]
-    b_sh = [_convert(v, a_src, shown_unit) for v in b_vals]
-    outlier = [bool(v) if not _isnull(v) else False for v in rows.get("outlier", [False] * len(rows))]
-    ratios = (
-        list(rows["ratio"])
-        if "ratio" in rows.columns
-        else [(b / a if a else math.inf) for a, b in zip(a_vals, b_vals, strict=True)]
+    a_vals, b_vals, n = list(rows["_a"]), list(rows["_b"]), len(rows)
+    has_category = "category" in rows.columns
+    colours = [category_color(c) for c in rows["category"]] if has_category else [_PLAIN_BAR] * n
+    return _DiffRows(
+        names=[str(v) for v in rows[name_col]],
+        a=a_vals,
+        b=b_vals,
+        unit=unit,
+        ratios=(
+            list(rows["ratio"])
+            if "ratio" in rows.columns
+            else [(b / a if a else math.inf) for a, b in zip(a_vals, b_vals, strict=True)]
+        ),
+        status=list(rows["status"]) if "status" in rows.columns else [None] * n,
+        outlier=[bool(v) for v in rows["_out"]],
+        colours=colours,
+        typical_ratio=_typical_ratio(rows),
     )
-    la, lb = (shorten(x, 28) for x in (labels or _diff_labels(data)))
-    n = len(names)
-    ax = _new_axes(ax, (10.5, max(3.0, 0.55 * n + 1.6)))
-    y = list(range(n))
+
+
+def _typical_ratio(rows: pd.DataFrame) -> float | None:
+    """The B/A change most rows share (the outlier test's centre), when the frame has it."""
+    if "typical_log_ratio" not in rows.columns or not rows["typical_log_ratio"].notna().any():
+        return None
+    return math.exp(float(rows["typical_log_ratio"].dropna().iloc[0]))
+
+
+def _draw_pairs(
+    ax: Axes, a: list[float], b: list[float], colours: list[str], names: tuple[str, str], log: bool
+) -> tuple[BarContainer, BarContainer]:
+    """A's bar (pale) above B's bar in each row; a zero time draws no bar."""
     h = 0.38
-    a_plot = [v if v > 0 else math.nan for v in a_sh]
-    b_plot = [v if v > 0 else math.nan for v in b_sh]
-    colours = [category_color(c) for c in rows["category"]] if "category" in rows.columns else ["#4c72b0"] * n
-    bars_a = ax.barh([v - h / 2 for v in y], a_plot, height=h, color=colours, alpha=0.45, label=la)
-    bars_b = ax.barh([v + h / 2 for v in y], b_plot, height=h, color=colours, label=lb)
+    y = list(range(len(a)))
+    a_widths = [v if v > 0 else math.nan for v in a]
+    b_widths = [v if v > 0 else math.nan for v in b]
+    bars_a = ax.barh([v - h / 2 for v in y], a_widths, height=h, color=colours, alpha=0.45, label=names[0])
+    bars_b = ax.barh([v + h / 2 for v in y], b_widths, height=h, color=colours, label=names[1])
     if log:
         ax.set_xscale("log")
-    tick_labels = _unique_labels(names, name_width)
-    ax.set_yticks(y, tick_labels, fontsize=9)
-    ax.invert_yaxis()
-    for i in range(n):
-        if outlier[i]:
+    return bars_a, bars_b
+
+
+def _mark_outliers(ax: Axes, outlier: list[bool]) -> None:
+    """A red band behind each outlier row and its tick label in red bold."""
+    for i, flagged in enumerate(outlier):
+        if flagged:
             ax.axhspan(i - 0.5, i + 0.5, color=_HIGHLIGHT, alpha=0.08, lw=0)
-    for t, o in zip(ax.get_yticklabels(), outlier, strict=True):
-        if o:
-            t.set_color(_HIGHLIGHT)
-            t.set_fontweight("bold")
-    # A and B values at the bar ends, ratio in a column on the right
-    for bars, vals in ((bars_a, a_sh), (bars_b, b_sh)):
-        for bar, v in zip(bars, vals, strict=True):
-            if v > 0:
-                ax.annotate(
-                    fmt_time(v, shown_unit),
-                    xy=(v, bar.get_y() + bar.get_height() / 2),
-                    xytext=(3, 0),
-                    textcoords="offset points",
-                    va="center",
-                    fontsize=7,
-                    color="#444444",
-                )
-    status = list(rows["status"]) if "status" in rows.columns else [None] * n
-    for i, (r, o) in enumerate(zip(ratios, outlier, strict=True)):
-        if status[i] in ("new", "removed"):
-            text = str(status[i])
-        elif _isnull(r):
-            text = "new" if a_vals[i] == 0 and b_vals[i] > 0 else ("removed" if b_vals[i] == 0 else "–")
-        elif math.isinf(r):
-            text = "new"
-        else:
-            text = f"{float(r):.2f}×"
-        if o:
-            text += "  outlier"
+    for tick, flagged in zip(ax.get_yticklabels(), outlier, strict=True):
+        if flagged:
+            tick.set_color(_HIGHLIGHT)
+            tick.set_fontweight("bold")
+
+
+def _write_pair_values(ax: Axes, bars: BarContainer, values: list[float], unit: str) -> None:
+    """Each drawn bar's time just past its end."""
+    for bar, v in zip(bars, values, strict=True):
+        if v > 0:
+            ax.annotate(
+                fmt_in_unit(v, unit),
+                xy=(v, bar.get_y() + bar.get_height() / 2),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+                color="#444444",
+            )
+
+
+def _ratio_text(ratio: Any, status: Any, a: float, b: float) -> str:
+    """``5.15×``, or ``new`` / ``removed`` when one side has no time, ``–`` when unknown."""
+    if status in ("new", "removed"):
+        return str(status)
+    if is_missing(ratio):
+        return "new" if a == 0 and b > 0 else ("removed" if b == 0 else "–")
+    if math.isinf(ratio):
+        return "new"
+    return f"{float(ratio):.2f}×"
+
+
+def _write_ratios(ax: Axes, rows: _DiffRows) -> None:
+    """The B/A column right of the axes; outliers say so, in red bold."""
+    for i, flagged in enumerate(rows.outlier):
+        text = _ratio_text(rows.ratios[i], rows.status[i], rows.a[i], rows.b[i])
         ax.annotate(
-            text,
+            text + ("  outlier" if flagged else ""),
             xy=(1.0, i),
             xycoords=("axes fraction", "data"),
             xytext=(8, 0),
@@ -865,17 +1071,21 @@ def plot_diff(
             va="center",
             ha="left",
             fontsize=9,
-            color=_HIGHLIGHT if o else "#222222",
-            fontweight="bold" if o else "normal",
+            color=_HIGHLIGHT if flagged else "#222222",
+            fontweight="bold" if flagged else "normal",
             annotation_clip=False,
         )
-    positive = [v for v in a_sh + b_sh if v > 0]
+
+
+def _diff_axis(ax: Axes, values: list[float], unit: str, log: bool) -> None:
+    """Room for the value labels, the time axis label, and "B/A" over the ratio column."""
+    positive = [v for v in values if v > 0]
     if positive:
         if log:
             ax.set_xlim(min(positive) / 2, max(positive) * 5)
         else:
             ax.set_xlim(0, max(positive) * 1.3)
-    ax.set_xlabel(f"kernel time ({_UNIT_LABEL[shown_unit]}{', log scale' if log else ''})")
+    ax.set_xlabel(_axis_label("kernel time", unit, log))
     ax.annotate(
         "B/A",
         xy=(1.0, 1.0),
@@ -887,9 +1097,14 @@ def plot_diff(
         fontsize=8,
         color="#666666",
     )
-    from matplotlib.patches import Patch
-    from matplotlib.transforms import offset_copy
 
+
+def _diff_legend(ax: Axes, la: str, lb: str) -> None:
+    """Which shade is A and which is B, and the outlier band, centred 30 points below the axes."""
+    from matplotlib.patches import Patch
+    from matplotlib.transforms import ScaledTranslation
+
+    below = ax.transAxes + ScaledTranslation(0.0, -30 / 72.0, ax.figure.dpi_scale_trans)
     ax.legend(
         handles=[
             Patch(facecolor="#808080", alpha=0.45, label=f"A: {la}"),
@@ -898,27 +1113,23 @@ def plot_diff(
         ],
         loc="upper center",
         bbox_to_anchor=(0.5, 0.0),
-        bbox_transform=offset_copy(ax.transAxes, fig=ax.figure, y=-30, units="points"),
+        bbox_transform=below,
         ncol=3,
         fontsize=8,
         frameon=False,
     )
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_axisbelow(True)
-    if title is None:
-        flagged = [names[i] for i in range(n) if outlier[i]]
-        title = f"diff by {section.rstrip('s') if section != 'categories' else 'category'}: {la} → {lb}"
-        facts = []
-        if "typical_log_ratio" in rows.columns and rows["typical_log_ratio"].notna().any():
-            typical = math.exp(float(rows["typical_log_ratio"].dropna().iloc[0]))
-            facts.append(f"typical change {typical:.2f}×")
-        if flagged:
-            facts.append("out of line: " + ", ".join(shorten(f, 30) for f in flagged[:3]))
-        if facts:
-            title += "\n" + "; ".join(facts)
-    ax.set_title(title, loc="left", fontsize=11)
-    return ax
+
+
+def _diff_title(rows: _DiffRows, section: str, la: str, lb: str) -> str:
+    """ "diff by category: bs1 → bs16", then the typical change and the rows out of line."""
+    title = f"diff by {section.rstrip('s') if section != 'categories' else 'category'}: {la} → {lb}"
+    facts = []
+    if rows.typical_ratio is not None:
+        facts.append(f"typical change {rows.typical_ratio:.2f}×")
+    flagged = [name for name, out in zip(rows.names, rows.outlier, strict=True) if out]
+    if flagged:
+        facts.append("out of line: " + ", ".join(shorten(f, 30) for f in flagged[:3]))
+    return title + ("\n" + "; ".join(facts) if facts else "")
 
 
 def _diff_frame(data: Any, section: str) -> pd.DataFrame:
@@ -932,20 +1143,13 @@ def _diff_frame(data: Any, section: str) -> pd.DataFrame:
     return _frame(frame)
 
 
-def _side_column(df: pd.DataFrame, side: str) -> tuple[str, str]:
-    """The total-time column of side ``a`` or ``b`` (``a_total_ns``, ``total_ns_a``, ``a_ns``, ...)."""
-    for unit in _UNITS:
-        for name in (
-            f"{side}_total_{unit}",
-            f"total_{unit}_{side}",
-            f"total_{side}_{unit}",
-            f"{side}_time_{unit}",
-            f"time_{side}_{unit}",
-            f"{side}_{unit}",
-        ):
-            if name in df.columns:
-                return name, unit
-    raise ValueError(f"no total-time column for side {side!r} in {list(df.columns)}")
+def _side_columns(df: pd.DataFrame) -> tuple[str, str, str]:
+    """The time columns of sides A and B (``a_ns`` and ``b_ns``, or both in another unit, as
+    ``DiffResult.section(name, unit)`` names them) and their unit."""
+    a_col, unit = _time_column(df, "a")
+    if f"b_{unit}" not in df.columns:
+        raise ValueError(f"expected a column b_{unit} beside {a_col}; the frame has {list(df.columns)}")
+    return a_col, f"b_{unit}", unit
 
 
 def _diff_labels(data: Any) -> tuple[str, str]:
