@@ -593,11 +593,9 @@ def describe(path: Path) -> str:
 
 
 def _human(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TB"
+    from nsysq.units import fmt_file_size
+
+    return fmt_file_size(n)
 
 
 # -- background entry point ---------------------------------------------------------------------

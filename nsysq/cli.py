@@ -17,6 +17,7 @@ import typer
 
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.errors import NsysqError
+from nsysq.timeline import ROWS_TO_READ
 
 if TYPE_CHECKING:
     from nsysq.table import Table
@@ -284,7 +285,7 @@ def timeline(
     ] = None,
     end: Annotated[float | None, typer.Option("--to", help="Window end, ms from the trace start.")] = None,
     nvtx: Annotated[bool, typer.Option("--nvtx", help="Include NVTX ranges and marks.")] = False,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="At most N events (0 = all).")] = 200,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most N events (0 = all).")] = ROWS_TO_READ,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,

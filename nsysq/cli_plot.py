@@ -32,6 +32,7 @@ from nsysq.cli import (
     app,
 )
 from nsysq.errors import UsageError
+from nsysq.timeline import EVENTS_TO_DRAW
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -195,7 +196,7 @@ def plot_timeline_cmd(
     nvtx: Annotated[bool, typer.Option("--nvtx", help="Add NVTX ranges as lanes on top.")] = False,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="At most N events (0 = all); the title says when cut.")
-    ] = 20000,
+    ] = EVENTS_TO_DRAW,
     rules: RulesOpt = None,
     size: SizeOpt = None,
     dpi: DpiOpt = 150,

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq.errors import NsysqError
+from nsysq.timeline import EVENTS_TO_DRAW
+from nsysq.units import fmt_file_size, fmt_ms
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,21 +27,6 @@ _COUNT_LABELS = {
     "nvtx_events": "NVTX events",
     "cuda_api_calls": "CUDA API calls",
 }
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
-
-
-def _ms(ns: Any) -> str:
-    if ns is None:
-        return "–"
-    return f"{float(ns) / 1e6:,.1f} ms"
 
 
 def trace_html(trace: Trace) -> str:
@@ -63,11 +50,11 @@ def trace_html(trace: Trace) -> str:
         if k in counts
     )
     rows = [
-        ("file", f"<code>{esc(Path(data['path']).name)}</code> ({_size(int(data['size_bytes']))})"),
+        ("file", f"<code>{esc(Path(data['path']).name)}</code> ({fmt_file_size(int(data['size_bytes']))})"),
         ("nsys", esc(f"{data['nsys_version']} (schema {data['schema_version']})")),
         ("GPUs", gpu_text),
-        ("span", esc(_ms(data.get("span_ns")))),
-        ("kernel time", esc(_ms(data.get("kernel_ns")))),
+        ("span", esc(fmt_ms(data.get("span_ns")))),
+        ("kernel time", esc(fmt_ms(data.get("kernel_ns")))),
     ]
     if "cache" in data:
         rows.append(("cache", esc(str(data["cache"]))))
@@ -116,9 +103,12 @@ def kernel_category_map(trace: Trace, *, rules: str | Path | None = None) -> dic
     return out
 
 
-def timeline_frame(trace: Trace, *, rules: str | Path | None = None, **kwargs: Any) -> pd.DataFrame:
-    """``trace.timeline(**kwargs)`` with a ``category`` column (kernels only) for plotting."""
-    df = trace.timeline(**kwargs)
+def timeline_frame(
+    trace: Trace, *, rules: str | Path | None = None, limit: int = EVENTS_TO_DRAW, **kwargs: Any
+) -> pd.DataFrame:
+    """``trace.timeline(limit=limit, **kwargs)`` with a ``category`` column (kernels only) for
+    plotting; by default as many events as a plot draws (``nsysq.timeline.EVENTS_TO_DRAW``)."""
+    df = trace.timeline(limit=limit, **kwargs)
     mapping = kernel_category_map(trace, rules=rules)
     attrs = dict(df.attrs)
     df["category"] = [

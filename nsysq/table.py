@@ -9,18 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from nsysq.errors import UsageError
+from nsysq.units import TIME_UNITS, check_unit, time_factor
 
 if TYPE_CHECKING:
     import pandas as pd
 
-TIME_UNITS: dict[str, int] = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
-
-
-def check_unit(unit: str) -> str:
-    if unit not in TIME_UNITS:
-        raise UsageError(f"unknown time unit {unit!r}; use one of ns, us, ms, s.")
-    return unit
+__all__ = ["TIME_UNITS", "Table", "check_unit"]  # the unit helpers stay importable from here
 
 
 @dataclass(frozen=True)
@@ -47,7 +41,7 @@ class Table:
         check_unit(unit)
         if unit == self.unit:
             return self
-        scale = TIME_UNITS[self.unit] / TIME_UNITS[unit]
+        scale = time_factor(self.unit, unit)
         suffix = "_" + self.unit
         idx = [i for i, c in enumerate(self.columns) if c.endswith(suffix)]
         rows = [

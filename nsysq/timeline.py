@@ -1,4 +1,8 @@
-"""Timeline: kernels, memcpys, memsets and NVTX ranges on one clock, in a window."""
+"""Timeline: kernels, memcpys, memsets and NVTX ranges on one clock, in a window.
+
+A window can hold millions of events, so every caller caps the rows (0 = no cap) with one of two
+defaults: ``ROWS_TO_READ`` where rows are read, ``EVENTS_TO_DRAW`` where they are drawn.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,16 @@ from typing import TYPE_CHECKING
 
 from nsysq.errors import UsageError
 from nsysq.table import Table
+from nsysq.units import ms_to_ns
 
 if TYPE_CHECKING:
     from nsysq.trace import Trace
 
-MS = 1_000_000
+#: Rows returned or printed (``nsysq timeline``, ``Trace.timeline``): a window a person reads.
+ROWS_TO_READ = 200
+#: Events drawn (``nsysq plot timeline``, ``notebook.timeline_frame``): a Gantt chart is read as a
+#: whole and draws one bar collection per lane and colour, so this many stay fast.
+EVENTS_TO_DRAW = 20_000
 
 
 def timeline(
@@ -20,15 +29,15 @@ def timeline(
     start_ms: float | None = None,
     end_ms: float | None = None,
     nvtx: bool = False,
-    limit: int = 1000,
+    limit: int = ROWS_TO_READ,
 ) -> Table:
     """Events overlapping [start_ms, end_ms) (ms from the trace start), ordered by start."""
     if start_ms is not None and end_ms is not None and end_ms <= start_ms:
         raise UsageError(f"--to ({end_ms} ms) must be after --from ({start_ms} ms).")
     if limit < 0:
         raise UsageError("--limit must be 0 (every event) or a positive number of rows.")
-    from_ns = None if start_ms is None else round(start_ms * MS)
-    to_ns = None if end_ms is None else round(end_ms * MS)
+    from_ns = None if start_ms is None else ms_to_ns(start_ms)
+    to_ns = None if end_ms is None else ms_to_ns(end_ms)
     table = trace.run(
         "timeline",
         t0=trace.t0,

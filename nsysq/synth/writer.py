@@ -322,12 +322,12 @@ def write_trace(path: str | Path, spec: TraceSpec) -> Path:
         for table in schemas.tables(version):
             if table not in data or table not in names:
                 continue
-            cols, rows = data[table]
-            if not rows:
+            cols, values = data[table]
+            if not values:
                 continue
             collist = ", ".join(f'"{c}"' for c in cols)
             marks = ", ".join("?" for _ in cols)
-            con.executemany(f'INSERT INTO "{table}" ({collist}) VALUES ({marks})', rows)
+            con.executemany(f'INSERT INTO "{table}" ({collist}) VALUES ({marks})', values)
         con.commit()
     finally:
         con.close()
