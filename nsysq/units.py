@@ -78,10 +78,12 @@ def _three_digits(value: float) -> float:
 def fmt_in_unit(value: float | None, unit: str) -> str:
     """A time already in ``unit``, as plots label bars: ``877 ms``, ``6.17 ms``, ``0.85 µs``.
 
-    Three significant digits (two below 0.01), thousands separated, ``–`` when missing.
+    Three significant digits from 1 up (thousands separated), two decimals below 1, two
+    significant digits below 0.01; ``–`` when missing.
     """
     if value is None or is_missing(value):
         return MISSING_PLOT
+    value = float(value) + 0.0  # -0.0 prints as 0
     shown = _three_digits(value)
     if shown >= 100:
         text = f"{value:,.0f}"
@@ -111,7 +113,7 @@ def fmt_time(ns: float | None) -> str:
     """
     if ns is None or is_missing(ns):
         return MISSING_PROSE
-    value = float(ns)
+    value = float(ns) + 0.0  # -0.0 prints as 0
     for unit in ("s", "ms", "us"):
         scaled = value / TIME_UNITS[unit]
         if _three_digits(scaled) >= 1:
@@ -130,7 +132,7 @@ def fmt_bytes(n: float | None) -> str:
     """A byte count in decimal units, as nsys writes them: 81 MB, 163 MB, 8.88 MB, 512 B."""
     if n is None or is_missing(n):
         return MISSING_PROSE
-    value = float(n)
+    value = float(n) + 0.0  # -0.0 prints as 0
     for div, unit in _DECIMAL_SIZES:
         scaled = value / div
         if _three_digits(scaled) >= 1:
