@@ -226,6 +226,40 @@ def test_timeline_without_categories_and_without_kernels() -> None:
     assert _ticks(ax) == ["GPU 0 · stream 1"] and _bars(ax) == 2
 
 
+def test_timeline_title_legend_order_and_nvtx_cut() -> None:
+    """The title says what was cut (rows, NVTX depth); the legend lists kernel categories by drawn
+    time, then memory ops by name, then NVTX; the axis starts at 0 when --from is a hair below."""
+    import pandas as pd
+
+    rows = [
+        ("kernel", 0, 100, "small", "Softmax", None),
+        ("kernel", 100, 900, "big", "CUTLASS GEMM", None),
+        ("memcpy", 900, 950, "memcpy", None, "Host-to-Device"),
+        ("memset", 950, 960, "memset", None, None),
+        ("memcpy", 960, 990, "memcpy", None, "Device-to-Host"),
+    ]
+    rows += [("nvtx", 10 * k, 1000 - 10 * k, f"level{k}", None, None) for k in range(3)]  # nested 3 deep
+    df = pd.DataFrame(rows, columns=["kind", "start_ns", "end_ns", "name", "category", "copy_kind"])
+    df["device_id"], df["stream_id"] = 0, 7
+    df.attrs["footer"] = {"from_ns": -0.0001, "to_ns": 1000, "truncated": True, "shown_rows": len(df)}
+    ax = plot.plot_timeline(df, max_nvtx_lanes=2)
+    title = ax.get_title("left")
+    assert title.startswith("timeline 0.00 ns – 1,000 ns: 5 GPU events on 1 stream (first 8 rows only")
+    assert title.endswith("; NVTX deeper than 2 levels not drawn")
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == [
+        "CUTLASS GEMM",
+        "Softmax",
+        "memcpy Device-to-Host",
+        "memcpy Host-to-Device",
+        "memset",
+        "NVTX range",
+    ]
+    assert _ticks(ax) == ["NVTX 1", "NVTX 2", "GPU 0 · stream 7"]
+    assert _bars(ax) == 5 + 2  # the third NVTX level is not drawn
+    assert ax.get_xlim() == (0.0, 1000.0)
+
+
 def test_kernel_category_map(bs1: nsysq.Trace) -> None:
     mapping = kernel_category_map(bs1)
     assert mapping[FLASH] == "Flash attention"
@@ -261,6 +295,30 @@ def test_diff_kernels_keeps_outliers_and_marks_new(diff_result: Any) -> None:
     assert len(ticks) == 6 and FLASH in ticks  # a small outlier is never cut by top
     ax = plot.plot_diff(diff_result, section="kernels", top=40)
     assert "new" in _texts(ax)
+
+
+def test_diff_frame_in_another_unit_draws_the_same(diff_result: Any) -> None:
+    """A diff section in ms (a_ms/b_ms, as DiffResult.section names it) draws the same bars as in ns."""
+    in_ns = plot.plot_diff(diff_result)
+    in_ms = plot.plot_diff(diff_result.section("categories", "ms").to_pandas(), labels=("bs1", "bs16"))
+    widths = [[b.get_width() for b in ax.containers[k]] for ax in (in_ns, in_ms) for k in (0, 1)]
+    assert widths[0] == pytest.approx(widths[2], nan_ok=True)
+    assert widths[1] == pytest.approx(widths[3], nan_ok=True)
+    assert _texts(in_ns) == _texts(in_ms)
+    assert in_ns.get_title("left").endswith("\ntypical change 1.04×; out of line: Flash attention")
+    with pytest.raises(ValueError, match="b_ns"):
+        plot.plot_diff(diff_result.categories.drop(columns=["b_ns"]))
+
+
+def test_category_colours_match_the_packaged_lineup_rules() -> None:
+    """Every category the packaged lineup rules can give (and "Other") has its own fixed colour, and
+    every fixed colour names such a category: renaming a category in lineup_rules.toml fails here."""
+    from nsysq.rules import OTHER, load_lineup_rules
+
+    categories = {rule.category for rule in load_lineup_rules()} | {OTHER}
+    assert sorted(categories - set(plot.CATEGORY_COLORS)) == [], "categories without a colour"
+    assert sorted(set(plot.CATEGORY_COLORS) - categories) == [], "colours of no packaged category"
+    assert len(set(plot.CATEGORY_COLORS.values())) == len(plot.CATEGORY_COLORS), "two share a colour"
 
 
 # -- notebook ----------------------------------------------------------------------------------------
