@@ -45,15 +45,10 @@ class Table:
         suffix = "_" + self.unit
         idx = [i for i, c in enumerate(self.columns) if c.endswith(suffix)]
         rows = [
-            tuple(
-                (None if v is None else float(v) * scale) if i in idx else v
-                for i, v in enumerate(row)
-            )
+            tuple((None if v is None else float(v) * scale) if i in idx else v for i, v in enumerate(row))
             for row in self.rows
         ]
-        columns = tuple(
-            c[: -len(suffix)] + "_" + unit if c.endswith(suffix) else c for c in self.columns
-        )
+        columns = tuple(c[: -len(suffix)] + "_" + unit if c.endswith(suffix) else c for c in self.columns)
         footer = {
             (k[: -len(suffix)] + "_" + unit if k.endswith(suffix) else k): (
                 float(v) * scale if k.endswith(suffix) and v is not None else v
