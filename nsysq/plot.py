@@ -761,11 +761,10 @@ def _timeline_window(df: pd.DataFrame, footer: Mapping[str, Any], unit: str | No
 
 
 def _timeline_lanes(df: pd.DataFrame, win: _Window, nvtx: bool, max_nvtx_lanes: int) -> _Lanes:
-    is_nvtx = list(df["kind"].astype(str) == "nvtx") if "kind" in df.columns else [False] * len(df)
+    is_nvtx = [kind == "nvtx" for kind in _kinds(df)]
     device_rows = [i for i in range(len(df)) if not is_nvtx[i]]
-    stream_of = {
-        i: (_optional_int(df, "device_id", i), _optional_int(df, "stream_id", i)) for i in device_rows
-    }
+    devices, streams = _column(df, "device_id"), _column(df, "stream_id")
+    stream_of = {i: (_optional_int(devices[i]), _optional_int(streams[i])) for i in device_rows}
     nvtx_rows = [i for i in range(len(df)) if is_nvtx[i]] if nvtx else []
     depth = _pack([(win.x0[i], win.x1[i]) for i in nvtx_rows]) if nvtx_rows else []
     return _Lanes(
@@ -784,27 +783,46 @@ def _stream_order(stream: _Stream) -> tuple[bool, int, bool, int]:
     return (device is None, device or 0, number is None, number or 0)
 
 
-def _optional_int(df: pd.DataFrame, column: str, row: int) -> int | None:
-    if column not in df.columns or is_missing(df[column].iloc[row]):
-        return None
-    return int(df[column].iloc[row])
+def _column(df: pd.DataFrame, name: str, default: Any = None) -> list[Any]:
+    """A column's values as a list (``default`` for each row when the frame has no such column)."""
+    return list(df[name]) if name in df.columns else [default] * len(df)
 
 
-def _event_style(df: pd.DataFrame, row: int, categories: Mapping[str, str] | None) -> tuple[str, str, bool]:
-    """(legend label, colour, half height) of a GPU event: kernels by category, memcpys by copy
-    kind, memsets black."""
-    kind = str(df["kind"].iloc[row]) if "kind" in df.columns else "kernel"
-    if kind == "memcpy":
-        copy_kind = df["copy_kind"].iloc[row] if "copy_kind" in df.columns else None
-        label = "memcpy" if is_missing(copy_kind) else f"memcpy {copy_kind}"
-        return label, copy_kind_color(copy_kind), True
-    if kind != "kernel":
+def _kinds(df: pd.DataFrame) -> list[str]:
+    """Each row's event kind (kernel, memcpy, memset, nvtx); a frame without kinds is all kernels."""
+    return [str(kind) for kind in _column(df, "kind", "kernel")]
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if is_missing(value) else int(value)
+
+
+class _Event(NamedTuple):
+    """What the timeline needs to know of one GPU event row to draw it."""
+
+    kind: str
+    name: Any
+    category: Any
+    copy_kind: Any
+
+
+def _events(df: pd.DataFrame) -> list[_Event]:
+    columns = (_kinds(df), _column(df, "name", ""), _column(df, "category"), _column(df, "copy_kind"))
+    return [_Event(*values) for values in zip(*columns, strict=True)]
+
+
+def _event_style(event: _Event, categories: Mapping[str, str] | None) -> tuple[str, str, bool]:
+    """(legend label, colour, half height) of a GPU event: kernels by category (from the frame, else
+    from ``categories`` by short name), memcpys by copy kind, memsets black."""
+    if event.kind == "memcpy":
+        label = "memcpy" if is_missing(event.copy_kind) else f"memcpy {event.copy_kind}"
+        return label, copy_kind_color(event.copy_kind), True
+    if event.kind != "kernel":
         return "memset", _MEMSET_COLOR, True
-    if "category" in df.columns and not is_missing(df["category"].iloc[row]):
-        category = str(df["category"].iloc[row])
+    if not is_missing(event.category):
+        category = str(event.category)
     else:
-        name = str(df["name"].iloc[row]) if "name" in df.columns else ""
-        category = (categories or {}).get(name, "Other" if categories else "kernel")
+        category = (categories or {}).get(str(event.name), "Other" if categories else "kernel")
     return category, (_PLAIN_BAR if category == "kernel" else category_color(category)), False
 
 
@@ -815,8 +833,9 @@ def _draw_device_events(
     groups: dict[tuple[int, str, bool], list[tuple[float, float]]] = {}
     legend_items: dict[str, _LegendEntry] = {}
     lane_of = {stream: j for j, stream in enumerate(lanes.streams)}
+    events = _events(df)
     for i in lanes.device_rows:
-        label, colour, half = _event_style(df, i, categories)
+        label, colour, half = _event_style(events[i], categories)
         groups.setdefault((lane_of[lanes.stream_of[i]], colour, half), []).append((win.x0[i], win.width(i)))
         prev = legend_items.get(label, _LegendEntry(colour, 0.0, 0))
         legend_items[label] = _LegendEntry(
