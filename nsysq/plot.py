@@ -33,11 +33,13 @@ __all__ = [
     "CATEGORY_COLORS",
     "category_color",
     "copy_kind_color",
+    "figure_axes",
     "plot_census",
     "plot_diff",
     "plot_lineup",
     "plot_stakeout",
     "plot_timeline",
+    "save_figure",
     "shorten",
 ]
 
@@ -107,6 +109,25 @@ def _new_axes(ax: Axes | None, size: tuple[float, float]) -> Axes:
     plt = _mpl()
     _, new = plt.subplots(figsize=size, layout="constrained")
     return new
+
+
+def figure_axes(figsize: tuple[float, float]) -> Axes:
+    """The Axes of a new figure of ``figsize`` inches (constrained layout), for ``ax=`` of a plot."""
+    return _new_axes(None, figsize)
+
+
+def save_figure(ax: Axes, path: str | os.PathLike[str], *, dpi: int = 150, title: str | None = None) -> None:
+    """Write the figure holding ``ax`` to ``path`` (the suffix picks png, svg, pdf, ...) and close
+    it; ``title`` replaces the plot's title. Raises OSError when the file cannot be written."""
+    plt = _mpl()
+    if title is not None:
+        ax.set_title(title, loc="left", fontsize=11)
+    fig = ax.figure
+    try:
+        suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+        fig.savefig(path, dpi=dpi, format=suffix or None, bbox_inches="tight")
+    finally:
+        plt.close(fig)
 
 
 def _frame(data: Any) -> pd.DataFrame:
