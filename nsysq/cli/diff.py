@@ -1,5 +1,5 @@
 """``nsysq diff A B``: compare two traces. The rendering is the library's
-(:func:`nsysq.diffing.board.render_diff`); this module parses options and sets the exit code.
+(:func:`nsysq.diff_report.render_diff`); this module parses options and sets the exit code.
 
 Registered by :mod:`nsysq.cli.root`.
 """
@@ -27,7 +27,7 @@ from nsysq.cli.common import (
     say,
     unit_for,
 )
-from nsysq.diffing.board import DEFAULT_KERNEL_ROWS
+from nsysq.diff_report import DEFAULT_KERNEL_ROWS
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 
 FAIL_EXIT_CODE = 3
@@ -35,7 +35,7 @@ FAIL_EXIT_CODE = 3
 
 
 class Section(StrEnum):
-    """``--section``: the evidence board or one section (nsysq.diffing.board.SECTION_TITLES)."""
+    """``--section``: the evidence board or one section (nsysq.diff_report.SECTION_TITLES)."""
 
     board = "board"
     totals = "totals"
@@ -78,8 +78,8 @@ def diff_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
+    from nsysq.diff_report import check_options, render_diff
     from nsysq.diffing import diff, parse_fail_on
-    from nsysq.diffing.board import check_options, render_diff
 
     kinds = parse_fail_on(fail_on) if fail_on else ()
     section_name = section.value if section else None
