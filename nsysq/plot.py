@@ -120,9 +120,11 @@ def save_figure(ax: Axes, path: str | os.PathLike[str], *, dpi: int = 150, title
     """Write the figure holding ``ax`` to ``path`` (the suffix picks png, svg, pdf, ...) and close
     it; ``title`` replaces the plot's title. Raises OSError when the file cannot be written."""
     plt = _mpl()
+    from matplotlib.figure import Figure
+
     if title is not None:
         ax.set_title(title, loc="left", fontsize=11)
-    fig = ax.figure
+    fig = ax.figure if isinstance(ax.figure, Figure) else ax.figure.figure  # a SubFigure's root
     try:
         suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
         fig.savefig(path, dpi=dpi, format=suffix or None, bbox_inches="tight")
