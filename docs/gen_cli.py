@@ -1,8 +1,9 @@
 """Write docs/cli.md, the command reference, from the CLI itself.
 
-Walks the typer/click command tree of ``nsysq.cli.app`` (every command and sub-command any module
-registers on it) and writes each one's ``--help`` text, rendered at a fixed width so the file is
-the same on every machine.
+Walks the typer/click command tree of ``nsysq.cli.root.app`` (every command and sub-command the
+root registers) and writes each one's ``--help`` text, rendered at a fixed width so the file is
+the same on every machine, then the exit codes (``nsysq.cli.root.EXIT_CODES``, with the error
+classes that exit with each code).
 
 Usage: python docs/gen_cli.py [--check]. tests/test_docs.py runs the check, so a command that is
 added or changed without regenerating this file fails the suite.
@@ -35,7 +36,7 @@ danger rules, and how to write your own, in [rules.md](rules.md); plots and note
 def root_command() -> Any:
     import typer.main
 
-    from nsysq.cli import app
+    from nsysq.cli.root import app
 
     return typer.main.get_command(app)
 
@@ -64,12 +65,47 @@ def anchor(path: str) -> str:
     return path.replace(" ", "-")
 
 
+def error_classes() -> list[type]:
+    """Every NsysqError subclass nsysq defines (the base included), by name."""
+    from nsysq.errors import NsysqError
+
+    found: list[type] = []
+    todo: list[type] = [NsysqError]
+    while todo:
+        cls = todo.pop()
+        if cls.__module__.startswith("nsysq"):
+            found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return sorted(set(found), key=lambda c: c.__name__)
+
+
+def exit_codes() -> str:
+    """The exit-code table: each code, what it means, and the errors that exit with it."""
+    from nsysq.cli.root import EXIT_CODES
+
+    raised: dict[int, list[str]] = {}
+    for cls in error_classes():
+        raised.setdefault(cls.exit_code, []).append(f"`{cls.__name__}`")  # type: ignore[attr-defined]
+    rows = [
+        f"| {code} | {meaning} | {', '.join(raised.get(code, []))} |"
+        for code, meaning in sorted(EXIT_CODES.items())
+    ]
+    return (
+        "## Exit codes\n\n"
+        "Errors are one sentence on stderr (`nsysq: error: ...`), never a traceback; stdout carries\n"
+        "data only. Usage errors (an unknown option, a bad value) are reported by the parser with\n"
+        "exit code 2.\n\n"
+        "| code | meaning | raised as (nsysq.errors) |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
+    )
+
+
 def render() -> str:
     entries = list(walk(root_command()))
     index = "\n".join(f"- [`{path}`](#{anchor(path)})" for path, _ in entries[1:])
-    parts = [HEADER, "## Commands\n\n", index, "\n\n"]
+    parts = [HEADER, "## Commands\n\n", index, "\n- [Exit codes](#exit-codes)\n\n"]
     for path, text in entries:
         parts.append(f"## {path}\n\n```text\n{text}\n```\n\n")
+    parts.append(exit_codes())
     return "".join(parts).rstrip() + "\n"
 
 
@@ -87,4 +123,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))  # document this checkout, not whichever nsysq is installed
     raise SystemExit(main(sys.argv[1:]))

@@ -1,5 +1,5 @@
 """``python -m nsysq``: the same as the ``nsysq`` command."""
 
-from nsysq.cli import main
+from nsysq.cli.root import main
 
 main()

@@ -39,11 +39,13 @@ __all__ = [
     "CATEGORY_COLORS",
     "category_color",
     "copy_kind_color",
+    "figure_axes",
     "plot_census",
     "plot_diff",
     "plot_lineup",
     "plot_stakeout",
     "plot_timeline",
+    "save_figure",
     "shorten",
 ]
 
@@ -85,6 +87,28 @@ _COPY_COLORS = {
 _MEMSET_COLOR = "#252525"
 _NVTX_COLOR = "#c6dbef"
 _HIGHLIGHT = "#d62728"
+
+
+# -- figures, for callers that size or save a plot themselves (nsysq plot) ---------------------
+def figure_axes(figsize: tuple[float, float]) -> Axes:
+    """The Axes of a new figure of ``figsize`` inches (constrained layout), for ``ax=`` of a plot."""
+    return _new_axes(None, figsize)
+
+
+def save_figure(ax: Axes, path: str | os.PathLike[str], *, dpi: int = 150, title: str | None = None) -> None:
+    """Write the figure holding ``ax`` to ``path`` (the suffix picks png, svg, pdf, ...) and close
+    it; ``title`` replaces the plot's title. Raises OSError when the file cannot be written."""
+    plt = _mpl()
+    from matplotlib.figure import Figure
+
+    if title is not None:
+        ax.set_title(title, loc="left", fontsize=11)
+    fig = ax.figure if isinstance(ax.figure, Figure) else ax.figure.figure  # a SubFigure's root
+    try:
+        suffix = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+        fig.savefig(path, dpi=dpi, format=suffix or None, bbox_inches="tight")
+    finally:
+        plt.close(fig)
 
 
 # -- helpers ----------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nsysq.errors import UsageError
 from nsysq.table import Table
@@ -59,3 +59,18 @@ def stakeout_summary(trace: Trace, kernel: str, *, like: bool = False) -> Table:
     """The census statistics of the launches ``stakeout`` selects, per demangled name."""
     trace.require_kernels()
     return trace.run("stakeout_summary", kernel=kernel, match="like" if like else "exact")
+
+
+def summary_table(launches: Table) -> Table:
+    """The per-name summary ``stakeout`` keeps in its footer, as its own Table (kind
+    ``stakeout_summary``: one row per demangled name; times in nanoseconds, whatever the unit of
+    ``launches``)."""
+    records: list[dict[str, Any]] = launches.footer.get("summary") or []
+    if not records:
+        raise ValueError("summary_table() takes the Table nsysq.stakeout.stakeout() returned.")
+    return Table(
+        kind="stakeout_summary",
+        columns=tuple(records[0]),
+        rows=[tuple(r.values()) for r in records],
+        queries=tuple(q for q in launches.queries if q.partition("@")[0] == "stakeout_summary"),
+    )

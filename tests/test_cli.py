@@ -1,10 +1,12 @@
-"""CLI output contracts: formats agree, units convert, --show-sql shows what ran, imports stay light."""
+"""CLI output contracts: formats agree, units convert, --show-sql shows what ran, the census path
+stays light, and every error becomes one line and an exit code (tests/test_layers.py: the imports)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from nsysq import catalog
+from nsysq.table import Table
+from tests import oracle
+from tests.conftest import ROOT
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -82,15 +87,6 @@ def test_sql_is_read_only_and_binds(fixture_dir: Path) -> None:
             trace.sql("CREATE TABLE x (a INT)")
 
 
-def test_import_nsysq_stays_light() -> None:
-    code = (
-        "import sys, nsysq; bad = [m for m in ('typer', 'rich', 'matplotlib', 'pandas', 'duckdb') "
-        "if m in sys.modules]; print(','.join(bad))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
-
-
 def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
     code = (
         "import sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
@@ -143,3 +139,108 @@ def test_table_format_prints_names_verbatim() -> None:
     render.render(table, "table", buf)
     text = buf.getvalue()
     assert all(n in text for n in names), text
+
+
+# -- errors become one line and an exit code (nsysq.cli.root.main) -------------------------------------
+def run_failing(
+    trace: Path, raise_code: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``nsysq census TRACE`` with nsysq.census.census replaced by a function that runs ``raise_code``."""
+    code = (
+        "import sys\nimport nsysq.census\nfrom nsysq import errors\n"
+        f"def failing(*args, **kwargs):\n    {raise_code}\n"
+        "nsysq.census.census = failing\n"
+        "from nsysq.cli.root import main\n"
+        "sys.argv = ['nsysq', 'census', sys.argv[1]]\nmain()"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != "NSYSQ_DEBUG"} | (env or {})
+    return subprocess.run(
+        [sys.executable, "-c", code, str(trace)], capture_output=True, text=True, timeout=120, env=environ
+    )
+
+
+def test_unexpected_error_is_one_line_without_traceback(fixture_dir: Path) -> None:
+    from nsysq.cli.root import INTERNAL_ERROR_EXIT_CODE
+
+    proc = run_failing(fixture_dir / "v2024_6.sqlite", "raise RuntimeError('boom\\nsecond line')")
+    assert proc.returncode == INTERNAL_ERROR_EXIT_CODE == 70
+    assert proc.stdout == ""
+    assert proc.stderr == (
+        "nsysq: internal error (RuntimeError: boom); rerun with NSYSQ_DEBUG=1 to see the traceback.\n"
+    )
+
+
+def test_nsysq_debug_shows_the_traceback(fixture_dir: Path) -> None:
+    proc = run_failing(fixture_dir / "v2024_6.sqlite", "raise RuntimeError('boom')", {"NSYSQ_DEBUG": "1"})
+    assert proc.returncode == 70
+    assert "Traceback (most recent call last)" in proc.stderr and "in failing" in proc.stderr
+    assert proc.stderr.endswith(
+        "nsysq: internal error (RuntimeError: boom); rerun with NSYSQ_DEBUG=1 to see the traceback.\n"
+    )
+
+
+def test_nsysq_error_is_its_sentence_and_exit_code(fixture_dir: Path) -> None:
+    path = fixture_dir / "v2024_6.sqlite"
+    proc = run_failing(path, "raise errors.NoDataError('this trace has no kernels.')")
+    assert (proc.returncode, proc.stdout) == (5, "")
+    assert proc.stderr == "nsysq: error: this trace has no kernels.\n"
+    damaged = run_failing(path, "raise errors.DamagedTraceError('t.sqlite', 'StringIds', 7, 'bad cell')")
+    assert damaged.returncode == 2 and "Traceback" not in damaged.stderr
+    assert damaged.stderr.startswith("nsysq: error: t.sqlite is damaged in StringIds (page 7): bad cell;")
+    assert len(damaged.stderr.splitlines()) == 1
+
+
+def test_usage_errors_stay_the_parsers(fixture_dir: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nsysq", "census", str(fixture_dir / "v2024_6.sqlite"), "--limit", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "Usage: " in proc.stderr and "Invalid value for '--limit'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- renderers live in the library: the CLI prints what they write ------------------------------------
+EXAMPLES = (ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite")
+
+
+def test_diff_report_is_what_the_cli_prints() -> None:
+    import nsysq
+    from nsysq.cli.diff import Section
+    from nsysq.diff_report import BOARD, SECTION_TITLES, render_board, render_diff
+
+    assert [s.value for s in Section] == [BOARD, *SECTION_TITLES]
+    result = nsysq.diff(*EXAMPLES)
+    for fmt, unit in (("markdown", "ms"), ("json", "ns"), ("csv", "ns")):
+        buf = io.StringIO()
+        render_diff(result, fmt, buf, unit=unit)
+        assert buf.getvalue() == run("diff", *EXAMPLES, "-f", fmt).stdout
+    board = io.StringIO()
+    render_board(result, "markdown", board)
+    lines = board.getvalue().splitlines()
+    assert lines[0].startswith("**nsysq diff   A: bs1.sqlite (") and "→   B: bs16.sqlite" in lines[0]
+    assert sum(line.startswith("| ") for line in lines) == len(result.findings) + 1 > 1
+    assert "Flash attention" in lines[lines.index("|---|---|---|---|") + 1]
+
+
+def test_stakeout_summary_table_reconciles_with_sqlite3() -> None:
+    import nsysq
+    from nsysq.stakeout import stakeout, summary_table
+
+    path, name = EXAMPLES[0], "reshape_and_cache_flash_kernel"
+    with nsysq.open(path) as trace:
+        launches = stakeout(trace, name, limit=3)
+    summary = summary_table(launches)
+    assert summary.kind == "stakeout_summary" and summary.unit == "ns"
+    assert summary.queries == (f"stakeout_summary@{catalog.get('stakeout_summary').version}",)
+    row = summary.records()
+    values = oracle.durations(path, name)
+    assert [(r["name"], r["instances"], r["total_ns"]) for r in row] == [(name, len(values), sum(values))]
+    assert (row[0]["min_ns"], row[0]["max_ns"]) == (min(values), max(values))
+    shown = run("stakeout", path, name, "-n", "3", "-f", "markdown").stdout
+    summary_lines = shown.split("**summary**\n\n")[1].splitlines()
+    assert sum(line.startswith("| ") for line in summary_lines) == 2  # header + one name
+    with pytest.raises(ValueError):
+        summary_table(Table(kind="census", columns=("name",), rows=[("k",)]))

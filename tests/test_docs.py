@@ -214,3 +214,22 @@ def test_walkthrough_notebook_executes(example: tuple[str, str], tmp_path: Path)
     html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
     assert any("nsysq.Trace" in h and "8,955" in h for h in html)  # the Trace summary card
     assert any("5.15" in h for h in html)  # the lineup ratio / diff categories
+
+
+# -- exit codes ----------------------------------------------------------------------------------------
+def test_every_exit_code_is_documented(gen_cli: Any) -> None:
+    """docs/cli.md lists every code main() can exit with; the internal-error code is nobody else's."""
+    from nsysq.cli import diff, root
+
+    documented = set(root.EXIT_CODES)
+    by_errors = {cls.exit_code for cls in gen_cli.error_classes()}
+    assert by_errors <= documented, f"exit codes of nsysq.errors not in EXIT_CODES: {by_errors - documented}"
+    assert {0, 2, diff.FAIL_EXIT_CODE, root.INTERRUPTED_EXIT_CODE} <= documented
+    others = by_errors | {0, 2, diff.FAIL_EXIT_CODE, root.INTERRUPTED_EXIT_CODE}
+    assert root.INTERNAL_ERROR_EXIT_CODE not in others
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    table = text.split("\n## Exit codes\n", 1)[1]
+    for code in documented:
+        assert f"\n| {code} | " in table
+    for cls in gen_cli.error_classes():
+        assert f"`{cls.__name__}`" in table

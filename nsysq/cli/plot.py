@@ -1,13 +1,13 @@
 """``nsysq plot census|lineup|stakeout|timeline|diff ... -o out.png|svg|pdf``.
 
-Registered on the shared app (imported at the end of nsysq.cli). Each subcommand takes the same
-filters as the command it draws, computes that result through the Python API and hands the
-DataFrame to the matching function in :mod:`nsysq.plot`. matplotlib loads only when a plot runs.
+Each subcommand takes the same filters as the command it draws, computes that result through the
+Python API and hands the DataFrame to the matching function in :mod:`nsysq.plot`, which also
+makes and saves the figure. matplotlib loads only when a plot runs. The sub-app ``plot_app`` is
+added to the root by :mod:`nsysq.cli.root`.
 """
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nsysq.census import DEFAULT_LIMIT
-from nsysq.cli import (
+from nsysq.cli.common import (
     DangerRulesOpt,
     KernelArg,
     LikeOpt,
@@ -25,12 +25,15 @@ from nsysq.cli import (
     NoCacheOpt,
     RulesOpt,
     ThresholdOpt,
+    TimelineEndOpt,
+    TimelineStartOpt,
     TraceAArg,
     TraceArg,
     TraceBArg,
-    _open,
-    app,
+    open_trace,
+    say,
 )
+from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 from nsysq.errors import UsageError
 from nsysq.timeline import EVENTS_TO_DRAW
 
@@ -43,7 +46,6 @@ plot_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-app.add_typer(plot_app, name="plot")
 
 SUFFIXES = (".png", ".svg", ".pdf")
 
@@ -94,27 +96,19 @@ def _axes(size: str | None) -> Axes | None:
     figsize = _figsize(size)
     if figsize is None:
         return None
-    from nsysq.plot import _mpl
+    from nsysq.plot import figure_axes
 
-    plt = _mpl()
-    _, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return ax
+    return figure_axes(figsize)
 
 
 def _save(ax: Axes, output: Path, dpi: int, title: str | None) -> None:
-    from nsysq.plot import _mpl
+    from nsysq.plot import save_figure
 
-    plt = _mpl()
-    if title is not None:
-        ax.set_title(title, loc="left", fontsize=11)
-    fig = ax.figure
     try:
-        fig.savefig(output, dpi=dpi, format=output.suffix.lower().lstrip("."), bbox_inches="tight")
+        save_figure(ax, output, dpi=dpi, title=title)
     except OSError as exc:
         raise UsageError(f"could not write {output}: {exc.strerror or exc}.") from None
-    finally:
-        plt.close(fig)  # type: ignore[arg-type]
-    sys.stderr.write(f"nsysq: wrote {output}\n")
+    say(f"wrote {output}")
 
 
 @plot_app.command("census")
@@ -137,7 +131,7 @@ def plot_census_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
-    with _open(trace, no_cache=no_cache, prefetch="census") as t:
+    with open_trace(trace, no_cache=no_cache, prefetch="census") as t:
         df = t.census(limit=limit, names=names.value)
     _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
 
@@ -157,7 +151,7 @@ def plot_lineup_cmd(
     from nsysq.plot import plot_lineup
 
     _check_output(output)
-    with _open(trace, no_cache=no_cache, prefetch="lineup") as t:
+    with open_trace(trace, no_cache=no_cache, prefetch="lineup") as t:
         df = t.lineup(rules=rules)
     _save(plot_lineup(df, ax=_axes(size), log=log), output, dpi, title)
 
@@ -180,7 +174,7 @@ def plot_stakeout_cmd(
     from nsysq.plot import plot_stakeout
 
     _check_output(output)
-    with _open(trace, no_cache=no_cache, prefetch="stakeout") as t:
+    with open_trace(trace, no_cache=no_cache, prefetch="stakeout") as t:
         df = t.stakeout(kernel, like=like, limit=limit)
     _save(plot_stakeout(df, ax=_axes(size)), output, dpi, title)
 
@@ -189,10 +183,8 @@ def plot_stakeout_cmd(
 def plot_timeline_cmd(
     trace: TraceArg,
     output: OutputOpt,
-    start: Annotated[
-        float | None, typer.Option("--from", help="Window start, ms from the trace start.")
-    ] = None,
-    end: Annotated[float | None, typer.Option("--to", help="Window end, ms from the trace start.")] = None,
+    start: TimelineStartOpt = None,
+    end: TimelineEndOpt = None,
     nvtx: Annotated[bool, typer.Option("--nvtx", help="Add NVTX ranges as lanes on top.")] = False,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="At most N events (0 = all); the title says when cut.")
@@ -208,12 +200,10 @@ def plot_timeline_cmd(
     from nsysq.plot import plot_timeline
 
     _check_output(output)
-    with _open(trace, no_cache=no_cache, prefetch="timeline") as t:
+    with open_trace(trace, no_cache=no_cache, prefetch="timeline") as t:
         df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
-        sys.stderr.write(
-            f"nsysq: only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.\n"
-        )
+        say(f"only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.")
     _save(plot_timeline(df, ax=_axes(size), nvtx=nvtx), output, dpi, title)
 
 
@@ -230,8 +220,8 @@ def plot_diff_cmd(
     section: Annotated[
         DiffSection, typer.Option("--section", help="Pair the bars per category or per kernel.")
     ] = DiffSection.categories,
-    min_time: MinTimeOpt = 0.5,
-    threshold: ThresholdOpt = 3.0,
+    min_time: MinTimeOpt = DEFAULT_MIN_TIME_MS,
+    threshold: ThresholdOpt = DEFAULT_THRESHOLD,
     rules: RulesOpt = None,
     danger_rules: DangerRulesOpt = None,
     limit: Annotated[
@@ -244,20 +234,20 @@ def plot_diff_cmd(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
-    from nsysq.diffing import diff as compute
+    from nsysq.diffing import diff
     from nsysq.plot import plot_diff
 
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
     with (
-        _open(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
-        _open(b, no_cache=no_cache, prefetch=None) as tb,
+        open_trace(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
+        open_trace(b, no_cache=no_cache, prefetch=None) as tb,
     ):
-        result = compute(
+        result = diff(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
         )
     for warning in result.warnings:
-        sys.stderr.write(f"nsysq: warning: {warning}\n")
+        say("warning: " + warning)
     ax = plot_diff(result, ax=_axes(size), section=section.value, top=limit, log=not linear)
     _save(ax, output, dpi, title)

@@ -1,25 +1,23 @@
-"""CLI commands for cache, registered on the shared app (imported at the end of nsysq.cli).
+"""``nsysq cache list|clear|build``: inspect, empty or fill the columnar cache (see nsysq.cache).
 
-``nsysq cache list|clear|build``: inspect, empty or fill the columnar cache (see nsysq.cache).
+The sub-app ``cache_app`` is added to the root by :mod:`nsysq.cli.root`.
 """
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from nsysq.cli import Format, FormatOpt, Unit, app, emit
+from nsysq.cli.common import Format, FormatOpt, Unit, emit, say
 
 cache_app = typer.Typer(
     name="cache",
     help="Inspect or empty the columnar cache of traces (NSYSQ_CACHE_DIR, ~/.cache/nsysq).",
     no_args_is_help=True,
 )
-app.add_typer(cache_app, name="cache")
 
 
 def _when(ts: float | None) -> str | None:
@@ -65,10 +63,8 @@ def clear() -> None:
     from nsysq import cache
 
     count, size = cache.clear()
-    sys.stderr.write(
-        f"nsysq: removed {count} cached trace{'s' if count != 1 else ''} "
-        f"({size / 1e6:.1f} MB) from {cache.cache_dir()}\n"
-    )
+    plural = "s" if count != 1 else ""
+    say(f"removed {count} cached trace{plural} ({size / 1e6:.1f} MB) from {cache.cache_dir()}")
 
 
 @cache_app.command("build")
@@ -113,4 +109,4 @@ def build(
         except NoDataError:
             pass
     if not background:
-        sys.stderr.write(f"nsysq: cached {path.name} in {built} ({built.stat().st_size / 1e6:.1f} MB)\n")
+        say(f"cached {path.name} in {built} ({built.stat().st_size / 1e6:.1f} MB)")

@@ -1,0 +1,145 @@
+"""The commands that answer one question about one trace: info, census, lineup, stakeout, timeline.
+
+Each parses its options, calls the library function of the same name and prints the Table it
+returns through :func:`nsysq.cli.common.emit`. Registered by :mod:`nsysq.cli.root`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from nsysq.census import DEFAULT_LIMIT
+from nsysq.cli.common import (
+    Format,
+    FormatOpt,
+    KernelArg,
+    LikeOpt,
+    Names,
+    NamesOpt,
+    NoCacheOpt,
+    RulesOpt,
+    ShowSqlOpt,
+    TimelineEndOpt,
+    TimelineStartOpt,
+    TraceArg,
+    Unit,
+    UnitOpt,
+    emit,
+    open_trace,
+    run_table,
+    say,
+)
+from nsysq.timeline import ROWS_TO_READ
+
+if TYPE_CHECKING:
+    from nsysq.table import Table
+    from nsysq.trace import Trace
+
+
+def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, no_cache: NoCacheOpt = False) -> None:
+    """What is in a trace: nsys version, GPUs, time span, row counts, tables, and warnings."""
+    import json
+
+    from nsysq.info import info, info_table
+
+    with open_trace(trace, no_cache=no_cache) as t:
+        data = info(t)
+    if fmt == Format.json:
+        sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+    else:
+        emit(info_table(data), fmt, Unit.ns, title=f"{Path(data['path']).name}")
+    for warning in data["warnings"]:
+        say("warning: " + warning)
+
+
+def census_command(
+    trace: TraceArg,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit",
+            "-n",
+            help="Keep the top N kernels and add one 'other' row; 0 shows every kernel.",
+        ),
+    ] = DEFAULT_LIMIT,
+    names: NamesOpt = Names.short,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
+    from nsysq.census import census
+
+    def compute(t: Trace) -> Table:
+        return census(t, limit=limit, names=names.value)
+
+    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="census")
+
+
+def lineup_command(
+    trace: TraceArg,
+    rules: RulesOpt = None,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
+    from nsysq.lineup import lineup
+
+    def compute(t: Trace) -> Table:
+        return lineup(t, rules=rules)
+
+    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="lineup", prefetch="lineup")
+
+
+def stakeout_command(
+    trace: TraceArg,
+    kernel: KernelArg,
+    like: LikeOpt = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Show at most N launches (0 = all).")] = 0,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
+    from nsysq.stakeout import stakeout, summary_table
+
+    def compute(t: Trace) -> Table:
+        return stakeout(t, kernel, like=like, limit=limit)
+
+    title = f"stakeout {kernel}"
+    launches = run_table(
+        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title=title, prefetch="stakeout"
+    )
+    if launches is not None and fmt in (Format.table, Format.markdown):
+        sys.stdout.write("\n")
+        emit(summary_table(launches), fmt, unit, title="summary")
+
+
+def timeline_command(
+    trace: TraceArg,
+    start: TimelineStartOpt = None,
+    end: TimelineEndOpt = None,
+    nvtx: Annotated[bool, typer.Option("--nvtx", help="Include NVTX ranges and marks.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most N events (0 = all).")] = ROWS_TO_READ,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Kernels, memcpys (by copy kind), memsets and NVTX on one clock, ordered by start."""
+    from nsysq.timeline import timeline
+
+    def compute(t: Trace) -> Table:
+        return timeline(t, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
+
+    run_table(
+        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="timeline", prefetch="timeline"
+    )

@@ -1,0 +1,188 @@
+"""What every command module shares: the option types, opening a trace, writing a result.
+
+Nothing here imports a command module or the root (:mod:`nsysq.cli.root`). Heavy modules (duckdb,
+pandas, rich) load inside the helpers, so importing this module stays as cheap as typer itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from nsysq.table import Table
+    from nsysq.trace import Trace
+
+__all__ = [
+    "Format",
+    "Names",
+    "Unit",
+    "emit",
+    "open_trace",
+    "run_table",
+    "say",
+    "show_sql",
+    "unit_for",
+]
+
+
+class Format(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    markdown = "markdown"
+
+
+class Unit(StrEnum):
+    ns = "ns"
+    us = "us"
+    ms = "ms"
+    s = "s"
+
+
+class Names(StrEnum):
+    short = "short"
+    demangled = "demangled"
+
+
+TraceArg = Annotated[
+    Path,
+    typer.Argument(help="An nsys SQLite export (nsys export --type=sqlite).", show_default=False),
+]
+KernelArg = Annotated[
+    str,
+    typer.Argument(
+        help="Kernel short or demangled name (exact), or a LIKE pattern with --like.", show_default=False
+    ),
+]
+LikeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--like", help="Treat KERNEL as a case-insensitive SQL LIKE pattern (% any run, _ any char)."
+    ),
+]
+NamesOpt = Annotated[Names, typer.Option(help="Group by the short kernel name or the full demangled name.")]
+TraceAArg = Annotated[
+    Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
+]
+TraceBArg = Annotated[Path, typer.Argument(help="Trace B, the changed run.", show_default=False)]
+RulesOpt = Annotated[
+    Path | None, typer.Option("--rules", help="Your own lineup rules file (TOML); see docs/rules.md.")
+]
+DangerRulesOpt = Annotated[
+    Path | None, typer.Option("--danger-rules", help="Your own danger rules (TOML); see docs/rules.md.")
+]
+MinTimeOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-time",
+        help="Noise floor in ms: rows below it on both sides are never outliers and do not "
+        "set the typical change.",
+    ),
+]
+ThresholdOpt = Annotated[
+    float,
+    typer.Option(
+        "--threshold", help="Outlier cut-off in robust spreads from the typical change (see docs/diff.md)."
+    ),
+]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+UnitOpt = Annotated[
+    Unit | None,
+    typer.Option(
+        "--time-unit",
+        "-u",
+        help="Unit of every time column [default: ms for table/markdown, ns for csv/json].",
+    ),
+]
+ShowSqlOpt = Annotated[
+    bool,
+    typer.Option(
+        "--show-sql",
+        help="Print the exact SQL (and bound parameters) the command runs, instead of its result.",
+    ),
+]
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option("--no-cache", help="Read the trace directly; don't use or build the columnar cache."),
+]
+TimelineStartOpt = Annotated[
+    float | None, typer.Option("--from", help="Window start, ms from the trace start.")
+]
+TimelineEndOpt = Annotated[float | None, typer.Option("--to", help="Window end, ms from the trace start.")]
+
+
+def say(message: str) -> None:
+    """One line on stderr, prefixed ``nsysq:`` (stdout carries data only)."""
+    sys.stderr.write(f"nsysq: {message}\n")
+
+
+def unit_for(fmt: Format, unit: Unit | None) -> str:
+    """The time unit asked for, else ms for people (table, markdown) and ns for programs."""
+    if unit is not None:
+        return unit.value
+    return "ms" if fmt in (Format.table, Format.markdown) else "ns"
+
+
+@contextmanager
+def open_trace(path: Path, *, no_cache: bool = False, prefetch: str | None = "census") -> Iterator[Trace]:
+    """Open a trace for one command; ``prefetch``: the packaged query whose kernel columns the
+    command needs first (they start decoding while DuckDB loads; see Trace)."""
+    from nsysq.trace import Trace
+
+    kwargs: dict[str, Any] = {"prefetch": prefetch}
+    if no_cache:
+        kwargs["cache"] = False
+    trace = Trace(path, **kwargs)
+    try:
+        yield trace
+    finally:
+        trace.close()
+
+
+def show_sql(traces: list[Trace]) -> None:
+    """``--show-sql``: print what each trace ran, instead of the result."""
+    for trace in traces:
+        for label, sql, params in trace.executed:
+            sys.stdout.write(f"-- {label} on {trace.path.name}\n")
+            if params:
+                sys.stdout.write(f"-- params: {params}\n")
+            sys.stdout.write(sql.rstrip() + ";\n\n")
+
+
+def emit(table: Table, fmt: Format, unit: Unit | None, *, title: str | None = None) -> None:
+    """Render a table to stdout; its notes go to stderr."""
+    from nsysq.render import render
+
+    render(table.in_unit(unit_for(fmt, unit)), fmt.value, sys.stdout, title=title)
+    for note in table.notes:
+        say(note)
+
+
+def run_table(
+    path: Path,
+    compute: Callable[[Trace], Table],
+    fmt: Format,
+    unit: Unit | None,
+    *,
+    sql: bool,
+    no_cache: bool,
+    title: str | None = None,
+    prefetch: str = "census",
+) -> Table | None:
+    """Open ``path``, compute one table and print it (or, with ``sql``, the SQL that made it).
+
+    Returns the table that was printed, None when the SQL was printed instead."""
+    with open_trace(path, no_cache=no_cache, prefetch=prefetch) as trace:
+        table = compute(trace)
+        if sql:
+            show_sql([trace])
+            return None
+    emit(table, fmt, unit, title=title)
+    return table

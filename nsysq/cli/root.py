@@ -1,0 +1,101 @@
+"""The ``nsysq`` command: the root app registers every command module, and :func:`main` is the one
+place where errors become messages and exit codes.
+
+Command modules (analyses, sql, diff, cache, plot) never import this module; they share
+:mod:`nsysq.cli.common`. Heavy imports (duckdb, pandas, matplotlib) happen inside the commands,
+so ``nsysq --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import typer
+
+from nsysq.cli import analyses, cache, diff, plot, sql
+from nsysq.cli.common import say
+from nsysq.errors import NsysqError
+
+__all__ = ["EXIT_CODES", "INTERNAL_ERROR_EXIT_CODE", "INTERRUPTED_EXIT_CODE", "app", "main"]
+
+INTERNAL_ERROR_EXIT_CODE = 70
+"""An unexpected exception, i.e. a bug in nsysq (70 is EX_SOFTWARE in sysexits.h)."""
+INTERRUPTED_EXIT_CODE = 130
+"""Interrupted with Ctrl-C (128 + SIGINT)."""
+DEBUG_VARIABLE = "NSYSQ_DEBUG"
+"""Set to 1 to see the Python traceback of any error."""
+_FIRST_LINE_CHARS = 300
+
+EXIT_CODES: dict[int, str] = {
+    0: "Success.",
+    1: "A query or the cache failed, or stdout was closed early (a broken pipe).",
+    2: "Bad usage or input: an unknown option or bad value, a missing or unreadable file, a file that "
+    "is not an nsys SQLite export, or a damaged one.",
+    diff.FAIL_EXIT_CODE: "`nsysq diff --fail-on`: a finding of the kinds asked for exists.",
+    4: "DuckDB's sqlite extension could not be loaded from the installed package.",
+    5: "The trace holds no events of the kind the command needs (for example no CUDA kernels).",
+    INTERNAL_ERROR_EXIT_CODE: "Internal error: an unexpected exception (a bug in nsysq). One line names "
+    f"it; rerun with {DEBUG_VARIABLE}=1 to see the traceback, and report it.",
+    INTERRUPTED_EXIT_CODE: "Interrupted (Ctrl-C).",
+}
+"""Every exit code ``nsysq`` uses and what it means (docs/cli.md lists them; a test keeps every
+NsysqError's code in here)."""
+
+app = typer.Typer(
+    name="nsysq",
+    help="Make Nsight Systems SQLite exports answer questions: where GPU time goes, by kernel, "
+    "by category, per launch, over time, and what changed between two traces.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command("info")(analyses.info_command)
+app.command("census")(analyses.census_command)
+app.command("lineup")(analyses.lineup_command)
+app.command("stakeout")(analyses.stakeout_command)
+app.command("timeline")(analyses.timeline_command)
+app.command("sql")(sql.sql_command)
+app.command("queries")(sql.queries_command)
+app.command("diff")(diff.diff_command)
+app.add_typer(cache.cache_app, name="cache")
+app.add_typer(plot.plot_app, name="plot")
+
+
+def main() -> None:
+    """Run the app. An NsysqError becomes ``nsysq: error: <sentence>`` and its exit code; any other
+    exception one line and INTERNAL_ERROR_EXIT_CODE (the traceback with NSYSQ_DEBUG=1).
+
+    typer (standalone mode) reports usage errors itself, with exit code 2.
+    """
+    try:
+        app()
+    except NsysqError as exc:
+        _traceback_when_debugging()
+        say(f"error: {exc}")
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        say("interrupted.")
+        sys.exit(INTERRUPTED_EXIT_CODE)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
+    except Exception as exc:  # anything else is a bug: one line, never a traceback (unless asked)
+        _traceback_when_debugging()
+        say(internal_error_message(exc))
+        sys.exit(INTERNAL_ERROR_EXIT_CODE)
+
+
+def internal_error_message(exc: BaseException) -> str:
+    """``internal error (KeyError: 'x'); rerun with NSYSQ_DEBUG=1 ...``: one line whatever ``exc`` holds."""
+    lines = str(exc).strip().splitlines()
+    what = f"{type(exc).__name__}: {lines[0][:_FIRST_LINE_CHARS]}" if lines else type(exc).__name__
+    return f"internal error ({what}); rerun with {DEBUG_VARIABLE}=1 to see the traceback."
+
+
+def _traceback_when_debugging() -> None:
+    if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
+        traceback.print_exc()

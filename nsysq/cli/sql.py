@@ -1,0 +1,58 @@
+"""The SQL-facing commands: ``nsysq sql`` (your own query) and ``nsysq queries`` (the catalogue).
+
+Registered by :mod:`nsysq.cli.root`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from nsysq.cli.common import Format, FormatOpt, NoCacheOpt, TraceArg, Unit, emit, open_trace
+
+
+def sql_command(
+    trace: TraceArg,
+    query: Annotated[
+        str,
+        typer.Argument(
+            help="One read-only SELECT over the canonical tables "
+            "(CUPTI_ACTIVITY_KIND_KERNEL, StringIds, ...).",
+            show_default=False,
+        ),
+    ],
+    fmt: FormatOpt = Format.table,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Run your own read-only SQL against a trace (DuckDB dialect)."""
+    with open_trace(trace, no_cache=no_cache, prefetch=None) as t:
+        table = t.sql_table(query)
+    emit(table, fmt, Unit.ns)
+
+
+def queries_command(fmt: FormatOpt = Format.table) -> None:
+    """List the versioned SQL files nsysq runs, with what each returns."""
+    from nsysq import catalog
+    from nsysq.table import Table
+
+    rows = [
+        (
+            q.name,
+            q.version,
+            q.dialect,
+            q.params and ", ".join(q.params) or "",
+            q.filename,
+            q.returns,
+        )
+        for q in catalog.all_queries().values()
+    ]
+    emit(
+        Table(
+            kind="queries",
+            columns=("name", "version", "dialect", "params", "file", "returns"),
+            rows=rows,
+        ),
+        fmt,
+        Unit.ns,
+    )
