@@ -106,7 +106,8 @@ ShowSqlOpt = Annotated[
     bool,
     typer.Option(
         "--show-sql",
-        help="Print the exact SQL (and bound parameters) the command runs, instead of its result.",
+        help="Print the SQL the command runs as a script for the duckdb CLI (sqlite extension, "
+        "views, helper tables, parameters as literals), instead of its result.",
     ),
 ]
 NoCacheOpt = Annotated[
@@ -142,12 +143,10 @@ def _open(path: Path, *, no_cache: bool = False, prefetch: str | None = "census"
 
 
 def _show_sql(traces: list[Trace]) -> None:
-    for trace in traces:
-        for label, sql, params in trace.executed:
-            sys.stdout.write(f"-- {label} on {trace.path.name}\n")
-            if params:
-                sys.stdout.write(f"-- params: {params}\n")
-            sys.stdout.write(sql.rstrip() + ";\n\n")
+    """Print, per trace, the script that reproduces the result in the duckdb CLI (nsysq.sqlscript)."""
+    from nsysq import sqlscript
+
+    sys.stdout.write("\n".join(sqlscript.script(trace) for trace in traces))
 
 
 def emit(table: Table, fmt: Format, unit: Unit | None, *, title: str | None = None) -> None:
