@@ -44,7 +44,4 @@ def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table
         from nsysq.rules import load_lineup_rules
 
         trace.use_rules(load_lineup_rules(rules), source=str(rules))
-    return trace.sql_table(
-        "SELECT short_name, demangled_name, category, rule_order FROM nsysq_kernel_category "
-        "ORDER BY category, short_name, demangled_name"
-    )
+    return trace.run("categorized_kernels")
