@@ -100,7 +100,9 @@ def rows_table(name: str, columns: Sequence[tuple[str, str]], rows: Sequence[Seq
         return f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {typed} WHERE false"
     typed = ", ".join(f"CAST({quote(c)} AS {t}) AS {quote(c)}" for c, t in columns)
     values = ",\n    ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
-    return f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {typed}\nFROM (VALUES\n    {values}\n) AS t({names})"
+    return (
+        f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {typed}\nFROM (VALUES\n    {values}\n) AS t({names})"
+    )
 
 
 def macro_statements() -> list[Statement]:
@@ -150,8 +152,9 @@ def preamble(path: Path, source: SourceSchema) -> list[str]:
     from nsysq import extension
 
     out = [
-        f"-- nsysq --show-sql for {path.name}: runs as printed in the duckdb CLI, DuckDB {duckdb.__version__}",
-        "-- (the version nsysq uses), e.g. duckdb < script.sql. The last statement's rows are the result.",
+        f"-- nsysq --show-sql for {path.name}: runs as printed in the duckdb CLI of DuckDB",
+        f"-- {duckdb.__version__} (the version nsysq uses), e.g. duckdb < script.sql.",
+        "-- The last statement's rows are the result.",
         "-- DuckDB's sqlite extension from the installed package's file (no INSTALL, no network):",
         f"LOAD {_string(extension.extension_path().as_posix())};",
         "-- The export, read-only:",

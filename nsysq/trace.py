@@ -240,10 +240,12 @@ class Trace:
             rules = rules_mod.load_lineup_rules()
         self._define_macros()
         rows = rules_mod.rules_rows(rules)
-        self._record(Statement(rows_table("nsysq_lineup_rules", _RULE_COLUMNS, rows), note="the lineup rules"))
+        rules_sql = rows_table("nsysq_lineup_rules", _RULE_COLUMNS, rows)
+        self._record(Statement(rules_sql, note="the lineup rules"))
         if "nsysq_kernel_pairs" not in self._materialized:
             # The distinct name-id pairs: from the kernel groups when a diff already read them.
-            pairs_from = "nsysq_kernel_groups" if "nsysq_kernel_groups" in self._materialized else schema.KERNEL
+            groups = "nsysq_kernel_groups"
+            pairs_from = groups if groups in self._materialized else schema.KERNEL
             self._record(
                 Statement(
                     "CREATE TEMP TABLE nsysq_kernel_pairs AS "
@@ -255,7 +257,9 @@ class Trace:
             self._materialized.add("nsysq_kernel_pairs")
         category = catalog.get("kernel_category")
         self._record(
-            Statement(f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS\n{category.sql}", label=category.label)
+            Statement(
+                f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS\n{category.sql}", label=category.label
+            )
         )
         self._rules_loaded = source
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
@@ -313,7 +317,12 @@ class Trace:
         return timeline(self, **kwargs).in_unit(unit).to_pandas()
 
 
-_RULE_COLUMNS = (("rule_order", "INTEGER"), ("category", "VARCHAR"), ("field", "VARCHAR"), ("pattern", "VARCHAR"))
+_RULE_COLUMNS = (
+    ("rule_order", "INTEGER"),
+    ("category", "VARCHAR"),
+    ("field", "VARCHAR"),
+    ("pattern", "VARCHAR"),
+)
 
 
 def _labels(query: catalog.Query) -> tuple[str, ...]:

@@ -60,7 +60,8 @@ def test_every_query_has_a_complete_header() -> None:
 
 
 def test_duplicate_names_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    header = "-- name: twin\n-- version: 1\n-- returns: r\n-- tables: t\n-- params: none\n-- dialect: duckdb\n"
+    header = "-- name: twin\n-- version: 1\n-- returns: r\n-- tables: t\n-- params: none\n"
+    header += "-- dialect: duckdb\n"
     (tmp_path / "queries" / "sub").mkdir(parents=True)
     (tmp_path / "queries" / "twin.sql").write_text(header + "SELECT 1")
     (tmp_path / "queries" / "sub" / "twin.sql").write_text(header + "SELECT 2")

@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 
 # The SQL type of a column loaded from Python rows, from the type of its values (they come out of
 # DuckDB, so each column holds one Python type); a column of NULLs only is typed BIGINT.
-_PYTHON_TYPES: tuple[tuple[type, str], ...] = ((bool, "BOOLEAN"), (int, "BIGINT"), (float, "DOUBLE"), (str, "VARCHAR"))
+_PYTHON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "BOOLEAN"),
+    (int, "BIGINT"),
+    (float, "DOUBLE"),
+    (str, "VARCHAR"),
+)
 
 
 def _load(con: duckdb.DuckDBPyConnection, name: str, columns: Sequence[str], rows: list[Any]) -> None:
