@@ -5,7 +5,7 @@ outlier scores, variants, launch configuration, danger kernels and copies."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,22 +18,44 @@ if TYPE_CHECKING:
 
     from nsysq.rules import DangerRule
 
-# The SQL type of a column loaded from Python rows, from the type of its values (they come out of
-# DuckDB, so each column holds one Python type); a column of NULLs only is typed BIGINT.
+# A side table's columns keep the SQL types the per-trace query gave them (each side's "types",
+# read by nsysq.diffing.sides); a column with no known type is typed from its Python values (they
+# come out of DuckDB, so a column holds one Python type), BIGINT when it holds only NULLs.
 _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
     (bool, "BOOLEAN"),
     (int, "BIGINT"),
     (float, "DOUBLE"),
     (str, "VARCHAR"),
 )
+# The danger rules table the rules file fills (see nsysq.rules.DangerRule).
+_DANGER_COLUMNS = (
+    ("rule_order", "INTEGER"),
+    ("kind", "VARCHAR"),
+    ("field", "VARCHAR"),
+    ("pattern", "VARCHAR"),
+    ("reason", "VARCHAR"),
+)
 
 
-def _load(con: duckdb.DuckDBPyConnection, name: str, columns: Sequence[str], rows: list[Any]) -> None:
-    """Create temp table ``name`` from Python rows in one statement."""
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    columns: Sequence[str],
+    rows: list[Any],
+    types: Mapping[str, str],
+) -> None:
+    """Create temp table ``name`` from Python rows in one statement; ``types``: known SQL types."""
     from nsysq import extension
 
-    types = [_sql_type([row[i] for row in rows]) for i in range(len(columns))]
-    extension.table_from_rows(con, name, list(zip(columns, types, strict=True)), rows)
+    typed = [
+        (column, types.get(column) or _sql_type([row[i] for row in rows])) for i, column in enumerate(columns)
+    ]
+    extension.table_from_rows(con, name, typed, rows)
+
+
+def _side_types(side_a: dict[str, Any], side_b: dict[str, Any], key: str) -> dict[str, str]:
+    """The SQL types of one side table's columns, as the sides' queries returned them."""
+    return {"side": "VARCHAR", **side_a.get(key, {}), **side_b.get(key, {})}
 
 
 def _run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> Table:
@@ -97,6 +119,7 @@ def _combine(
             "side_kernels",
             kcols,
             [("a", *r) for r in side_a["kernels"].rows] + [("b", *r) for r in side_b["kernels"].rows],
+            _side_types(side_a, side_b, "kernel_types"),
         )
         ccols = ("side", "operation", "kind", "operations", "bytes", "total_ns")
         _load(
@@ -115,12 +138,10 @@ def _combine(
                 for s in (side_a, side_b)
                 for r in s["copies"].records()
             ],
+            _side_types(side_a, side_b, "copy_types"),
         )
-        _load(
-            con,
-            "danger_rules",
-            ("rule_order", "kind", "field", "pattern", "reason"),
-            [(r.order, r.kind, r.field, r.like, r.reason) for r in danger],
+        extension.table_from_rows(
+            con, "danger_rules", _DANGER_COLUMNS, [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
         )
         # The labels of the per-trace queries behind the side tables, as the sides' Tables carry them.
         kernel_labels = tuple(dict.fromkeys(side_a["kernels"].queries + side_b["kernels"].queries))

@@ -44,7 +44,23 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
         "has_kernel_table": has_kernel_table,
     }
-    return {"about": about, "kernels": kernels, "copies": copies, "span": span, "span_queries": span_queries}
+    return {
+        "about": about,
+        "kernels": kernels,
+        "copies": copies,
+        "span": span,
+        "span_queries": span_queries,
+        "kernel_types": _column_types(trace, "diff_side_kernels"),
+        "copy_types": _column_types(trace, "copies"),
+    }
+
+
+def _column_types(trace: Trace, name: str) -> dict[str, str]:
+    """Each result column of packaged query ``name`` with its SQL type, as DuckDB binds it on this
+    trace (DESCRIBE plans the query without running it); the diff loads its rows with these types."""
+    query = catalog.get(name)
+    described = trace.sql_table(f"SELECT column_name, column_type FROM (DESCRIBE {query.sql})")
+    return {str(column): str(sql_type) for column, sql_type in described.rows}
 
 
 def _gpu_span(trace: Trace, copies: Table) -> tuple[dict[str, Any], tuple[str, ...]]:
