@@ -52,7 +52,7 @@ def test_time_unit_converts_every_time_column(fixture_dir: Path) -> None:
 
 
 def test_show_sql_prints_the_packaged_files(fixture_dir: Path) -> None:
-    """The script names each file by its label and fills in its parameters (tests/test_show_sql.py runs it)."""
+    """The script names each file by its label and fills in its parameters (test_show_sql.py runs it)."""
     out = run("census", fixture_dir / "v2024_6.sqlite", "--show-sql", "-n", "5").stdout
     label = catalog.get("census").label
     assert f"-- {label} with names = 'short', limit = 5" in out

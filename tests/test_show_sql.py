@@ -182,3 +182,33 @@ def test_rows_table_keeps_types_and_empty_tables() -> None:
     con.execute(sqlscript.rows_table("e", columns, []))
     assert con.execute("SELECT count(*) FROM e").fetchall() == [(0,)]
     assert [d[1] for d in con.execute("SELECT * FROM e").description or ()] == ["INTEGER", "VARCHAR"]
+
+
+def _duckdb_cli() -> str | None:
+    """The duckdb CLI of the version nsysq uses: $NSYSQ_DUCKDB_CLI, else `duckdb` on PATH."""
+    import os
+    import shutil
+
+    found = os.environ.get("NSYSQ_DUCKDB_CLI") or shutil.which("duckdb")
+    if not found:
+        return None
+    version = subprocess.run([found, "--version"], capture_output=True, text=True).stdout
+    return found if version.startswith(f"v{duckdb.__version__} ") else None
+
+
+@pytest.mark.skipif(
+    _duckdb_cli() is None, reason=f"no duckdb CLI {duckdb.__version__} (set NSYSQ_DUCKDB_CLI)"
+)
+def test_show_sql_script_runs_in_the_duckdb_cli(fixture_dir: Path) -> None:
+    path = fixture_dir / "edge_cases.sqlite"
+    script = cli("census", path, "-n", "4", "--show-sql")
+    out = subprocess.run(
+        [str(_duckdb_cli()), "-json"], input=script, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0 and not out.stderr, out.stderr
+    # -json prints one array per statement that returns rows; the last one is the result.
+    last = json.loads("[" + out.stdout.strip().split("\n[")[-1].lstrip("["))
+    doc = json.loads(cli("census", path, "-n", "4", "-f", "json"))
+    # The CLI's JSON writes 128-bit integers (sums) as strings.
+    got = [tuple(int(v) if isinstance(v, str) and v.isdigit() else v for v in r.values()) for r in last]
+    assert_same_rows(got, doc)

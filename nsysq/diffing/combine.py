@@ -140,9 +140,8 @@ def _combine(
             ],
             _side_types(side_a, side_b, "copy_types"),
         )
-        extension.table_from_rows(
-            con, "danger_rules", _DANGER_COLUMNS, [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
-        )
+        danger_rows = [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
+        extension.table_from_rows(con, "danger_rules", _DANGER_COLUMNS, danger_rows)
         # The labels of the per-trace queries behind the side tables, as the sides' Tables carry them.
         kernel_labels = tuple(dict.fromkeys(side_a["kernels"].queries + side_b["kernels"].queries))
         copy_labels = tuple(dict.fromkeys(side_a["copies"].queries + side_b["copies"].queries))
