@@ -248,7 +248,7 @@ class Trace:
             pairs_from = groups if groups in self._materialized else schema.KERNEL
             self._record(
                 Statement(
-                    "CREATE TEMP TABLE nsysq_kernel_pairs AS "
+                    "CREATE OR REPLACE TEMP TABLE nsysq_kernel_pairs AS "
                     f"SELECT DISTINCT shortName, demangledName FROM {pairs_from}",
                     note="the distinct kernel name-id pairs",
                 ),
@@ -276,7 +276,7 @@ class Trace:
             return
         query = catalog.get(name)
         self._define_macros()
-        statement = Statement(f"CREATE TEMP TABLE {table} AS\n{query.sql}", label=query.label)
+        statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{query.sql}", label=query.label)
         try:
             self._record(statement, query.declared_columns)
         except duckdb.Error as exc:

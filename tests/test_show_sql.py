@@ -159,6 +159,20 @@ def test_diff_per_trace_scripts_reproduce_each_side(fixture_dir: Path) -> None:
         starts = [first, *(r[6] for r in copies)]
         ends = [last, *(r[7] for r in copies)]
         assert max(ends) - min(starts) == totals["gpu_span_ns"][side]
+    # Printed one after the other (as for both traces of a diff), they run in one session too.
+    assert run_script(scripts["a"] + scripts["b"]) == statement_rows(scripts["b"], "kernel_groups_span")
+
+
+def test_rules_load_once() -> None:
+    """A second use_rules() with the packaged rules runs (and records) nothing."""
+    import nsysq
+
+    with nsysq.open(ROOT / "examples" / "bs1.sqlite") as trace:
+        trace.use_rules()
+        ran = len(trace.executed)
+        trace.use_rules()
+        assert len(trace.executed) == ran
+        assert [s.note for s in trace.executed].count("the lineup rules") == 1
 
 
 def test_parameters_become_literals_of_the_bound_type() -> None:
