@@ -9,7 +9,13 @@ Each file starts with a comment header::
     -- params: names ('short' or 'demangled'); limit (integer, 0 = all rows)
     -- dialect: duckdb
 
-``dialect: portable`` marks a file that also runs unchanged in the sqlite3 CLI.
+``dialect: portable`` marks a file that also runs unchanged in the sqlite3 CLI. Files in
+subfolders (``queries/diff/kernels.sql``) are named after their path (``diff_kernels``); every name is
+unique. ``Query.label`` (``name@version``) is the only way nsysq labels a result with its SQL.
+
+A file whose body is ``CREATE ... MACRO name(...)`` defines a DuckDB macro that other queries call
+(one definition of an expression used in several files); nsysq defines every such macro on each
+connection before it runs a query (:func:`macros`).
 """
 
 from __future__ import annotations
@@ -17,13 +23,16 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 
 from nsysq.errors import QueryError
 
 _HEADER = re.compile(r"^--\s*(name|version|returns|tables|params|dialect):\s*(.*)$")
 _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRIP = re.compile(r"--[^\n]*|'(?:[^']|'')*'")
+_MACRO = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\s+|TEMPORARY\s+)?MACRO\s+(\w+)", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -40,8 +49,21 @@ class Query:
     filename: str
 
     @property
+    def label(self) -> str:
+        """``name@version``: how every result names the SQL file behind it."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def macro(self) -> str | None:
+        """The name of the macro this file defines, or None for a query."""
+        match = _MACRO.search(_STRIP.sub("", self.sql))
+        return match.group(1) if match else None
+
+    @property
     def table_names(self) -> tuple[str, ...]:
         """The table names the header's ``tables:`` line lists (column lists and notes dropped)."""
+        if self.tables.strip() == "none":
+            return ()
         names, depth, word = [], 0, ""
         for ch in self.tables + ",":
             if ch == "(":
@@ -105,16 +127,34 @@ def parse(text: str, filename: str) -> Query:
     )
 
 
+def _sql_files(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    """(path relative to queries/, file) of every .sql file under ``folder``, subfolders included."""
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.is_dir():
+            yield from _sql_files(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".sql"):
+            yield prefix + entry.name, entry
+
+
 @functools.cache
 def all_queries() -> dict[str, Query]:
-    """Every packaged query by name, read through importlib.resources."""
-    root = importlib.resources.files("nsysq") / "queries"
+    """Every packaged query under queries/ (subfolders included) by name, read through
+    importlib.resources; raise QueryError when two files share a name."""
     out: dict[str, Query] = {}
-    for entry in sorted(root.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".sql"):
-            query = parse(entry.read_text(encoding="utf-8"), entry.name)
-            out[query.name] = query
+    for filename, entry in _sql_files(importlib.resources.files("nsysq") / "queries"):
+        query = parse(entry.read_text(encoding="utf-8"), filename)
+        if query.name in out:
+            raise QueryError(
+                f"queries/{filename} and queries/{out[query.name].filename} are both named "
+                f"{query.name!r}; rename one."
+            )
+        out[query.name] = query
     return out
+
+
+def macros() -> list[Query]:
+    """The packaged files that define a macro, in name order."""
+    return [q for q in all_queries().values() if q.macro is not None]
 
 
 def get(name: str) -> Query:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from nsysq import schema
+from nsysq import catalog, schema
 from nsysq.source import connect_readonly
 from nsysq.table import Table
 
@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 _MODE_KEY_SUFFIX = "CUDA_GRAPH_TRACE_OPTIONS:MODE"
+# The packaged queries info reads (graph_launches too when the capture traced graphs whole).
+_QUERIES = ("event_counts", "trace_span", "kernel_totals")
 
 
 def _rows(con: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
@@ -98,7 +100,9 @@ def _warnings(
     meta: dict[str, str],
     counts: dict[str, Any],
     totals: dict[str, Any],
+    queries: list[str],
 ) -> list[str]:
+    """The reasons not to trust the data whole; appends the label of any query it runs to ``queries``."""
     warns: list[str] = []
     capture = (
         dict(_rows(con, "SELECT name, value FROM META_DATA_CAPTURE"))
@@ -111,7 +115,11 @@ def _warnings(
         if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
         else 0
     )
-    launches = int(trace.run("graph_launches").rows[0][0]) if "Graph" in graph_mode else 0
+    launches = 0
+    if "Graph" in graph_mode:
+        graph = trace.run("graph_launches")
+        launches = int(graph.rows[0][0])
+        queries.extend(graph.queries)
     if graph_rows or launches:
         seen = f"{graph_rows} graph executions" if graph_rows else f"{launches} cudaGraphLaunch calls"
         warns.append(
@@ -166,7 +174,8 @@ def info(trace: Trace) -> dict[str, Any]:
         gpus = _gpus(trace, con)
         counts = trace.run("event_counts").records()[0]
         totals = trace.kernel_totals
-        warnings = _warnings(trace, con, meta, counts, totals)
+        queries = [catalog.get(name).label for name in _QUERIES]  # span and totals: cached dicts
+        warnings = _warnings(trace, con, meta, counts, totals, queries)
     finally:
         con.close()
     span = trace.span
@@ -191,6 +200,7 @@ def info(trace: Trace) -> dict[str, Any]:
         "warnings": warnings,
         "cache": trace.cache_status(),
         "reader": trace.kernel_reader,
+        "queries": queries,
     }
 
 
@@ -227,5 +237,5 @@ def info_table(data: dict[str, Any]) -> Table:
         kind="info",
         columns=("section", "key", "value"),
         rows=rows,
-        queries=("event_counts@1", "trace_span@1", "kernel_totals@1"),
+        queries=tuple(data["queries"]),
     )

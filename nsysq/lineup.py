@@ -24,16 +24,15 @@ def lineup(trace: Trace, *, rules: str | Path | None = None) -> Table:
 
         trace.use_rules(load_lineup_rules(rules), source=str(rules))
         source = str(rules)
+    totals = trace.kernel_totals  # first: the result's own query runs last (see --show-sql)
     table = trace.run("lineup")
-    totals = trace.kernel_totals
     footer = {
         "total_kernels": int(totals["kernels"]),
         "total_kernel_ns": int(totals["kernel_ns"]),
         "categories": len(table.rows),
         "rules": source,
     }
-    category = catalog.get("kernel_category")
-    return replace(table, footer=footer, queries=(*table.queries, f"{category.name}@{category.version}"))
+    return replace(table, footer=footer, queries=(*table.queries, catalog.get("kernel_category").label))
 
 
 def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table:
@@ -45,7 +44,4 @@ def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table
         from nsysq.rules import load_lineup_rules
 
         trace.use_rules(load_lineup_rules(rules), source=str(rules))
-    return trace.sql_table(
-        "SELECT short_name, demangled_name, category, rule_order FROM nsysq_kernel_category "
-        "ORDER BY category, short_name, demangled_name"
-    )
+    return trace.run("categorized_kernels")

@@ -90,13 +90,7 @@ def kernel_category_map(trace: Trace, *, rules: str | Path | None = None) -> dic
     out = {name: next(iter(cats)) for name, cats in by_name.items() if len(cats) == 1}
     ambiguous = [name for name, cats in by_name.items() if len(cats) > 1]
     if ambiguous:
-        table = trace.sql_table(
-            "SELECT c.short_name, c.category, count(*) AS n "
-            "FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN nsysq_kernel_category AS c "
-            "ON c.shortName IS NOT DISTINCT FROM k.shortName "
-            "AND c.demangledName IS NOT DISTINCT FROM k.demangledName "
-            "GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2"
-        )
+        table = trace.run("category_launches")
         for name, category, _n in table.rows:
             if str(name) in ambiguous and str(name) not in out:
                 out[str(name)] = str(category)

@@ -15,6 +15,7 @@ from nsysq import catalog, extension, schema
 from nsysq.decoded import DecodedTables
 from nsysq.errors import CorruptTraceError, NoDataError, QueryError, UsageError
 from nsysq.source import SourceSchema, check_path, read_schema
+from nsysq.sqlscript import Statement, rows_table
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -60,7 +61,9 @@ class Trace:
         self._rules_digest = ""
         self._materialized: set[str] = set()
         self._rules_loaded: str | None = None
-        self.executed: list[tuple[str, str, dict[str, Any]]] = []
+        # Every statement run after opening, in order: nsysq.sqlscript turns them into --show-sql.
+        self.executed: list[Statement] = []
+        self._macros_defined = False
 
     def _start_decoding(self, prefetch: str | None) -> DecodedTables:
         decoded = DecodedTables(self.path, self.schema)
@@ -114,23 +117,33 @@ class Trace:
         return trace_html(self)
 
     # -- running queries ------------------------------------------------------------------------
+    def _define_macros(self) -> None:
+        """Define the packaged macros (queries/ files that create one) once, before any query."""
+        if not self._macros_defined:
+            for macro in catalog.macros():
+                self._fetch(macro.sql)
+            self._macros_defined = True
+
     def run(self, name: str, **params: Any) -> Table:
         """Run the packaged query ``name`` with bound parameters; return its rows as a Table."""
         import duckdb
         query = catalog.get(name)
+        if query.macro is not None:
+            raise QueryError(f"queries/{query.filename} defines the macro {query.macro}; it is not a query.")
         missing = set(query.params) - set(params)
         if missing:
             raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         bound = {p: params[p] for p in query.params}
-        self.executed.append((f"{name}@{query.version}", query.sql, bound))
+        self._define_macros()
+        self.executed.append(Statement(query.sql, bound, query.label))
         key = self._cache.key
         digest = ""
         if key is not None:
             salt = self._rules_digest if "nsysq_" in query.tables else ""
-            digest = cache_mod.answer_digest(query.sql, bound, salt)
+            digest = cache_mod.answer_digest(query.sql, bound, salt + _macros_salt(query))
             known = cache_mod.recall(key, digest)
             if known is not None:
-                return Table(kind=name, columns=known[0], rows=known[1], queries=(f"{name}@{query.version}",))
+                return Table(kind=name, columns=known[0], rows=known[1], queries=_labels(query))
         try:
             columns, rows = self._fetch(query.sql, bound, query.declared_columns)
         except duckdb.Error as exc:
@@ -140,7 +153,7 @@ class Trace:
             ) from None
         if key is not None:
             cache_mod.remember(key, digest, columns, rows)
-        return Table(kind=name, columns=columns, rows=rows, queries=(f"{name}@{query.version}",))
+        return Table(kind=name, columns=columns, rows=rows, queries=_labels(query))
 
     def _fetch(
         self, sql: str, params: Any = None, declared: dict[str, tuple[str, ...]] | None = None
@@ -225,27 +238,36 @@ class Trace:
             if self._rules_loaded == "packaged":
                 return
             rules = rules_mod.load_lineup_rules()
+        self._define_macros()
         rows = rules_mod.rules_rows(rules)
-        extension.table_from_rows(
-            self._con,
-            "nsysq_lineup_rules",
-            [("rule_order", "INTEGER"), ("category", "VARCHAR"), ("field", "VARCHAR"),
-             ("pattern", "VARCHAR")],  # fmt: skip
-            rows,
-        )
+        rules_sql = rows_table("nsysq_lineup_rules", _RULE_COLUMNS, rows)
+        self._record(Statement(rules_sql, note="the lineup rules"))
         if "nsysq_kernel_pairs" not in self._materialized:
             # The distinct name-id pairs: from the kernel groups when a diff already read them.
-            source = "nsysq_kernel_groups" if "nsysq_kernel_groups" in self._materialized else schema.KERNEL
-            self._fetch(
-                "CREATE TEMP TABLE nsysq_kernel_pairs AS "
-                f"SELECT DISTINCT shortName, demangledName FROM {source}",
-                declared={source: ("shortName", "demangledName")},
+            groups = "nsysq_kernel_groups"
+            pairs_from = groups if groups in self._materialized else schema.KERNEL
+            self._record(
+                Statement(
+                    "CREATE OR REPLACE TEMP TABLE nsysq_kernel_pairs AS "
+                    f"SELECT DISTINCT shortName, demangledName FROM {pairs_from}",
+                    note="the distinct kernel name-id pairs",
+                ),
+                declared={pairs_from: ("shortName", "demangledName")},
             )
             self._materialized.add("nsysq_kernel_pairs")
-        view = catalog.get("kernel_category")
-        self._fetch(f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS {view.sql}")
+        category = catalog.get("kernel_category")
+        self._record(
+            Statement(
+                f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS\n{category.sql}", label=category.label
+            )
+        )
         self._rules_loaded = source
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
+
+    def _record(self, statement: Statement, declared: dict[str, tuple[str, ...]] | None = None) -> None:
+        """Run one parameter-free statement that builds a helper table, and record it."""
+        self.executed.append(statement)
+        self._fetch(statement.sql, None, declared)
 
     def materialize(self, name: str, table: str) -> None:
         """Keep the rows of packaged query ``name`` as temp table ``table`` for later queries."""
@@ -253,9 +275,10 @@ class Trace:
         if table in self._materialized:
             return
         query = catalog.get(name)
-        self.executed.append((f"{name}@{query.version}", query.sql, {}))
+        self._define_macros()
+        statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{query.sql}", label=query.label)
         try:
-            self._fetch(f"CREATE TEMP TABLE {table} AS {query.sql}", None, query.declared_columns)
+            self._record(statement, query.declared_columns)
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
@@ -292,6 +315,25 @@ class Trace:
 
         unit = kwargs.pop("unit", "ns")
         return timeline(self, **kwargs).in_unit(unit).to_pandas()
+
+
+_RULE_COLUMNS = (
+    ("rule_order", "INTEGER"),
+    ("category", "VARCHAR"),
+    ("field", "VARCHAR"),
+    ("pattern", "VARCHAR"),
+)
+
+
+def _labels(query: catalog.Query) -> tuple[str, ...]:
+    """The labels of ``query`` and of the packaged queries behind the derived views it reads."""
+    derived = (catalog.get(schema.DERIVED[t]).label for t in query.table_names if t in schema.DERIVED)
+    return (query.label, *derived)
+
+
+def _macros_salt(query: catalog.Query) -> str:
+    """The macros ``query`` calls, so a kept answer is not reused after a macro changes."""
+    return "".join(m.sql for m in catalog.macros() if m.macro and m.macro in query.sql)
 
 
 def open_trace(path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census") -> Trace:

@@ -1,6 +1,6 @@
 -- name: census
 -- version: 3
--- returns: one row per kernel name (rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, share_pct, variants = distinct demangled names in the row, kernel_names = names the row stands for, zero_length = launches with end = start, unresolved = launches whose name id does not resolve) sorted by total time, then instances, then name; with limit > 0 only the top rows plus one "other (K kernels)" row, so rows always add up to the trace's totals. Names that do not resolve through StringIds appear as "<unresolved id N>" or "<null name id>". Rows are per name id: nsys interns each string once in StringIds.
+-- returns: one row per kernel name (rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, share_pct, variants = distinct demangled names in the row, kernel_names = names the row stands for, zero_length = launches with end = start, unresolved = launches whose name id does not resolve) sorted by total time, then instances, then name; with limit > 0 only the top rows plus one "other (K kernels)" row, so rows always add up to the trace's totals. Names that do not resolve through StringIds appear as "<unresolved id N>" or "<null name id>" (macro nsysq_name_label, queries/name_label.sql). Rows are per name id: nsys interns each string once in StringIds.
 -- tables: nsysq_kernel_name_stats (per-name statistics, queries/kernel_name_stats.sql), CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), StringIds(id, value)
 -- params: names ('short' or 'demangled'); limit (integer, 0 = every row)
 -- dialect: duckdb
@@ -14,11 +14,7 @@ WITH per_name AS (
 named AS (
     SELECT
         p.*,
-        COALESCE(
-            s.value,
-            CASE WHEN p.name_id IS NULL THEN '<null name id>'
-                 ELSE '<unresolved id ' || CAST(p.name_id AS VARCHAR) || '>' END
-        ) AS name,
+        nsysq_name_label(p.name_id, s.value) AS name,
         s.value IS NULL AS is_unresolved
     FROM per_name AS p
     LEFT JOIN StringIds AS s ON s.id = p.name_id

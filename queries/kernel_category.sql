@@ -1,6 +1,6 @@
 -- name: kernel_category
 -- version: 2
--- returns: one row per distinct (shortName, demangledName) id pair: its resolved short_name and demangled_name and the category of the first lineup rule that matches (rule_order, category; "Other" when none does). nsysq stores it as the temp table nsysq_kernel_category for lineup and diff.
+-- returns: one row per distinct (shortName, demangledName) id pair: its short_name and demangled_name (resolved, or "<unresolved id N>" / "<null name id>" as in census) and the category of the first lineup rule that matches (rule_order, category; "Other" when none does). nsysq stores it as the temp table nsysq_kernel_category for lineup and diff.
 -- tables: nsysq_kernel_pairs (temp table of the distinct (shortName, demangledName) pairs of CUPTI_ACTIVITY_KIND_KERNEL), StringIds(id, value), nsysq_lineup_rules(rule_order, category, field, pattern) (built by nsysq from queries/lineup_rules.toml or --rules)
 -- params: none
 -- dialect: duckdb
@@ -11,16 +11,8 @@ names AS (
     SELECT
         p.shortName,
         p.demangledName,
-        COALESCE(
-            s.value,
-            CASE WHEN p.shortName IS NULL THEN '<null name id>'
-                 ELSE '<unresolved id ' || CAST(p.shortName AS VARCHAR) || '>' END
-        ) AS short_name,
-        COALESCE(
-            d.value,
-            CASE WHEN p.demangledName IS NULL THEN '<null name id>'
-                 ELSE '<unresolved id ' || CAST(p.demangledName AS VARCHAR) || '>' END
-        ) AS demangled_name,
+        nsysq_name_label(p.shortName, s.value) AS short_name,
+        nsysq_name_label(p.demangledName, d.value) AS demangled_name,
         lower(COALESCE(s.value, '')) AS short_l,
         lower(COALESCE(d.value, '')) AS demangled_l
     FROM pairs AS p

@@ -1,13 +1,13 @@
 -- name: timeline
--- version: 1
--- returns: kernels, memcpys, memsets and (when nvtx is true) NVTX ranges and marks on one clock, ordered by start: kind ('kernel', 'memcpy', 'memset', 'nvtx'), start_ns and end_ns relative to the trace start t0, duration_ns, name (kernel short name, copy kind label, 'memset', or NVTX text), device_id, stream_id, copy_kind, bytes, throughput_gbps (bytes per ns = GB/s). Events overlapping the window [from_ns, to_ns) are kept; NULL bounds mean open.
+-- version: 2
+-- returns: kernels, memcpys, memsets and (when nvtx is true) NVTX ranges and marks on one clock, ordered by start: kind ('kernel', 'memcpy', 'memset', 'nvtx'), start_ns and end_ns relative to the trace start t0, duration_ns, name (kernel short name, "<unresolved id N>" / "<null name id>" as in census, copy kind label, 'memset', or NVTX text), device_id, stream_id, copy_kind, bytes, throughput_gbps (bytes per ns = GB/s). Events overlapping the window [from_ns, to_ns) are kept; NULL bounds mean open.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, bytes, copyKind, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, bytes, deviceId, streamId), NVTX_EVENTS(start, end, eventType, text, textId, globalTid), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); nvtx (boolean); row_limit (integer)
 -- dialect: duckdb
 WITH events AS (
     SELECT
         'kernel' AS kind, k.start, k."end",
-        COALESCE(s.value, '<unresolved id ' || CAST(k.shortName AS VARCHAR) || '>') AS name,
+        nsysq_name_label(k.shortName, s.value) AS name,
         k.deviceId AS device_id, k.streamId AS stream_id,
         CAST(NULL AS VARCHAR) AS copy_kind, CAST(NULL AS BIGINT) AS bytes
     FROM CUPTI_ACTIVITY_KIND_KERNEL AS k

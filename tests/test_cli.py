@@ -57,10 +57,14 @@ def test_time_unit_converts_every_time_column(fixture_dir: Path) -> None:
 
 
 def test_show_sql_prints_the_packaged_files(fixture_dir: Path) -> None:
+    """The script names each file by its label and fills in its parameters (test_show_sql.py runs it)."""
     out = run("census", fixture_dir / "v2024_6.sqlite", "--show-sql", "-n", "5").stdout
-    assert catalog.get("census").sql.strip() in out
-    assert "-- params: {'names': 'short', 'limit': 5}" in out
-    assert "total_ns" not in out.split(f"-- census@{catalog.get('census').version}")[0]
+    label = catalog.get("census").label
+    assert f"-- {label} with names = 'short', limit = 5" in out
+    census_sql = catalog.get("census").sql.strip()
+    assert census_sql.replace("$names", "'short'").replace("$limit", "5") in out
+    assert out.startswith("-- nsysq --show-sql")  # the script only, no result
+    assert out.rsplit(f"\n-- {label}", 1)[1].count("\n-- kernel") == 0  # census runs last
 
 
 def test_queries_lists_every_file() -> None:

@@ -26,19 +26,62 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "nvtx": True,
     "row_limit": 50,
 }
-QUERIES = sorted(catalog.all_queries())
+ROOT = Path(__file__).resolve().parents[1]
+# Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
+BUILT = {"nsysq_lineup_rules", "nsysq_kernel_category", "nsysq_kernel_pairs", "nsysq_kernel_groups"}
+DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}
+# The queries that run on a trace (not a macro, not a diff/ file over the diff's scratch tables).
+QUERIES = sorted(
+    name
+    for name, q in catalog.all_queries().items()
+    if q.macro is None and not set(q.table_names) & DIFF_BUILT
+)
+
+
+def test_every_sql_file_is_in_the_catalogue() -> None:
+    """Every .sql file under queries/, subfolders included, loads; names are unique."""
+    files = sorted(str(p.relative_to(ROOT / "queries")) for p in (ROOT / "queries").rglob("*.sql"))
+    assert sorted(q.filename for q in catalog.all_queries().values()) == files
+    assert any(f.startswith("diff/") for f in files)
 
 
 def test_every_query_has_a_complete_header() -> None:
-    derived = {"nsysq_lineup_rules", "nsysq_kernel_category", "nsysq_kernel_pairs", "nsysq_kernel_groups"}
-    known = derived | set(CANONICAL) | set(DERIVED)
+    known = BUILT | DIFF_BUILT | set(CANONICAL) | set(DERIVED)
     for query in catalog.all_queries().values():
         assert set(query.table_names) <= known, (query.name, query.table_names)
         assert query.version >= 1
         assert query.returns and query.tables
         assert query.dialect in ("duckdb", "portable")
         assert query.sql.lstrip().startswith("-- name: " + query.name)
-        assert query.filename == f"{query.name}.sql"
+        assert query.name == query.filename.removesuffix(".sql").replace("/", "_"), query.filename
+        assert query.label == f"{query.name}@{query.version}"
+        in_scratch = set(query.table_names) & DIFF_BUILT  # diff/ files read the diff's scratch tables only
+        assert in_scratch == (set(query.table_names) if query.filename.startswith("diff/") else set())
+
+
+def test_duplicate_names_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    header = "-- name: twin\n-- version: 1\n-- returns: r\n-- tables: t\n-- params: none\n"
+    header += "-- dialect: duckdb\n"
+    (tmp_path / "queries" / "sub").mkdir(parents=True)
+    (tmp_path / "queries" / "twin.sql").write_text(header + "SELECT 1")
+    (tmp_path / "queries" / "sub" / "twin.sql").write_text(header + "SELECT 2")
+    monkeypatch.setattr(catalog.importlib.resources, "files", lambda _package: tmp_path)
+    catalog.all_queries.cache_clear()
+    try:
+        with pytest.raises(QueryError, match="both named 'twin'"):
+            catalog.all_queries()
+    finally:
+        monkeypatch.undo()
+        catalog.all_queries.cache_clear()
+
+
+def test_one_definition_of_the_unresolved_name() -> None:
+    """The '<unresolved id N>' text is written once, in the macro every query calls."""
+    writers = [q.name for q in catalog.all_queries().values() if "'<unresolved id '" in q.sql]
+    assert writers == ["name_label"]
+    callers = {q.name for q in catalog.all_queries().values() if "nsysq_name_label(" in q.sql}
+    assert {"census", "kernel_category", "timeline"} <= callers
+    assert [q.name for q in catalog.macros()] == ["name_label"]
 
 
 def test_params_must_match_the_sql() -> None:
@@ -56,7 +99,8 @@ def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
         trace.use_rules()
         table = trace.run(name, **{p: DEFAULT_PARAMS[p] for p in query.params})
     assert table.columns, name
-    assert table.queries == (f"{name}@{query.version}",)
+    assert table.queries[0] == query.label
+    assert set(table.queries) <= {q.label for q in catalog.all_queries().values()}
 
 
 def _portable_targets() -> list[Path]:

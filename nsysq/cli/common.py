@@ -105,7 +105,8 @@ ShowSqlOpt = Annotated[
     bool,
     typer.Option(
         "--show-sql",
-        help="Print the exact SQL (and bound parameters) the command runs, instead of its result.",
+        help="Print the SQL the command runs as a script for the duckdb CLI (sqlite extension, views, "
+        "helper tables, parameters as literals), instead of its result.",
     ),
 ]
 NoCacheOpt = Annotated[
@@ -148,12 +149,9 @@ def open_trace(path: Path, *, no_cache: bool = False, prefetch: str | None = "ce
 
 def show_sql(traces: list[Trace]) -> None:
     """``--show-sql``: print what each trace ran, instead of the result."""
-    for trace in traces:
-        for label, sql, params in trace.executed:
-            sys.stdout.write(f"-- {label} on {trace.path.name}\n")
-            if params:
-                sys.stdout.write(f"-- params: {params}\n")
-            sys.stdout.write(sql.rstrip() + ";\n\n")
+    from nsysq import sqlscript
+
+    sys.stdout.write("\n".join(sqlscript.script(trace) for trace in traces))
 
 
 def emit(table: Table, fmt: Format, unit: Unit | None, *, title: str | None = None) -> None:

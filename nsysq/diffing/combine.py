@@ -1,12 +1,11 @@
-"""Joining both sides in a scratch DuckDB database with the SQL files in ``queries/diff/``: kernel and
-category rows with their outlier scores, variants, launch configuration, danger kernels and copies."""
+"""Joining both sides in a scratch DuckDB database with the SQL files in ``queries/diff/`` (packaged
+queries ``diff_*``, loaded by ``nsysq.catalog`` like every other): kernel and category rows with their
+outlier scores, variants, launch configuration, danger kernels and copies."""
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib.resources
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,55 +18,64 @@ if TYPE_CHECKING:
 
     from nsysq.rules import DangerRule
 
-_TEXT_COLUMNS = {
-    "short_name",
-    "demangled_name",
-    "category",
-    "name_config_sig",
-    "top_config",
-    "top_grid",
-    "top_block",
-    "operation",
-    "kind",
-    "side",
-    "field",
-    "pattern",
-    "reason",
-}
+# A side table's columns keep the SQL types the per-trace query gave them (each side's "types",
+# read by nsysq.diffing.sides); a column with no known type is typed from its Python values (they
+# come out of DuckDB, so a column holds one Python type), BIGINT when it holds only NULLs.
+_PYTHON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "BOOLEAN"),
+    (int, "BIGINT"),
+    (float, "DOUBLE"),
+    (str, "VARCHAR"),
+)
+# The danger rules table the rules file fills (see nsysq.rules.DangerRule).
+_DANGER_COLUMNS = (
+    ("rule_order", "INTEGER"),
+    ("kind", "VARCHAR"),
+    ("field", "VARCHAR"),
+    ("pattern", "VARCHAR"),
+    ("reason", "VARCHAR"),
+)
 
 
-@functools.cache
-def _diff_query(filename: str) -> catalog.Query:
-    root = importlib.resources.files("nsysq") / "queries" / "diff"
-    return catalog.parse((root / filename).read_text(encoding="utf-8"), f"diff/{filename}")
-
-
-def _load(con: duckdb.DuckDBPyConnection, name: str, columns: Sequence[str], rows: list[Any]) -> None:
-    """Create temp table ``name`` from Python rows in one statement."""
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    columns: Sequence[str],
+    rows: list[Any],
+    types: Mapping[str, str],
+) -> None:
+    """Create temp table ``name`` from Python rows in one statement; ``types``: known SQL types."""
     from nsysq import extension
 
-    extension.table_from_rows(con, name, [(c, _sql_type(c)) for c in columns], rows)
+    typed = [
+        (column, types.get(column) or _sql_type([row[i] for row in rows])) for i, column in enumerate(columns)
+    ]
+    extension.table_from_rows(con, name, typed, rows)
 
 
-def _run(con: duckdb.DuckDBPyConnection, filename: str, **params: Any) -> Table:
-    query = _diff_query(filename)
+def _side_types(side_a: dict[str, Any], side_b: dict[str, Any], key: str) -> dict[str, str]:
+    """The SQL types of one side table's columns, as the sides' queries returned them."""
+    return {"side": "VARCHAR", **side_a.get(key, {}), **side_b.get(key, {})}
+
+
+def _run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> Table:
+    query = catalog.get(name)
     bound = {p: params[p] for p in query.params}
     cur = con.execute(query.sql, bound) if bound else con.execute(query.sql)
     columns = tuple(d[0] for d in cur.description or ())
-    return Table(
-        kind=query.name, columns=columns, rows=cur.fetchall(), queries=(f"{query.name}@{query.version}",)
-    )
+    return Table(kind=query.name, columns=columns, rows=cur.fetchall(), queries=(query.label,))
 
 
-def _materialize(con: duckdb.DuckDBPyConnection, name: str, filename: str, **params: Any) -> str:
-    query = _diff_query(filename)
+def _materialize(con: duckdb.DuckDBPyConnection, table: str, name: str, **params: Any) -> str:
+    """Keep the rows of packaged query ``name`` as temp table ``table``; return the query's label."""
+    query = catalog.get(name)
     bound = {p: params[p] for p in query.params}
-    sql = f"CREATE OR REPLACE TEMP TABLE {name} AS {query.sql}"
+    sql = f"CREATE OR REPLACE TEMP TABLE {table} AS {query.sql}"
     if bound:
         con.execute(sql, bound)
     else:
         con.execute(sql)
-    return f"{query.name}@{query.version}"
+    return query.label
 
 
 def _scored(
@@ -82,7 +90,7 @@ def _scored(
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW score_input AS SELECT {key} AS key, a_ns, b_ns, status FROM {source}"
     )
-    label = _materialize(con, "scores", "outliers.sql", min_ns=min_ns, threshold=threshold, floor=MAD_FLOOR)
+    label = _materialize(con, "scores", "diff_outliers", min_ns=min_ns, threshold=threshold, floor=MAD_FLOOR)
     cur = con.execute(
         f"SELECT {columns}, s.log_ratio, s.center AS typical_log_ratio, s.score, s.eligible, s.outlier "
         f"FROM {source} AS t JOIN scores AS s ON s.key = t.{key} "
@@ -111,6 +119,7 @@ def _combine(
             "side_kernels",
             kcols,
             [("a", *r) for r in side_a["kernels"].rows] + [("b", *r) for r in side_b["kernels"].rows],
+            _side_types(side_a, side_b, "kernel_types"),
         )
         ccols = ("side", "operation", "kind", "operations", "bytes", "total_ns")
         _load(
@@ -129,16 +138,15 @@ def _combine(
                 for s in (side_a, side_b)
                 for r in s["copies"].records()
             ],
+            _side_types(side_a, side_b, "copy_types"),
         )
-        _load(
-            con,
-            "danger_rules",
-            ("rule_order", "kind", "field", "pattern", "reason"),
-            [(r.order, r.kind, r.field, r.like, r.reason) for r in danger],
-        )
-        base = ("diff_side_kernels@" + str(catalog.get("diff_side_kernels").version), "copies@1")
+        danger_rows = [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
+        extension.table_from_rows(con, "danger_rules", _DANGER_COLUMNS, danger_rows)
+        # The labels of the per-trace queries behind the side tables, as the sides' Tables carry them.
+        kernel_labels = tuple(dict.fromkeys(side_a["kernels"].queries + side_b["kernels"].queries))
+        copy_labels = tuple(dict.fromkeys(side_a["copies"].queries + side_b["copies"].queries))
 
-        k_label = _materialize(con, "kernel_rows", "kernels.sql")
+        k_label = _materialize(con, "kernel_rows", "diff_kernels")
         kernels, s_label = _scored(
             con,
             "kernel_rows",
@@ -149,9 +157,9 @@ def _combine(
             min_ns=min_ns,
             threshold=threshold,
         )
-        kernels = replace(kernels, kind="diff_kernels", queries=(*base, k_label, s_label))
+        kernels = replace(kernels, kind="diff_kernels", queries=(*kernel_labels, k_label, s_label))
 
-        c_label = _materialize(con, "category_rows", "categories.sql")
+        c_label = _materialize(con, "category_rows", "diff_categories")
         categories, _ = _scored(
             con,
             "category_rows",
@@ -161,16 +169,16 @@ def _combine(
             min_ns=min_ns,
             threshold=threshold,
         )
-        categories = replace(categories, kind="diff_categories", queries=(*base, c_label, s_label))
+        categories = replace(categories, kind="diff_categories", queries=(*kernel_labels, c_label, s_label))
 
-        variants = _run(con, "variants.sql")
-        variants = replace(variants, queries=(*base, k_label, *variants.queries))
-        launch = _run(con, "launch_config.sql")
-        launch = replace(launch, queries=(*base, *launch.queries))
-        danger_t = _run(con, "danger.sql")
-        danger_t = replace(danger_t, queries=(*base, *danger_t.queries))
-        copies = _run(con, "copies.sql")
-        copies = replace(copies, queries=("copies@1", *copies.queries))
+        variants = _run(con, "diff_variants")
+        variants = replace(variants, queries=(*kernel_labels, k_label, *variants.queries))
+        launch = _run(con, "diff_launch_config")
+        launch = replace(launch, queries=(*kernel_labels, *launch.queries))
+        danger_t = _run(con, "diff_danger")
+        danger_t = replace(danger_t, queries=(*kernel_labels, *danger_t.queries))
+        copies = _run(con, "diff_copies")
+        copies = replace(copies, queries=(*copy_labels, *copies.queries))
     return {
         "categories": categories,
         "kernels": kernels,
@@ -181,7 +189,12 @@ def _combine(
     }
 
 
-def _sql_type(column: str) -> str:
-    if column in _TEXT_COLUMNS:
-        return "VARCHAR"
-    return "DOUBLE" if column.endswith("_ratio") else "BIGINT"
+def _sql_type(values: Sequence[Any]) -> str:
+    """The SQL type of one column's Python values (see _PYTHON_TYPES)."""
+    for value in values:
+        if value is not None:
+            for python_type, sql_type in _PYTHON_TYPES:
+                if isinstance(value, python_type):
+                    return sql_type
+            return "VARCHAR"
+    return "BIGINT"

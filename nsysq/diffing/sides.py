@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from nsysq import catalog
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -27,8 +29,11 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
     else:
         trace.use_rules(rules, source=source)
     kernels = trace.run("diff_side_kernels")
+    # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
+    built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
+    kernels = replace(kernels, queries=(*kernels.queries, *built_from))
     copies = trace.run("copies")
-    span = _gpu_span(trace, copies)
+    span, span_queries = _gpu_span(trace, copies)
     meta = _meta(trace)
     has_kernel_table = trace.schema.has(schema.KERNEL)
     about = {
@@ -39,19 +44,37 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
         "has_kernel_table": has_kernel_table,
     }
-    return {"about": about, "kernels": kernels, "copies": copies, "span": span}
+    return {
+        "about": about,
+        "kernels": kernels,
+        "copies": copies,
+        "span": span,
+        "span_queries": span_queries,
+        "kernel_types": _column_types(trace, "diff_side_kernels"),
+        "copy_types": _column_types(trace, "copies"),
+    }
 
 
-def _gpu_span(trace: Trace, copies: Table) -> dict[str, Any]:
+def _column_types(trace: Trace, name: str) -> dict[str, str]:
+    """Each result column of packaged query ``name`` with its SQL type, as DuckDB binds it on this
+    trace (DESCRIBE plans the query without running it); the diff loads its rows with these types."""
+    query = catalog.get(name)
+    described = trace.sql_table(f"SELECT column_name, column_type FROM (DESCRIBE {query.sql})")
+    return {str(column): str(sql_type) for column, sql_type in described.rows}
+
+
+def _gpu_span(trace: Trace, copies: Table) -> tuple[dict[str, Any], tuple[str, ...]]:
     """First GPU operation's start to the last one's end (kernels, memcpys, memsets), from rows
     already read: no extra pass over the trace (the CUDA API table alone is as large as the
-    kernel table)."""
-    ((first, last),) = trace.sql_table("SELECT min(first_start), max(last_end) FROM nsysq_kernel_groups").rows
+    kernel table). Returns t0, t_end, span_ns and the labels of the queries they come from."""
+    kernel_span = trace.run("kernel_groups_span")
+    ((first, last),) = kernel_span.rows
     starts = [first, *(r["first_start"] for r in copies.records())]
     ends = [last, *(r["last_end"] for r in copies.records())]
     lo = min((v for v in starts if v is not None), default=None)
     hi = max((v for v in ends if v is not None), default=None)
-    return {"t0": lo, "t_end": hi, "span_ns": None if lo is None or hi is None else hi - lo}
+    span = {"t0": lo, "t_end": hi, "span_ns": None if lo is None or hi is None else hi - lo}
+    return span, (*kernel_span.queries, *copies.queries)
 
 
 def _meta(trace: Trace) -> dict[str, Any]:

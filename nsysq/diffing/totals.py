@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from nsysq import catalog
 from nsysq.table import TIME_UNITS, Table
 
 
@@ -70,8 +69,11 @@ def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
         columns=("metric", "a", "b", "ratio"),
         rows=rows,
         queries=tuple(
-            f"{q.name}@{q.version}"
-            for q in map(catalog.get, ("kernel_groups", "diff_side_kernels", "copies"))
+            dict.fromkeys(
+                label
+                for side in (side_a, side_b)
+                for label in (*side["kernels"].queries, *side["copies"].queries, *side["span_queries"])
+            )
         ),
     )
 
