@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from nsysq.errors import CorruptTraceError, NotNsysExportError, TraceInputError
+from nsysq.errors import CorruptTraceError, DamagedTraceError, NotNsysExportError, TraceInputError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
@@ -115,3 +115,35 @@ def read_schema(path: Path) -> SourceSchema:
             "create one with nsys export --type=sqlite."
         )
     return SourceSchema(path=path, columns=columns)
+
+
+# -- damage: SQLite's own reading is the reference --------------------------------------------
+_DAMAGE_WORDS = ("malformed", "corrupt", "invalid unicode", "utf-8", "utf8")
+
+
+def damage_message(text: str) -> bool:
+    """Whether a DuckDB/SQLite error says the file's pages are damaged (not a query mistake)."""
+    lowered = text.lower()
+    return any(word in lowered for word in _DAMAGE_WORDS)
+
+
+def sqlite_count(path: Path, table: str) -> int:
+    """SQLite's own count of ``table``'s rows: one thread walking the whole b-tree."""
+    con = connect_readonly(path)
+    try:
+        row = con.execute('SELECT count(*) FROM "' + table.replace('"', '""') + '"').fetchone()
+    finally:
+        con.close()
+    return int(row[0]) if row else 0
+
+
+def checked_count(path: Path, table: str, counted: int, reader: str) -> None:
+    """Raise DamagedTraceError unless SQLite reads ``table`` whole and counts ``counted`` rows."""
+    try:
+        expected = sqlite_count(path, table)
+    except sqlite3.DatabaseError as exc:
+        raise DamagedTraceError(path, table, None, f"SQLite cannot read it ({exc})") from None
+    if expected != counted:
+        raise DamagedTraceError(
+            path, table, None, f"{reader} returned {counted:,} rows where SQLite counts {expected:,}"
+        )

@@ -8,7 +8,8 @@ writes copies with one kind of damage each:
 - ``kernel-interior``: random bytes flipped in an interior page of the kernel table (child page
   numbers, separator keys, cell pointers);
 - ``rowid-order``: rowid varints of two cells swapped, within one leaf page or across neighbouring
-  leaf pages, so rowids run out of order while every record stays well formed;
+  leaf pages, or one rowid raised to the largest its varint length holds, so rowids run out of
+  order while every record stays well formed;
 - ``string-utf8``: one byte of a text value in a StringIds leaf page replaced by a byte that is never
   valid UTF-8 (the record stays well formed);
 - ``other-leaf``: random bytes flipped in a leaf page of another table nsysq reads.
@@ -222,6 +223,15 @@ def _rowid_pair(pages: Pages, rng: random.Random, leaves: list[int]) -> tuple[Ce
     return None
 
 
+def _bump_rowid(pages: Pages, image: bytearray, rng: random.Random, leaves: list[int]) -> Cell:
+    """Raise one cell's rowid to the largest value its varint length holds (the length, and so
+    the record, unchanged): it then runs ahead of the rowids after it, and of its parent's key."""
+    cell = rng.choice(pages.leaf_cells(rng.choice(leaves[:-1] or leaves)))
+    image[cell.rowid_at : cell.rowid_at + cell.rowid_len - 1] = b"\xff" * (cell.rowid_len - 1)
+    image[cell.rowid_at + cell.rowid_len - 1] = 0x7F if cell.rowid_len < 9 else 0xFF
+    return cell
+
+
 def image_rowid(pages: Pages, cell: Cell) -> int:
     return pages.varint(cell.rowid_at)[0]
 
@@ -251,6 +261,9 @@ def _damage(
         page = rng.choice(kernel.interiors)
         _flip_interior(pages, image, rng, page)
         return image, KERNEL_TABLE, page
+    if kind == "rowid-order" and kernel.leaves and rng.random() < 0.5:
+        cell = _bump_rowid(pages, image, rng, kernel.leaves)
+        return image, KERNEL_TABLE, cell.page
     if kind == "rowid-order" and kernel.leaves:
         pair = _rowid_pair(pages, rng, kernel.leaves)
         if pair is None:
