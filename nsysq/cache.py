@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from nsysq import catalog, extension, schema
 from nsysq.errors import CacheError, DamagedTraceError
 from nsysq.progress import ProgressBar, progress_wanted
-from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_message
+from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 
 if TYPE_CHECKING:
     import duckdb
@@ -106,6 +106,7 @@ class Identity:
     @property
     def key(self) -> str:
         import duckdb
+
         text = "|".join(
             str(v)
             for v in (
@@ -298,6 +299,7 @@ def _unlink(path: Path) -> None:
 # -- validity -----------------------------------------------------------------------------------
 def _check_meta(con: duckdb.DuckDBPyConnection, alias: str, key: str) -> bool:
     import duckdb
+
     try:
         row = con.execute(f"SELECT key, format_version FROM {alias}.nsysq_cache_meta").fetchone()
     except duckdb.Error:
@@ -308,6 +310,7 @@ def _check_meta(con: duckdb.DuckDBPyConnection, alias: str, key: str) -> bool:
 def valid(key: str) -> bool:
     """Whether a complete cached copy for ``key`` exists (opens it read-only to check)."""
     import duckdb
+
     path = entry_file(key)
     if not path.is_file():
         return False
@@ -392,10 +395,12 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
 
 def _copy_table(con: duckdb.DuckDBPyConnection, path: Path, src: SourceSchema, table: str) -> None:
     """Copy one table through DuckDB's sqlite scanner, then check it holds SQLite's own count of
-    rows (the scanner's parallel scan skips rows of a malformed b-tree without an error)."""
+    rows, its text checked for valid UTF-8 first (the scanner's parallel scan skips rows of a
+    malformed b-tree, and DuckDB mangles or trips on invalid UTF-8, without saying so)."""
     import duckdb
 
     select = schema.view_sql(table, src, "src") + _ORDER.get(table, "")
+    expected = sqlite_reading(path, table, schema.text_columns(table, src))
     try:
         con.execute(f"CREATE TABLE main.{schema.quote(table)} AS {select}")
         row = con.execute(f"SELECT count(*) FROM main.{schema.quote(table)}").fetchone()
@@ -404,7 +409,7 @@ def _copy_table(con: duckdb.DuckDBPyConnection, path: Path, src: SourceSchema, t
         if damage_message(first):
             raise DamagedTraceError(path, table, None, first) from None
         raise
-    checked_count(path, table, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
+    checked_count(path, table, expected, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
 
 
 # Kernels stored grouped by name, shortest first: per-name statistics (census, stakeout, the

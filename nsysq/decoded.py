@@ -180,7 +180,7 @@ class DecodedTables:
 
     def __init__(self, path: Path, source: SourceSchema) -> None:
         self.tables = {table: DecodedTable(path, source, table) for table in CORE}
-        self.present = schema.present_tables(source)
+        self.source = source
 
     def from_pages(self, table: str) -> bool:
         """Whether ``table``'s rows are read from decoded pages (not through the sqlite scanner)."""

@@ -26,7 +26,7 @@ from nsysq import cache as cache_mod
 from nsysq import catalog, extension, schema
 from nsysq.decoded import DecodedTables
 from nsysq.errors import CorruptTraceError, DamagedTraceError
-from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_message
+from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 
 if TYPE_CHECKING:
     import duckdb
@@ -107,7 +107,7 @@ class Reader:
         self.cache = state
         self.decoded = decoded
         self.damaged = False
-        self.guard = ScannerGuard(path, con, decoded.present) if decoded is not None else None
+        self.guard = ScannerGuard(path, con, decoded.source) if decoded is not None else None
 
     def fetch(self, call: Callable[[], T], declared: Declared | None = None, sql: str = "") -> T:
         """Run ``call`` (one DuckDB execution of ``sql``) once the tables it reads can be trusted:
@@ -157,7 +157,7 @@ class Reader:
 
     @property
     def kernel_reader(self) -> str:
-        """"cached copy", "pages" or "sqlite (<why not pages>)"."""
+        """ "cached copy", "pages" or "sqlite (<why not pages>)"."""
         return "cached copy" if self.decoded is None else self.decoded.tables[schema.KERNEL].mode
 
     def describe(self) -> str:
@@ -216,25 +216,27 @@ def read_tables(sql: str, declared: Declared | None) -> list[str]:
 
 
 class ScannerGuard:
-    """Checks each table read through DuckDB's sqlite scanner once, before its rows are used."""
+    """Checks each table read through DuckDB's sqlite scanner once, before DuckDB reads its rows:
+    SQLite reads it whole, its text is valid UTF-8, and the scanner counts SQLite's rows."""
 
-    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, present: set[str]) -> None:
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, source: SourceSchema) -> None:
         self.path = path
         self.con = con
-        self.present = present  # the canonical tables the export holds
+        self.source = source
         self.verified: set[str] = set()
 
     def verify(self, tables: Iterable[str]) -> None:
         import duckdb
 
         for table in tables:
-            if table in self.verified or table not in self.present:
+            if table in self.verified or table not in schema.present_tables(self.source):
                 continue
+            expected = sqlite_reading(self.path, table, schema.text_columns(table, self.source))
             try:
                 row = self.con.execute(f"SELECT count(*) FROM src.{schema.quote(table)}").fetchone()
             except duckdb.Error as exc:
                 raise DamagedTraceError(self.path, table, None, str(exc).splitlines()[0]) from None
-            checked_count(self.path, table, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
+            checked_count(self.path, table, expected, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
             self.verified.add(table)
 
 

@@ -184,13 +184,17 @@ def view_sql(table: str, schema: SourceSchema, source: str = "src") -> str:
         items = [f"{quote(c)}" if c in present else f"CAST(NULL AS {t}) AS {quote(c)}" for c, t in cols]
         return f"SELECT {', '.join(items)} FROM {source}.{quote(table)}"
     if table in BUILTIN_ENUMS:
-        rows = ", ".join(
-            "(" + ", ".join(_literal(v) for v in row) + ")" for row in BUILTIN_ENUMS[table]
-        )
+        rows = ", ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in BUILTIN_ENUMS[table])
         names = ", ".join(quote(c) for c, _ in cols)
         return f"SELECT * FROM (VALUES {rows}) AS t({names})"
     items = [f"CAST(NULL AS {t}) AS {quote(c)}" for c, t in cols]
     return f"SELECT {', '.join(items)} WHERE false"
+
+
+def text_columns(table: str, source: SourceSchema) -> list[str]:
+    """The text columns of ``table`` the export holds."""
+    present = set(source.columns.get(table, ()))
+    return [c for c, t in CANONICAL[table] if t == _T and c in present]
 
 
 # Relations derived from the canonical views by a packaged query (view name -> query name): a view
