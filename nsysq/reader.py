@@ -199,16 +199,17 @@ def quick_check_ok(path: Path) -> bool:
 
 
 def read_tables(sql: str, declared: Declared | None) -> list[str]:
-    """The canonical tables a statement reads: its declared ones, the ones its text names, and
-    those behind a derived view it names."""
+    """The canonical tables a statement reads: those its header declares (a packaged query's
+    ``tables:`` line), else those its text names (ad-hoc SQL; every table when it cannot tell),
+    with the tables behind a derived view it names."""
     import duckdb
 
     names = set(declared or ())
-    if sql:
+    if declared is None and sql:
         try:
-            names |= duckdb.get_table_names(sql)
+            names = set(duckdb.get_table_names(sql))
         except duckdb.Error:
-            names |= set(schema.CANONICAL)  # cannot tell: check them all
+            names = set(schema.CANONICAL)
     for view, query in schema.DERIVED.items():
         if view in names:
             names |= set(catalog.get(query).table_names)
