@@ -477,6 +477,19 @@ class CacheState:
     note: str = ""
 
 
+def open_copy(
+    path: Path, src: SourceSchema, mode: bool | str
+) -> tuple[duckdb.DuckDBPyConnection | None, CacheState]:
+    """What the cache offers a trace being opened: a connection to its complete copy (built first
+    when ``mode`` is "build"), or None and how a direct read of the file uses the cache."""
+    if mode == "build":
+        build(path, src)
+    opened = open_cached(path, src) if mode else None
+    if opened is not None:
+        return opened
+    return None, direct_state(path, bool(mode))
+
+
 def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnection, CacheState] | None:
     """A connection whose views read the complete cached copy of ``path``, or None if there is none."""
     import duckdb

@@ -46,17 +46,15 @@ def open_reader(path: Path, source: SourceSchema, *, cache: bool | str, prefetch
     # so the pages decode while DuckDB, the cache lookup and the sqlite extension load.
     early = cache is False or (cache is True and not cache_mod.may_have_copy(path))
     decoded = _start_decoding(path, source, prefetch) if early else None
-    if cache == "build":
-        cache_mod.build(path, source)
-    opened = cache_mod.open_cached(path, source) if cache else None
-    if opened is not None:
+    copy, state = cache_mod.open_copy(path, source, cache)
+    if copy is not None:  # a complete cached copy: no SQLite, not even its extension
         if decoded is not None:
             decoded.cancel()
-        return Reader(path, opened[0], opened[1], decoded=None)
+        return Reader(path, copy, state, decoded=None)
     decoded = decoded or _start_decoding(path, source, prefetch)
     con = _attach(path, source)
     decoded.attach(con)
-    return Reader(path, con, cache_mod.direct_state(path, bool(cache)), decoded=decoded)
+    return Reader(path, con, state, decoded=decoded)
 
 
 def _start_decoding(path: Path, source: SourceSchema, prefetch: str | None) -> DecodedTables:

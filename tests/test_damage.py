@@ -223,12 +223,14 @@ def _sweep(path: Path) -> dict[str, Any]:
 
 def _plot(trace: Any) -> bool:
     import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     from nsysq.plot import plot_census
 
-    ax = plot_census(trace.census())
-    ax.figure.savefig(Path(os.environ["NSYSQ_DAMAGE_PLOT_DIR"]) / "census.png")
-    plt.close(ax.figure)
+    figure = plot_census(trace.census()).get_figure(root=True)
+    assert isinstance(figure, Figure)
+    figure.savefig(Path(os.environ["NSYSQ_DAMAGE_PLOT_DIR"]) / "census.png")
+    plt.close("all")
     return True
 
 

@@ -116,7 +116,12 @@ def test_no_background_build_after_damage(
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
     spawned: list[Path] = []
-    monkeypatch.setattr(cache, "spawn_background", lambda path: spawned.append(path) or True)
+
+    def spawn(path: Path) -> bool:
+        spawned.append(path)
+        return True
+
+    monkeypatch.setattr(cache, "spawn_background", spawn)
     with nsysq.open(BS16) as t:  # control: an undamaged direct read starts the copy on close
         census(t)
     assert spawned == [BS16.resolve()]
