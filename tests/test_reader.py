@@ -226,3 +226,21 @@ def test_cache_locks_with_msvcrt_where_fcntl_is_missing(tmp_path: Path) -> None:
     assert result["built"] is True
     assert result["status"].startswith("cached copy")
     assert result["kernels"] == oracle.kernel_count(BS16)
+
+
+def test_pages_damaged_is_the_damage_message_never_a_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decoder saying the pages contradict the format ends the read with the table and page;
+    the scanner (which could answer with a quiet part of the rows) is not asked."""
+    if not pages.available():
+        pytest.skip("page decoder not built")
+
+    def contradicted(path: Path, table: str, columns: list[str], **_: object) -> pages.Columns:
+        raise pages.PagesDamaged(table, 42, "rowids out of order")
+
+    monkeypatch.setattr(pages, "read_columns", contradicted)
+    with nsysq.open(BS16, cache=False, prefetch=None) as t:
+        with pytest.raises(DamagedTraceError) as caught:
+            census(t)
+        assert t.kernel_reader == "pages"  # not fallen back to the scanner
+    assert (caught.value.table, caught.value.page) == (schema.KERNEL, 42)
+    assert str(caught.value).startswith(f"{BS16.resolve()} is damaged in {schema.KERNEL} (page 42): rowids")
