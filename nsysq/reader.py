@@ -7,10 +7,13 @@ Three readers, tried in this order::
                        or one the decoder does not handle, through DuckDB's sqlite scanner
     scanner only       the same, when the page decoder is off (NSYSQ_PAGE_READER=0) or not built
 
-Every table whose rows come through DuckDB's sqlite scanner is checked before its rows are trusted
-(:class:`ScannerGuard`): the scanner splits a table into rowid ranges read in parallel and, on a
-malformed b-tree, quietly skips rows. SQLite's own single-threaded count must agree; otherwise, or
-when SQLite cannot read the table, the file is damaged (:class:`~nsysq.errors.DamagedTraceError`).
+Every table whose rows come through DuckDB's sqlite scanner is checked before DuckDB reads it
+(:class:`ScannerGuard`, once per table a query declares or, for ad-hoc SQL, names): the scanner
+splits a table into rowid ranges read in parallel and, on a malformed b-tree, quietly skips rows;
+DuckDB cuts or trips on text that is not valid UTF-8. SQLite must read the table whole, its text
+must be valid UTF-8 and its single-threaded count must equal the scanner's; otherwise the file is
+damaged (:class:`~nsysq.errors.DamagedTraceError`). Tables decoded from pages are not checked
+this way: the decoder itself refuses pages that contradict the format (``pages.PagesDamaged``).
 Damage found anywhere (pages, scanner, SQLite) ends the read with that error, never a fallback, and
 the damaged file never gets a cached copy.
 """
@@ -155,7 +158,7 @@ class Reader:
 
     @property
     def kernel_reader(self) -> str:
-        """ "cached copy", "pages" or "sqlite (<why not pages>)"."""
+        """How kernel rows are read: "cached copy", "pages" or "sqlite (<why not pages>)"."""
         return "cached copy" if self.decoded is None else self.decoded.tables[schema.KERNEL].mode
 
     def describe(self) -> str:
