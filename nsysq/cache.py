@@ -26,8 +26,8 @@ first.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
+import importlib
 import json
 import os
 import shutil
@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog, extension, schema
+from nsysq.errors import CacheError, DamagedTraceError
 from nsysq.progress import ProgressBar, progress_wanted
-from nsysq.source import SourceSchema, connect_readonly
+from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 
 if TYPE_CHECKING:
     import duckdb
@@ -105,6 +106,7 @@ class Identity:
     @property
     def key(self) -> str:
         import duckdb
+
         text = "|".join(
             str(v)
             for v in (
@@ -175,7 +177,7 @@ def _estimate_rows(path: Path, tables: list[str]) -> dict[str, int]:
         try:
             for table in tables:
                 try:
-                    value = con.execute(f"SELECT max(rowid) FROM {schema._q(table)}").fetchone()
+                    value = con.execute(f"SELECT max(rowid) FROM {schema.quote(table)}").fetchone()
                     rows[table] = int(value[0] or 0) if value else 0
                 except Exception:  # noqa: BLE001 - an estimate only
                     rows[table] = 0
@@ -186,21 +188,72 @@ def _estimate_rows(path: Path, tables: list[str]) -> dict[str, int]:
     return rows
 
 
-# -- locking, validity --------------------------------------------------------------------------
+# -- locking ------------------------------------------------------------------------------------
+# The per-key builder lock: fcntl.flock on POSIX, msvcrt.locking on Windows. Where neither exists
+# the cache is off (a copy built without a lock could be read half-written).
+def _lock_module() -> Any:
+    for name in ("fcntl", "msvcrt"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
+_LOCKS = _lock_module()
+NO_LOCKING_NOTE = "off (this platform offers no file locking: read directly, nothing cached)"
+
+
+def locking_available() -> bool:
+    """Whether this platform can lock a cache entry (fcntl or msvcrt); without it nothing is cached."""
+    return _LOCKS is not None
+
+
+def _try_lock(fd: int) -> bool:
+    """Take the exclusive lock on ``fd`` without waiting; False when another process holds it."""
+    try:
+        if hasattr(_LOCKS, "flock"):
+            _LOCKS.flock(fd, _LOCKS.LOCK_EX | _LOCKS.LOCK_NB)
+        else:
+            _LOCKS.locking(fd, _LOCKS.LK_NBLCK, 1)
+    except OSError:  # BlockingIOError (flock) or PermissionError (msvcrt)
+        return False
+    return True
+
+
+def _unlock(fd: int) -> None:
+    if hasattr(_LOCKS, "flock"):
+        _LOCKS.flock(fd, _LOCKS.LOCK_UN)
+    else:
+        os.lseek(fd, 0, os.SEEK_SET)
+        _LOCKS.locking(fd, _LOCKS.LK_UNLCK, 1)
+
+
+def _lock(fd: int, *, wait: bool) -> bool:
+    if not wait or not hasattr(_LOCKS, "flock"):
+        while not _try_lock(fd):
+            if not wait:
+                return False
+            time.sleep(0.1)
+        return True
+    _LOCKS.flock(fd, _LOCKS.LOCK_EX)
+    return True
+
+
 @contextlib.contextmanager
 def _locked(key: str, *, wait: bool) -> Iterator[bool]:
     """Hold the per-key builder lock; yields False when ``wait`` is off and another holds it."""
+    if not locking_available():
+        raise CacheError(f"the cache is {NO_LOCKING_NOTE}; run without nsysq cache build.")
     fd = os.open(_lock_file(key), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
+        if not _lock(fd, wait=wait):
             yield False
             return
         try:
             yield True
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            _unlock(fd)
     finally:
         os.close(fd)
 
@@ -208,19 +261,21 @@ def _locked(key: str, *, wait: bool) -> Iterator[bool]:
 def build_running(key: str) -> bool:
     """True when some process holds the builder lock for ``key``."""
     lock = _lock_file(key)
-    if not lock.exists():
+    if not locking_available() or not lock.exists():
         return False
     fd = os.open(lock, os.O_RDWR)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
+        if not _try_lock(fd):
+            return True
+        _unlock(fd)
     finally:
         os.close(fd)
     return False
 
 
 def _pid_alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) would end the process there: assume it still runs
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -244,6 +299,7 @@ def _unlink(path: Path) -> None:
 # -- validity -----------------------------------------------------------------------------------
 def _check_meta(con: duckdb.DuckDBPyConnection, alias: str, key: str) -> bool:
     import duckdb
+
     try:
         row = con.execute(f"SELECT key, format_version FROM {alias}.nsysq_cache_meta").fetchone()
     except duckdb.Error:
@@ -254,6 +310,7 @@ def _check_meta(con: duckdb.DuckDBPyConnection, alias: str, key: str) -> bool:
 def valid(key: str) -> bool:
     """Whether a complete cached copy for ``key`` exists (opens it read-only to check)."""
     import duckdb
+
     path = entry_file(key)
     if not path.is_file():
         return False
@@ -315,13 +372,12 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
         con.execute(f"ATTACH '{_sql_str(str(ident.path))}' AS src (TYPE sqlite, READ_ONLY)")
         for table in tables:
             bar.start(table)
-            select = schema.view_sql(table, src, "src") + _ORDER.get(table, "")
-            con.execute(f"CREATE TABLE main.{schema._q(table)} AS {select}")
+            _copy_table(con, ident.path, src, table)
             bar.finish(table)
         for table in schema.CANONICAL:  # tables the export lacks: empty (temp, not stored) views
             if table not in tables:
                 empty = schema.view_sql(table, SourceSchema(path=ident.path, columns={}))
-                con.execute(f"CREATE TEMP VIEW {schema._q(table)} AS {empty}")
+                con.execute(f"CREATE TEMP VIEW {schema.quote(table)} AS {empty}")
         for derived, query in schema.DERIVED.items():  # computed from the copy, stored with it
             con.execute(f"CREATE TABLE main.{derived} AS {catalog.get(query).sql}")
         con.execute(
@@ -335,6 +391,25 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
         con.close()
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
+
+
+def _copy_table(con: duckdb.DuckDBPyConnection, path: Path, src: SourceSchema, table: str) -> None:
+    """Copy one table through DuckDB's sqlite scanner, then check it holds SQLite's own count of
+    rows, its text checked for valid UTF-8 first (the scanner's parallel scan skips rows of a
+    malformed b-tree, and DuckDB mangles or trips on invalid UTF-8, without saying so)."""
+    import duckdb
+
+    select = schema.view_sql(table, src, "src") + _ORDER.get(table, "")
+    expected = sqlite_reading(path, table, schema.text_columns(table, src))
+    try:
+        con.execute(f"CREATE TABLE main.{schema.quote(table)} AS {select}")
+        row = con.execute(f"SELECT count(*) FROM main.{schema.quote(table)}").fetchone()
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0]
+        if damage_message(first):
+            raise DamagedTraceError(path, table, None, first) from None
+        raise
+    checked_count(path, table, expected, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
 
 
 # Kernels stored grouped by name, shortest first: per-name statistics (census, stakeout, the
@@ -371,7 +446,7 @@ def _write_info(ident: Identity, started: float, seconds: float) -> None:
 
 def spawn_background(path: Path) -> bool:
     """Start a detached, low-priority ``nsysq cache build --background``; True if one was started."""
-    if not background_allowed():
+    if not background_allowed() or not locking_available():
         return False
     try:
         key = identity(path).key
@@ -402,9 +477,25 @@ class CacheState:
     note: str = ""
 
 
+def open_copy(
+    path: Path, src: SourceSchema, mode: bool | str
+) -> tuple[duckdb.DuckDBPyConnection | None, CacheState]:
+    """What the cache offers a trace being opened: a connection to its complete copy (built first
+    when ``mode`` is "build"), or None and how a direct read of the file uses the cache."""
+    if mode == "build":
+        build(path, src)
+    opened = open_cached(path, src) if mode else None
+    if opened is not None:
+        return opened
+    return None, direct_state(path, bool(mode))
+
+
 def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnection, CacheState] | None:
     """A connection whose views read the complete cached copy of ``path``, or None if there is none."""
     import duckdb
+
+    if not locking_available():
+        return None
     try:
         key = identity(path).key
         file = entry_file(key)
@@ -435,6 +526,8 @@ def direct_state(path: Path, mode: bool) -> CacheState:
     """For a trace read from the file: whether answers are kept, and whether a copy is wanted."""
     if not mode:
         return CacheState("off", note="disabled (--no-cache)")
+    if not locking_available():
+        return CacheState("off", note=NO_LOCKING_NOTE)
     ident = identity(path)
     if ident.size < min_trace_bytes():
         return CacheState("small", note="not cached (small trace: read directly)")
@@ -578,45 +671,7 @@ def clear() -> tuple[int, int]:
     return len(items), sum(e.size_bytes for e in items)
 
 
-def describe(path: Path) -> str:
-    """One line for ``nsysq info``: whether a cached copy of this trace exists."""
-    try:
-        key = identity(path).key
-    except OSError:
-        return "unknown"
-    file = entry_file(key)
-    if file.is_file():
-        return f"cached copy ({_human(file.stat().st_size)}) in {cache_dir()}"
-    if cache_dir().is_dir() and build_running(key):
-        return "no cached copy yet; being built"
-    return "no cached copy"
-
-
 def _human(n: float) -> str:
     from nsysq.units import fmt_file_size
 
     return fmt_file_size(n)
-
-
-# -- background entry point ---------------------------------------------------------------------
-def _main(argv: list[str]) -> int:
-    from nsysq.source import check_path, read_schema
-
-    if len(argv) != 2 or argv[0] not in ("build-background", "build"):
-        sys.stderr.write("usage: python -m nsysq.cache build|build-background PATH\n")
-        return 2
-    background = argv[0] == "build-background"
-    if background:
-        with contextlib.suppress(OSError):
-            os.nice(10)
-    path = check_path(argv[1])
-    src = read_schema(path)
-    try:
-        built = build(path, src, wait=not background, progress=False if background else None)
-    except Exception:  # noqa: BLE001 - a background build failing must stay silent
-        return 1
-    return 0 if built is not None else 1
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))

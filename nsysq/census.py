@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nsysq.errors import UsageError
 from nsysq.table import Table
@@ -25,16 +25,21 @@ def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table
     table = trace.run("census", names=names, limit=limit)
     records = table.records()
     shown = [r for r in records if r["rank"] is not None]
-    total_ns = int(sum(r["total_ns"] for r in records))
-    shown_ns = int(sum(r["total_ns"] for r in shown))
+    total_ns = _sum(records, "total_ns")
+    shown_ns = _sum(shown, "total_ns")
     footer = {
-        "total_kernels": int(sum(r["instances"] for r in records)),
+        "total_kernels": _sum(records, "instances"),
         "total_kernel_ns": total_ns,
-        "distinct_names": int(sum(r["kernel_names"] for r in records)),
+        "distinct_names": _sum(records, "kernel_names"),
         "shown_rows": len(shown),
         "shown_kernel_ns": shown_ns,
         "shown_pct": 100.0 * shown_ns / total_ns if total_ns else None,
-        "unresolved_names": int(sum(r["unresolved"] for r in records)),
-        "zero_length_kernels": int(sum(r["zero_length"] for r in records)),
+        "unresolved_names": _sum(records, "unresolved"),
+        "zero_length_kernels": _sum(records, "zero_length"),
     }
     return replace(table, footer=footer)
+
+
+def _sum(records: list[dict[str, Any]], key: str) -> int:
+    """The column's total over the rows; a NULL (a row with no complete kernel) adds nothing, as in SQL."""
+    return int(sum(r[key] or 0 for r in records))

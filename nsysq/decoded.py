@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nsysq import extension, pages, schema
-from nsysq.schema import _q
+from nsysq.errors import DamagedTraceError
+from nsysq.schema import quote
 from nsysq.source import SourceSchema
 
 if TYPE_CHECKING:
@@ -79,14 +80,14 @@ class DecodedTable:
         items = []
         for column, ctype in schema.CANONICAL[self.table]:
             if column not in self._present:
-                items.append(f"CAST(NULL AS {ctype}) AS {_q(column)}")
+                items.append(f"CAST(NULL AS {ctype}) AS {quote(column)}")
             elif column in self._nulls:
-                mask = _q(column + "__null")
-                items.append(f"CASE WHEN {mask} THEN NULL ELSE {_q(column)} END AS {_q(column)}")
+                mask = quote(column + "__null")
+                items.append(f"CASE WHEN {mask} THEN NULL ELSE {quote(column)} END AS {quote(column)}")
             elif column in self._values:
-                items.append(_q(column))
+                items.append(quote(column))
             else:
-                items.append(f"CAST(error('{_SENTINEL}{self.table}:{column}') AS {ctype}) AS {_q(column)}")
+                items.append(f"CAST(error('{_SENTINEL}{self.table}:{column}') AS {ctype}) AS {quote(column)}")
         gate = f"(SELECT CAST(error('{_SENTINEL}{self.table}:start') AS BIGINT) AS g) WHERE g = 0"
         self._set_view(f"SELECT {', '.join(items)} FROM {self._arrays if self._values else gate}")
 
@@ -97,7 +98,7 @@ class DecodedTable:
         return self._con
 
     def _set_view(self, select: str) -> None:
-        self._connection.execute(f"CREATE OR REPLACE VIEW main.{_q(self.table)} AS {select}")
+        self._connection.execute(f"CREATE OR REPLACE VIEW main.{quote(self.table)} AS {select}")
 
     def _fall_back(self, reason: str) -> None:
         self.release()
@@ -136,6 +137,8 @@ class DecodedTable:
             except pages.PagesUnsupported as exc:
                 self._fall_back(str(exc))
                 return
+            except pages.PagesDamaged as exc:
+                raise self._damaged(exc) from None
         wanted = self._wanted(columns)
         if not wanted:
             if not self._values:  # nothing decodable: an empty view would hide the table's rows
@@ -145,6 +148,13 @@ class DecodedTable:
             self._add(pages.read_columns(self._path, self.table, wanted))
         except pages.PagesUnsupported as exc:
             self._fall_back(str(exc))
+        except pages.PagesDamaged as exc:
+            raise self._damaged(exc) from None
+
+    def _damaged(self, exc: pages.PagesDamaged) -> DamagedTraceError:
+        """Damage is never a reason to fall back: the scanner may answer it with a quiet part."""
+        self.release()
+        return DamagedTraceError(self._path, exc.table or self.table, exc.page, exc.detail)
 
     def _add(self, decoded: pages.Columns) -> None:
         self._values.update(decoded.values)
@@ -170,6 +180,11 @@ class DecodedTables:
 
     def __init__(self, path: Path, source: SourceSchema) -> None:
         self.tables = {table: DecodedTable(path, source, table) for table in CORE}
+        self.source = source
+
+    def from_pages(self, table: str) -> bool:
+        """Whether ``table``'s rows are read from decoded pages (not through the sqlite scanner)."""
+        return table in self.tables and self.tables[table].active
 
     def attach(self, con: duckdb.DuckDBPyConnection) -> None:
         for table in self.tables.values():
@@ -184,14 +199,23 @@ class DecodedTables:
         for table in self.tables.values():
             table.cancel()
 
-    def run(self, call: Callable[[], T], declared: Mapping[str, Iterable[str]] | None = None) -> T:
+    def run(
+        self,
+        call: Callable[[], T],
+        declared: Mapping[str, Iterable[str]] | None = None,
+        before: Callable[[], None] | None = None,
+    ) -> T:
         """Run ``call`` (a DuckDB execution) with the ``declared`` columns of each table decoded;
-        decode and retry any other column it turns out to read."""
+        decode and retry any other column it turns out to read. ``before`` runs before each try,
+        once the tables are decoded or fallen back (the scanner guard)."""
         import duckdb
+
         for table, columns in (declared or {}).items():
             if table in self.tables:
                 self.tables[table].load(columns)
         while True:
+            if before is not None:
+                before()
             try:
                 return call()
             except duckdb.Error as exc:

@@ -44,7 +44,7 @@ def connect(
     ``sqlite=False`` skips loading the extension (about 0.1 s): for reading nsysq's own cache.
     """
     import duckdb
-    config = {
+    config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
         "allow_community_extensions": False,

@@ -165,7 +165,8 @@ EVENT_TABLES: Mapping[str, str] = {
 }
 
 
-def _q(identifier: str) -> str:
+def quote(identifier: str) -> str:
+    """``identifier`` as a double-quoted SQL identifier."""
     return '"' + identifier.replace('"', '""') + '"'
 
 
@@ -180,16 +181,20 @@ def view_sql(table: str, schema: SourceSchema, source: str = "src") -> str:
     cols = CANONICAL[table]
     present = set(schema.columns.get(table, ()))
     if table in present_tables(schema):
-        items = [f"{_q(c)}" if c in present else f"CAST(NULL AS {t}) AS {_q(c)}" for c, t in cols]
-        return f"SELECT {', '.join(items)} FROM {source}.{_q(table)}"
+        items = [f"{quote(c)}" if c in present else f"CAST(NULL AS {t}) AS {quote(c)}" for c, t in cols]
+        return f"SELECT {', '.join(items)} FROM {source}.{quote(table)}"
     if table in BUILTIN_ENUMS:
-        rows = ", ".join(
-            "(" + ", ".join(_literal(v) for v in row) + ")" for row in BUILTIN_ENUMS[table]
-        )
-        names = ", ".join(_q(c) for c, _ in cols)
+        rows = ", ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in BUILTIN_ENUMS[table])
+        names = ", ".join(quote(c) for c, _ in cols)
         return f"SELECT * FROM (VALUES {rows}) AS t({names})"
-    items = [f"CAST(NULL AS {t}) AS {_q(c)}" for c, t in cols]
+    items = [f"CAST(NULL AS {t}) AS {quote(c)}" for c, t in cols]
     return f"SELECT {', '.join(items)} WHERE false"
+
+
+def text_columns(table: str, source: SourceSchema) -> list[str]:
+    """The text columns of ``table`` the export holds."""
+    present = set(source.columns.get(table, ()))
+    return [c for c, t in CANONICAL[table] if t == _T and c in present]
 
 
 # Relations derived from the canonical views by a packaged query (view name -> query name): a view
@@ -205,4 +210,4 @@ def present_tables(schema: SourceSchema) -> set[str]:
 def create_views(con: duckdb.DuckDBPyConnection, schema: SourceSchema, source: str = "src") -> None:
     """Create one view per canonical table in the connection's main schema."""
     for table in CANONICAL:
-        con.execute(f"CREATE OR REPLACE VIEW main.{_q(table)} AS {view_sql(table, schema, source)}")
+        con.execute(f"CREATE OR REPLACE VIEW main.{quote(table)} AS {view_sql(table, schema, source)}")

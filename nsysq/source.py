@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from nsysq.errors import CorruptTraceError, NotNsysExportError, TraceInputError
+from nsysq.errors import CorruptTraceError, DamagedTraceError, NotNsysExportError, TraceInputError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
@@ -26,9 +27,7 @@ def check_path(path: str | Path) -> Path:
     """Return the resolved path of an nsys SQLite export, or raise a TraceInputError saying why not."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise TraceInputError(
-            f"{p}: no such file; give the path of an nsys SQLite export (.sqlite)."
-        )
+        raise TraceInputError(f"{p}: no such file; give the path of an nsys SQLite export (.sqlite).")
     if p.is_dir():
         raise TraceInputError(
             f"{p} is a directory; give the path of an nsys SQLite export (.sqlite) inside it."
@@ -66,8 +65,7 @@ def check_path(path: str | Path) -> Path:
         raise CorruptTraceError(f"{p} has a damaged SQLite header; copy or export the trace again.")
     if pages and valid_for == change_counter and size < pages * page_size:
         raise CorruptTraceError(
-            f"{p} is truncated ({size} of {pages * page_size} bytes); "
-            "copy or export the trace again."
+            f"{p} is truncated ({size} of {pages * page_size} bytes); copy or export the trace again."
         )
     return p.resolve()
 
@@ -100,8 +98,7 @@ def read_schema(path: Path) -> SourceSchema:
         try:
             names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
             columns = {
-                name: tuple(r[1] for r in con.execute(f'PRAGMA table_info("{name}")'))
-                for name in names
+                name: tuple(r[1] for r in con.execute(f'PRAGMA table_info("{name}")')) for name in names
             }
         finally:
             con.close()
@@ -115,3 +112,57 @@ def read_schema(path: Path) -> SourceSchema:
             "create one with nsys export --type=sqlite."
         )
     return SourceSchema(path=path, columns=columns)
+
+
+# -- damage: SQLite's own reading is the reference --------------------------------------------
+_DAMAGE_WORDS = ("malformed", "corrupt", "invalid unicode", "utf-8", "utf8")
+
+
+def damage_message(text: str) -> bool:
+    """Whether a DuckDB/SQLite error says the file's pages are damaged (not a query mistake)."""
+    lowered = text.lower()
+    return any(word in lowered for word in _DAMAGE_WORDS)
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def sqlite_reading(path: Path, table: str, text_columns: Sequence[str]) -> int:
+    """SQLite's own reading of ``table`` (one thread walking the whole b-tree): its row count, once
+    every value of ``text_columns`` is valid UTF-8 (DuckDB mangles or trips on invalid text, and an
+    internal error there invalidates the whole connection). Raises DamagedTraceError otherwise."""
+    con = connect_readonly(path)
+    con.text_factory = bytes
+    try:
+        for column in text_columns:  # only values with a byte outside ASCII need decoding
+            name = _quote(column)
+            wide = f"SELECT rowid, CAST({name} AS BLOB) FROM {_quote(table)} WHERE {name} GLOB ?"
+            for rowid, value in con.execute(wide, (_NON_ASCII,)):
+                _check_utf8(path, table, column, rowid, value)
+        row = con.execute(f"SELECT count(*) FROM {_quote(table)}").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise DamagedTraceError(path, table, None, f"SQLite cannot read it ({exc})") from None
+    finally:
+        con.close()
+    return int(row[0]) if row else 0
+
+
+_NON_ASCII = "*[^\x01-\x7f]*"  # a value with a byte outside ASCII (GLOB, in C)
+
+
+def _check_utf8(path: Path, table: str, column: str, rowid: int, value: bytes | None) -> None:
+    try:
+        (value or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        raise DamagedTraceError(
+            path, table, None, f"the {column} value of row {rowid} is not valid UTF-8"
+        ) from None
+
+
+def checked_count(path: Path, table: str, expected: int, counted: int, reader: str) -> None:
+    """Raise DamagedTraceError unless ``reader`` returned SQLite's own count of rows."""
+    if counted != expected:
+        raise DamagedTraceError(
+            path, table, None, f"{reader} returned {counted:,} rows where SQLite counts {expected:,}"
+        )

@@ -10,16 +10,16 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import cache as cache_mod
 from nsysq import catalog, extension, schema
+from nsysq.cache import CacheState
 from nsysq.decoded import DecodedTables
-from nsysq.errors import CorruptTraceError, NoDataError, QueryError, UsageError
+from nsysq.errors import NoDataError, QueryError, UsageError
+from nsysq.reader import Reader, open_reader
 from nsysq.source import SourceSchema, check_path, read_schema
 from nsysq.sqlscript import Statement, rows_table
 from nsysq.table import Table
 
 if TYPE_CHECKING:
-    import duckdb
     import pandas as pd
 
     from nsysq.rules import Rule
@@ -41,23 +41,8 @@ class Trace:
         file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand)."""
         self.path: Path = check_path(path)
         self.schema: SourceSchema = read_schema(self.path)
-        # When no cached copy can answer, start decoding first: this module does not import DuckDB,
-        # so the pages decode while DuckDB, the cache lookup and the sqlite extension load.
-        early = cache is False or (cache is True and not cache_mod.may_have_copy(self.path))
-        decoded = self._start_decoding(prefetch) if early else None
-        if cache == "build":
-            cache_mod.build(self.path, self.schema)
-        opened = cache_mod.open_cached(self.path, self.schema) if cache else None
-        self._decoded: DecodedTables | None = None
-        if opened is not None:  # a complete cached copy: no SQLite, not even its extension
-            if decoded is not None:
-                decoded.cancel()
-            self._con, self._cache = opened
-        else:
-            self._decoded = decoded or self._start_decoding(prefetch)
-            self._con = self._connect()
-            self._cache = cache_mod.direct_state(self.path, bool(cache))
-            self._decoded.attach(self._con)
+        self._reader: Reader = open_reader(self.path, self.schema, cache=cache, prefetch=prefetch)
+        self._con = self._reader.con
         self._rules_digest = ""
         self._materialized: set[str] = set()
         self._rules_loaded: str | None = None
@@ -65,41 +50,21 @@ class Trace:
         self.executed: list[Statement] = []
         self._macros_defined = False
 
-    def _start_decoding(self, prefetch: str | None) -> DecodedTables:
-        decoded = DecodedTables(self.path, self.schema)
-        if prefetch is not None:
-            decoded.prefetch(catalog.get(prefetch).declared_columns)
-        return decoded
+    @property
+    def _decoded(self) -> DecodedTables | None:
+        return self._reader.decoded
 
-    # -- connection -----------------------------------------------------------------------------
-    def _connect(self) -> duckdb.DuckDBPyConnection:
-        import duckdb
-        con = extension.connect()
-        literal = str(self.path).replace("'", "''")
-        try:
-            con.execute(f"ATTACH '{literal}' AS src (TYPE sqlite, READ_ONLY)")
-            schema.create_views(con, self.schema, "src")
-            for view, query in schema.DERIVED.items():
-                con.execute(f"CREATE OR REPLACE VIEW main.{view} AS {catalog.get(query).sql}")
-        except duckdb.Error as exc:
-            con.close()
-            raise CorruptTraceError(
-                f"{self.path} could not be read ({str(exc).splitlines()[0]}); copy or export the trace again."
-            ) from None
-        return con
+    @property
+    def _cache(self) -> CacheState:
+        return self._reader.cache
 
     def cache_status(self) -> str:
         """How this Trace reads the file: from its cached copy, or directly (and why)."""
-        if self._cache.mode == "cached":
-            return f"{self._cache.note} ({self._cache.file})"
-        return self._cache.note
+        return self._reader.describe()
 
     def close(self) -> None:
         """Close the connection; after a direct read of a large trace, start building its copy."""
-        if self._decoded is not None:
-            self._decoded.cancel()  # a background decode nobody asked for yet stops at once
-        self._con.close()
-        cache_mod.after_direct_read(self.path, self._cache)
+        self._reader.close()
 
     def __enter__(self) -> Trace:
         return self
@@ -136,14 +101,11 @@ class Trace:
         bound = {p: params[p] for p in query.params}
         self._define_macros()
         self.executed.append(Statement(query.sql, bound, query.label))
-        key = self._cache.key
-        digest = ""
-        if key is not None:
-            salt = self._rules_digest if "nsysq_" in query.tables else ""
-            digest = cache_mod.answer_digest(query.sql, bound, salt + _macros_salt(query))
-            known = cache_mod.recall(key, digest)
-            if known is not None:
-                return Table(kind=name, columns=known[0], rows=known[1], queries=_labels(query))
+        salt = self._rules_digest if "nsysq_" in query.tables else ""
+        digest = self._reader.answer_digest(query.sql, bound, salt + _macros_salt(query))
+        known = self._reader.recall(digest)
+        if known is not None:
+            return Table(kind=name, columns=known[0], rows=known[1], queries=_labels(query))
         try:
             columns, rows = self._fetch(query.sql, bound, query.declared_columns)
         except duckdb.Error as exc:
@@ -151,8 +113,7 @@ class Trace:
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
                 f"{str(exc).splitlines()[0]}"
             ) from None
-        if key is not None:
-            cache_mod.remember(key, digest, columns, rows)
+        self._reader.remember(digest, columns, rows)
         return Table(kind=name, columns=columns, rows=rows, queries=_labels(query))
 
     def _fetch(
@@ -166,13 +127,13 @@ class Trace:
                 cur = self._con.execute(sql, params) if params else self._con.execute(sql)
                 return tuple(d[0] for d in cur.description or ()), cur.fetchall()
 
-        return call() if self._decoded is None else self._decoded.run(call, declared)
+        return self._reader.fetch(call, declared, sql)
 
     @property
     def kernel_reader(self) -> str:
         """How kernel rows are read: "cached copy", "pages" (decoded from the file's pages) or
         "sqlite (<why not pages>)"."""
-        return "cached copy" if self._decoded is None else self._decoded.tables[schema.KERNEL].mode
+        return self._reader.kernel_reader
 
     def prefetch(self, name: str) -> None:
         """On a direct read, start decoding in the background the columns packaged query ``name``

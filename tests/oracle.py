@@ -92,3 +92,13 @@ def memcpy_by_kind(path: Path) -> dict[int, tuple[int, int]]:
                 "SELECT copyKind, count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1"
             )
         }
+
+
+def census_totals(path: Path) -> dict[str, Any]:
+    """SQLite's own single-threaded full scan of the kernel table: instances and total_ns per short
+    name (as nsysq labels it) and overall. Raises sqlite3.DatabaseError when SQLite cannot read it
+    (a damaged file: nsysq must then fail with the damage message)."""
+    per_name = per_short_name(path)
+    with connect(path) as con:
+        row = con.execute('SELECT count(*), sum("end" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL').fetchone()
+    return {"per_name": per_name, "instances": int(row[0]), "total_ns": int(row[1] or 0)}

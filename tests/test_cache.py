@@ -190,7 +190,7 @@ def test_replaced_trace_gets_new_key(fixture_dir: Path, tmp_path: Path) -> None:
 
 def _builder(path: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "nsysq.cache", "build", str(path)],
+        [sys.executable, "-m", "nsysq", "cache", "build", str(path)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -93,7 +93,7 @@ def build(
     from nsysq.source import check_path, read_schema
     from nsysq.trace import Trace
 
-    if background:
+    if background and hasattr(os, "nice"):
         os.nice(10)
     path = check_path(trace)
     built = cache.build(path, read_schema(path), wait=not background, progress=False if background else None)

@@ -1,0 +1,250 @@
+"""Damage is never quiet: every damaged copy either answers what SQLite's own full scan answers or
+fails with the one-sentence damage message; no input ever gets a Python traceback.
+
+The damaged copies come from tests/corpus.py (examples/bs16.sqlite and, when present, a real 2020.3
+export). Library runs go through one subprocess per reader mode (``python -m tests.test_damage``
+loops over the files and reports each outcome as a JSON line); a smaller set goes through the real
+CLI, one subprocess per command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import oracle
+from tests.conftest import REAL_DIR, REAL_TRACES, ROOT
+from tests.corpus import Damaged, damaged_copies
+
+SOURCES = [ROOT / "examples" / "bs16.sqlite", REAL_DIR / "nsys2020.3_openmp-offload_2xV100.sqlite"]
+PER_KIND = 4
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[Damaged]:
+    out = tmp_path_factory.mktemp("damaged")
+    return [
+        d for source in SOURCES if source.is_file() for d in damaged_copies(source, out, per_kind=PER_KIND)
+    ]
+
+
+def _snapshot(directory: Path) -> dict[str, str]:
+    """Every file in ``directory`` with its sha256: the inputs unchanged, nothing written beside them."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir())}
+
+
+def _library(job: str, files: list[Path], env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.test_damage", job, *map(str, files)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "MPLBACKEND": "Agg", **(env or {})},
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+def _assert_damage_sentence(message: str, path: Path, table: str | None = None) -> None:
+    assert "\n" not in message.strip(), message
+    assert f"{path} is damaged" in message, message  # after at most the CLI's "nsysq: error:" prefix
+    assert len(message.split(str(path))[0]) < 20, message
+    assert f"sqlite3 {path} 'PRAGMA integrity_check'" in message, message
+    assert "export the trace again" in message, message
+    if table is not None:
+        assert f"is damaged in {table}" in message, message
+
+
+@pytest.mark.parametrize("page_reader", ["1", "0"], ids=["pages", "scanner"])
+def test_damaged_census_reconciles_with_sqlite_or_names_the_damage(
+    corpus: list[Damaged], page_reader: str
+) -> None:
+    directory = corpus[0].path.parent
+    before = _snapshot(directory)
+    results = _library("census", [d.path for d in corpus], {"NSYSQ_PAGE_READER": page_reader})
+    outcomes = {"answered": 0, "damaged": 0}
+    for item, result in zip(corpus, results, strict=True):
+        assert result["file"] == str(item.path)
+        assert "traceback" not in result, result["traceback"]
+        try:
+            want: dict[str, Any] | None = oracle.census_totals(item.path)
+        except sqlite3.DatabaseError:
+            want = None  # SQLite itself cannot read the table: only the damage message is right
+        if "error" in result:
+            assert result["error"] == "DamagedTraceError", (item, result)
+            _assert_damage_sentence(result["message"], item.path, item.table)
+            outcomes["damaged"] += 1
+            continue
+        assert want is not None, f"{item}: answered {result} where SQLite cannot read the file"
+        assert (result["instances"], result["total_ns"]) == (want["instances"], want["total_ns"]), item
+        assert {k: tuple(v) for k, v in result["per_name"].items()} == want["per_name"], item
+        outcomes["answered"] += 1
+    assert _snapshot(directory) == before
+    assert outcomes["answered"] and outcomes["damaged"], outcomes  # the corpus exercises both
+
+
+def test_scanner_guard_catches_the_quiet_partial_scan(corpus: list[Damaged]) -> None:
+    """The review's case: a rowid out of order makes DuckDB's parallel scan skip rows; the guard
+    compares with SQLite's own count and names the table instead of answering."""
+    bumped = [d for d in corpus if d.kind == "rowid-order"]
+    results = _library("census", [d.path for d in bumped], {"NSYSQ_PAGE_READER": "0"})
+    guarded = [r for r in results if "rows where SQLite counts" in r.get("message", "")]
+    assert guarded, results
+    for result in guarded:
+        _assert_damage_sentence(result["message"], Path(result["file"]), KERNEL)
+
+
+def test_no_input_gets_a_traceback(corpus: list[Damaged], fixture_dir: Path, tmp_path: Path) -> None:
+    """Every library entry point the commands use, over every fixture, real export and damaged
+    file: an answer or an NsysqError with one sentence, never another exception."""
+    files = sorted(fixture_dir.glob("*.sqlite")) + REAL_TRACES + [d.path for d in corpus]
+    results = _library("sweep", files, {"NSYSQ_DAMAGE_PLOT_DIR": str(tmp_path)})
+    assert len(results) == len(files)
+    for result in results:
+        for step, outcome in result["steps"].items():
+            assert "traceback" not in outcome, f"{result['file']} {step}:\n{outcome['traceback']}"
+            if "error" in outcome:
+                assert "\n" not in outcome["message"].strip(), outcome
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nsysq", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "MPLBACKEND": "Agg", **(env or {})},
+        timeout=300,
+    )
+
+
+def _commands(path: Path, png: Path) -> list[list[str]]:
+    other = str(ROOT / "examples" / "bs1.sqlite")
+    sql = f"SELECT count(*) FROM {KERNEL}"
+    return [
+        ["info", str(path)],
+        ["census", str(path), "--format", "json"],
+        ["lineup", str(path)],
+        ["stakeout", str(path), "%", "--like", "-n", "5"],
+        ["timeline", str(path), "--nvtx"],
+        ["diff", other, str(path)],
+        ["sql", str(path), sql],
+        ["plot", "census", str(path), "-o", str(png)],
+    ]
+
+
+def test_cli_every_command_on_damaged_files_exits_cleanly(corpus: list[Damaged], tmp_path: Path) -> None:
+    picked = {d.kind: d for d in reversed(corpus)}  # one damaged file of each kind
+    directory = corpus[0].path.parent
+    before = _snapshot(directory)
+    for item in picked.values():
+        for args in _commands(item.path, tmp_path / "out.png"):
+            run = _cli(*args)
+            assert "Traceback" not in run.stderr, (args, run.stderr)
+            if run.returncode != 0:
+                assert len(run.stderr.strip().splitlines()) == 1, (args, run.stderr)
+                if "is damaged" in run.stderr:
+                    _assert_damage_sentence(run.stderr.strip(), item.path)
+    assert _snapshot(directory) == before
+
+
+def test_cli_names_the_damage_the_scanner_would_hide(corpus: list[Damaged]) -> None:
+    """The issue's example through the CLI: scanner only, a rowid out of order, exit non-zero."""
+    bumped = [d for d in corpus if d.kind == "rowid-order"]
+    failures = [(d, _cli("census", str(d.path), env={"NSYSQ_PAGE_READER": "0"})) for d in bumped]
+    damaged = [(d, run) for d, run in failures if run.returncode != 0]
+    assert damaged
+    for item, run in damaged:
+        assert run.stdout == ""
+        _assert_damage_sentence(run.stderr.strip(), item.path, KERNEL)
+
+
+# -- the subprocess side: python -m tests.test_damage census|sweep FILE... -------------------------
+def _census(path: Path) -> dict[str, Any]:
+    import nsysq
+    from nsysq.census import census
+
+    with nsysq.open(path, cache=False) as trace:
+        table = census(trace)
+    per_name: dict[str, list[int]] = {}
+    for row in table.records():
+        instances, total = per_name.setdefault(row["name"], [0, 0])
+        per_name[row["name"]] = [instances + row["instances"], total + (row["total_ns"] or 0)]
+    footer = table.footer or {}
+    return {"per_name": per_name, "instances": footer["total_kernels"], "total_ns": footer["total_kernel_ns"]}
+
+
+def _outcome(step: Any) -> dict[str, Any]:
+    from nsysq.errors import NsysqError
+
+    try:
+        return {"answer": step()}
+    except NsysqError as exc:
+        return {"error": type(exc).__name__, "message": str(exc)}
+    except Exception:  # noqa: BLE001 - what the test looks for
+        return {"traceback": traceback.format_exc()}
+
+
+def _sweep(path: Path) -> dict[str, Any]:
+    import nsysq
+    from nsysq.census import census
+    from nsysq.info import info
+    from nsysq.lineup import lineup
+    from nsysq.stakeout import stakeout
+    from nsysq.timeline import timeline
+
+    steps: dict[str, Any] = {}
+    opened = _outcome(lambda: nsysq.open(path, cache=False))
+    steps["open"] = {k: v for k, v in opened.items() if k != "answer"}
+    trace = opened.get("answer")
+    if trace is not None:
+        with trace:
+            steps["info"] = _outcome(lambda: bool(info(trace)))
+            steps["census"] = _outcome(lambda: len(census(trace).rows))
+            steps["lineup"] = _outcome(lambda: len(lineup(trace).rows))
+            steps["stakeout"] = _outcome(lambda: len(stakeout(trace, "%", like=True, limit=5).rows))
+            steps["timeline"] = _outcome(lambda: len(timeline(trace, nvtx=True).rows))
+            steps["sql"] = _outcome(lambda: len(trace.sql_table(f"SELECT count(*) FROM {KERNEL}").rows))
+            steps["plot"] = _outcome(lambda: _plot(trace))
+    steps["diff"] = _outcome(lambda: bool(nsysq.diff(ROOT / "examples" / "bs1.sqlite", path)))
+    return {"file": str(path), "steps": steps}
+
+
+def _plot(trace: Any) -> bool:
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from nsysq.plot import plot_census
+
+    figure = plot_census(trace.census()).get_figure(root=True)
+    assert isinstance(figure, Figure)
+    figure.savefig(Path(os.environ["NSYSQ_DAMAGE_PLOT_DIR"]) / "census.png")
+    plt.close("all")
+    return True
+
+
+def main(argv: list[str]) -> int:
+    job, files = argv[0], [Path(f) for f in argv[1:]]
+    for path in files:
+        if job == "census":
+            outcome = _outcome(lambda: _census(path))  # noqa: B023 - called at once
+            result = {"file": str(path), **outcome.pop("answer", {}), **outcome}
+        else:
+            result = _sweep(path)
+        print(json.dumps(result, default=str), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

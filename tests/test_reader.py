@@ -1,0 +1,246 @@
+"""The open path: one reader chosen at open, the scanner guard where (and only where) DuckDB's
+sqlite scanner supplies rows, no cache for a damaged file, locking without fcntl, rules loaded once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nsysq
+from nsysq import cache, pages, schema
+from nsysq.census import census
+from nsysq.errors import DamagedTraceError
+from nsysq.source import read_schema
+from tests import oracle
+from tests.conftest import ROOT
+from tests.corpus import Damaged, damaged_copies
+
+BS16 = ROOT / "examples" / "bs16.sqlite"
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Damaged]]:
+    out: dict[str, list[Damaged]] = {}
+    for item in damaged_copies(BS16, tmp_path_factory.mktemp("damaged"), per_kind=6):
+        out.setdefault(item.kind, []).append(item)
+    return out
+
+
+def _hidden_by_scanner(items: list[Damaged]) -> Path:
+    """A rowid-order copy on which DuckDB's scanner, unguarded, returns fewer rows than SQLite."""
+    from nsysq import extension
+
+    for item in items:
+        con = extension.connect()
+        try:
+            con.execute(f"ATTACH '{item.path}' AS src (TYPE sqlite, READ_ONLY)")
+            row = con.execute(f"SELECT count(*) FROM src.{schema.KERNEL}").fetchone()
+        finally:
+            con.close()
+        if row is not None and row[0] != oracle.kernel_count(item.path):
+            return item.path
+    pytest.fail("no copy in the corpus makes the scanner skip rows")
+
+
+def test_guard_checks_scanned_tables_and_leaves_decoded_ones_alone() -> None:
+    if not pages.available():
+        pytest.skip("page decoder not built")
+    with nsysq.open(BS16, cache=False) as t:
+        census(t)
+        guard = t._reader.guard
+        assert guard is not None
+        assert schema.STRINGS in guard.verified  # read through the scanner: checked
+        assert schema.KERNEL not in guard.verified  # decoded from pages: the fast path, unchecked
+
+
+def test_guard_checks_every_table_in_scanner_only_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
+    with nsysq.open(BS16, cache=False) as t:
+        table = census(t)
+        guard = t._reader.guard
+        assert guard is not None
+        assert {schema.KERNEL, schema.STRINGS} <= guard.verified
+    assert table.footer is not None
+    assert table.footer["total_kernels"] == oracle.kernel_count(BS16)
+
+
+def test_guard_refuses_the_partial_scan(
+    damaged: dict[str, list[Damaged]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _hidden_by_scanner(damaged["rowid-order"])
+    monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
+    with nsysq.open(path, cache=False) as t, pytest.raises(DamagedTraceError) as caught:
+        census(t)
+    assert caught.value.table == schema.KERNEL
+    assert "rows where SQLite counts" in str(caught.value)
+
+
+def test_ad_hoc_sql_checks_the_tables_it_names(
+    damaged: dict[str, list[Damaged]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _hidden_by_scanner(damaged["rowid-order"])
+    monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
+    with nsysq.open(path, cache=False) as t:
+        assert t.sql_table("SELECT count(*) FROM StringIds").rows[0][0] == oracle.count(path, "StringIds")
+        with pytest.raises(DamagedTraceError):
+            t.sql_table(f"SELECT count(*) FROM {schema.KERNEL}")
+
+
+def test_invalid_utf8_is_damage_before_duckdb_reads_it(damaged: dict[str, list[Damaged]]) -> None:
+    for item in damaged["string-utf8"]:
+        with nsysq.open(item.path, cache=False) as t, pytest.raises(DamagedTraceError) as caught:
+            t.sql_table("SELECT value FROM StringIds")
+        assert caught.value.table == schema.STRINGS
+        assert "not valid UTF-8" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["rowid-order", "string-utf8"])
+def test_damaged_file_never_gets_a_cached_copy(
+    damaged: dict[str, list[Damaged]], kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    path = _hidden_by_scanner(damaged[kind]) if kind == "rowid-order" else damaged[kind][0].path
+    with pytest.raises(DamagedTraceError):
+        cache.build(path, read_schema(path), progress=False)
+    assert not list(cache.cache_dir().glob("*.duckdb*"))
+
+
+def test_no_background_build_after_damage(
+    damaged: dict[str, list[Damaged]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
+    spawned: list[Path] = []
+
+    def spawn(path: Path) -> bool:
+        spawned.append(path)
+        return True
+
+    monkeypatch.setattr(cache, "spawn_background", spawn)
+    with nsysq.open(BS16) as t:  # control: an undamaged direct read starts the copy on close
+        census(t)
+    assert spawned == [BS16.resolve()]
+    path = _hidden_by_scanner(damaged["rowid-order"])
+    with nsysq.open(path) as t, pytest.raises(DamagedTraceError):
+        census(t)
+    assert spawned == [BS16.resolve()]
+
+
+def test_use_rules_loads_the_packaged_rules_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nsysq import rules
+
+    loads: list[int] = []
+    real = rules.load_lineup_rules
+
+    def counted() -> list[rules.Rule]:
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(rules, "load_lineup_rules", counted)
+    with nsysq.open(BS16, cache=False) as t:
+        t.use_rules()
+        first = t.run("lineup").rows
+        t.use_rules()
+        t.use_rules()
+        assert t.run("lineup").rows == first
+    assert len(loads) == 1
+
+
+_NO_LOCKS = """
+import json, runpy, sys
+sys.modules["fcntl"] = None
+sys.modules["msvcrt"] = None
+import nsysq
+from nsysq import cache
+trace = nsysq.open(sys.argv[1])
+out = {"locking": cache.locking_available(), "status": trace.cache_status(),
+       "kernels": int(trace.kernel_totals["kernels"])}
+trace.close()
+print(json.dumps(out))
+sys.argv = ["nsysq", "info", sys.argv[1], "--format", "json"]
+runpy.run_module("nsysq", run_name="__main__")
+"""
+
+
+def test_reads_where_no_file_locking_exists(tmp_path: Path) -> None:
+    """Where neither fcntl nor msvcrt imports (the cache needs a lock), nsysq reads directly,
+    builds nothing and says so."""
+    env = {**os.environ, "NSYSQ_CACHE_MIN_BYTES": "0", "NSYSQ_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-c", _NO_LOCKS, str(BS16)], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    first, rest = run.stdout.split("\n", 1)
+    library = json.loads(first)
+    assert library["locking"] is False
+    assert "no file locking" in library["status"]
+    assert library["kernels"] == oracle.kernel_count(BS16)
+    assert "no file locking" in json.dumps(json.loads(rest))
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("*.duckdb"))
+
+
+_MSVCRT = """
+import fcntl as _fcntl, json, subprocess, sys, types  # subprocess looks for msvcrt when imported
+sys.modules["fcntl"] = None
+fake = types.ModuleType("msvcrt")
+fake.LK_NBLCK, fake.LK_UNLCK = 2, 0
+def locking(fd, mode, nbytes):
+    op = _fcntl.LOCK_UN if mode == fake.LK_UNLCK else _fcntl.LOCK_EX | _fcntl.LOCK_NB
+    try:
+        _fcntl.flock(fd, op)
+    except BlockingIOError:
+        raise PermissionError(13, "locked") from None
+fake.locking = locking
+sys.modules["msvcrt"] = fake
+import nsysq
+from nsysq import cache
+from nsysq.source import read_schema
+from nsysq.source import check_path
+path = check_path(sys.argv[1])
+key = cache.identity(path).key
+cache.cache_dir().mkdir(parents=True)
+with cache._locked(key, wait=False) as got:
+    running = cache.build_running(key)  # another open file description: the lock is seen
+built = cache.build(path, read_schema(path), progress=False)
+with nsysq.open(sys.argv[1]) as trace:
+    print(json.dumps({"got": got, "running": running, "built": built is not None,
+                      "status": trace.cache_status(),
+                      "kernels": int(trace.kernel_totals["kernels"])}))
+"""
+
+
+def test_cache_locks_with_msvcrt_where_fcntl_is_missing(tmp_path: Path) -> None:
+    """The msvcrt branch (Windows), driven by a stand-in msvcrt whose locking() has its semantics."""
+    env = {**os.environ, "NSYSQ_CACHE_MIN_BYTES": "0", "NSYSQ_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-c", _MSVCRT, str(BS16)], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["got"] is True and result["running"] is True
+    assert result["built"] is True
+    assert result["status"].startswith("cached copy")
+    assert result["kernels"] == oracle.kernel_count(BS16)
+
+
+def test_pages_damaged_is_the_damage_message_never_a_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decoder saying the pages contradict the format ends the read with the table and page;
+    the scanner (which could answer with a quiet part of the rows) is not asked."""
+    if not pages.available():
+        pytest.skip("page decoder not built")
+
+    def contradicted(path: Path, table: str, columns: list[str], **_: object) -> pages.Columns:
+        raise pages.PagesDamaged(table, 42, "rowids out of order")
+
+    monkeypatch.setattr(pages, "read_columns", contradicted)
+    with nsysq.open(BS16, cache=False, prefetch=None) as t:
+        with pytest.raises(DamagedTraceError) as caught:
+            census(t)
+        assert t.kernel_reader == "pages"  # not fallen back to the scanner
+    assert (caught.value.table, caught.value.page) == (schema.KERNEL, 42)
+    assert str(caught.value).startswith(f"{BS16.resolve()} is damaged in {schema.KERNEL} (page 42): rowids")
