@@ -1,15 +1,16 @@
 """Build hook: compile nsysq/_pages.c (the SQLite page decoder, called through ctypes) into the wheel.
 
-The decoder is a plain C shared library with no Python API, built with the C compiler Python was
-built with, warnings as errors and the usual hardening flags (it parses untrusted files). The wheel
-is tagged ``py3-none-<platform>``: any Python 3 on this platform loads it, none links against it.
-Without a compiler the wheel is built without it (a pure ``py3-none-any`` wheel) and nsysq reads
-kernel rows through DuckDB's sqlite scanner instead (same answers, slower first reads); the build
-says so.
+The decoder is a plain C shared library with no Python API, built with ``$CC`` or the C compiler
+Python was built with, warnings as errors and the usual hardening flags (it parses untrusted
+files). The wheel is tagged ``py3-none-<platform>``: any Python 3 on this platform loads it, none
+links against it. Without a compiler the wheel is built without it (a pure ``py3-none-any`` wheel)
+and nsysq reads kernel rows through DuckDB's sqlite scanner instead (same answers, slower first
+reads); the build says so.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -35,8 +36,8 @@ ELF_LINK = ("-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack")  # full RELRO, no execu
 
 
 def compiler() -> list[str]:
-    """The C compiler Python was built with (``cc`` when sysconfig does not say)."""
-    return shlex.split(sysconfig.get_config_var("CC") or "cc") or ["cc"]
+    """The C compiler: ``$CC``, else the one Python was built with, else ``cc``."""
+    return shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc") or ["cc"]
 
 
 def compile_decoder(root: Path, out: Path) -> str | None:

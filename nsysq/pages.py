@@ -195,7 +195,11 @@ def _layout(path: Path, table: str) -> _Layout:
             info = con.execute("SELECT * FROM pragma_table_info(?)", (table,)).fetchall() if row else []
         finally:
             con.close()
-    except (sqlite3.Error, ValueError) as exc:  # ValueError: undecodable text in a damaged schema
+    except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: undecodable text in the schema
+        if isinstance(exc, ValueError) or any(w in str(exc) for w in ("malformed", "not a database")):
+            raise PagesDamaged(table, None, f"SQLite could not read the schema ({exc})") from None
+        raise PagesUnsupported(f"SQLite could not read the schema ({exc})") from None
+    except sqlite3.Error as exc:
         raise PagesUnsupported(f"SQLite could not read the schema ({exc})") from None
     if not row or not row[0]:
         raise PagesUnsupported(f"no table {table}")
@@ -249,7 +253,7 @@ def _leaves(fd: int, layout: _Layout, table: str) -> list[int]:
     if not 2 <= layout.root <= layout.page_count:
         raise PagesDamaged(table, layout.root, f"root page outside the file (2..{layout.page_count})")
     level = [layout.root]
-    seen = 1
+    seen = {layout.root}
     for _depth in range(MAX_DEPTH):
         first = _page(fd, layout, table, level[0])
         if first[0] == _LEAF:
@@ -259,12 +263,13 @@ def _leaves(fd: int, layout: _Layout, table: str) -> list[int]:
             data = first if page == level[0] else _page(fd, layout, table, page)
             if data[0] != _INTERIOR:
                 raise PagesDamaged(table, page, "not an interior table page where the b-tree has one")
-            children.extend(_child_pages(data, layout, table, page))
-            if seen + len(children) > layout.page_count:
-                raise PagesDamaged(table, page, "a b-tree with more pages than the file (a loop)")
-        if len(set(children)) != len(children):
-            raise PagesDamaged(table, None, "two b-tree cells point to the same child page")
-        seen += len(children)
+            kids = _child_pages(data, layout, table, page)
+            if not seen.isdisjoint(kids) or len(set(kids)) != len(kids):
+                raise PagesDamaged(
+                    table, page, "a child page the b-tree already holds (a loop or a 2nd reference)"
+                )
+            seen.update(kids)
+            children.extend(kids)
         level = children
     raise PagesDamaged(table, layout.root, f"a b-tree deeper than {MAX_DEPTH} levels")
 
