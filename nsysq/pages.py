@@ -133,6 +133,7 @@ _lib: _Library | None | bool = None
 
 
 def _load(path: Path) -> _Library | None:
+    """The decoder at ``path`` with its signatures set, or None when it is missing or stale."""
     try:
         lib = ctypes.CDLL(str(path))
         for name, (restype, argtypes) in SIGNATURES.items():
@@ -180,8 +181,8 @@ def _layout(path: Path, table: str) -> _Layout:
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     usable = page_size - header[20]
-    if page_size < 512 or usable < 480:
-        raise PagesUnsupported("an invalid page size")
+    if page_size < 512 or page_size & (page_size - 1) or usable < 480:
+        raise PagesDamaged(table, 1, "an invalid page size or reserved space in the file header")
     page_count = int.from_bytes(header[28:32], "big")
     if page_count * page_size != path.stat().st_size:
         page_count = path.stat().st_size // page_size  # header count stale (legacy writers)
@@ -400,7 +401,8 @@ def _read(
         starts: list[int | None] = [0] + [None] * len(chunks)
         ready = threading.Condition()
         local = threading.local()
-        failed: list[BaseException] = []
+        failed: list[BaseException] = []  # every chunk's failure
+        unread: list[BaseException] = []  # failures before a chunk's position was known
 
         def work(index: int) -> None:
             chunk = chunks[index]
@@ -411,14 +413,14 @@ def _read(
             except BaseException as exc:  # let the chunks waiting on this one's position stop too
                 with ready:
                     failed.append(exc)
+                    unread.append(exc)
                     ready.notify_all()
                 raise
             with ready:  # rows land in rowid order: wait for the previous chunk's position
-                ready.wait_for(lambda: starts[index] is not None or bool(failed))
-                if failed:
-                    raise _Stopped("an earlier chunk failed")
+                ready.wait_for(lambda: starts[index] is not None or bool(unread) or _stop(failed))
                 row0 = starts[index]
-                assert row0 is not None
+                if row0 is None or _stop(failed):
+                    raise _Stopped("an earlier chunk failed")
                 starts[index + 1] = row0 + n
                 ready.notify_all()
             page, first, last = ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0)
@@ -429,7 +431,11 @@ def _read(
             )  # fmt: skip
             if got < 0:
                 at = chunk.pages[page.value] if 0 <= page.value < len(chunk.pages) else None
-                raise lib.failure(got, table, at, last.value)
+                error = lib.failure(got, table, at, last.value)
+                with ready:
+                    failed.append(error)
+                    ready.notify_all()
+                raise error
             if got != n:
                 raise RuntimeError(f"the page decoder decoded {got} rows of {n} cells")
             chunk.rows, chunk.first_rowid, chunk.last_rowid = got, first.value, last.value
@@ -462,6 +468,12 @@ def _read(
 
 class _Stopped(PagesUnsupported):
     """A chunk that stopped because another one failed (never the error reported)."""
+
+
+def _stop(failed: list[BaseException]) -> bool:
+    """Whether the chunks not decoded yet can stop after these failures: not when all are plain
+    PagesUnsupported (a later chunk may hold damage, which must be reported rather than fall back)."""
+    return any(not isinstance(e, PagesUnsupported) or isinstance(e, _TooWide) for e in failed)
 
 
 def _first_cause(errors: list[BaseException]) -> BaseException:

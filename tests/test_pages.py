@@ -1,6 +1,8 @@
 """The SQLite page decoder (nsysq.pages): every value equal to what SQLite itself returns, every
-unhandled part of the file format refused (so the caller reads through SQLite), and no crash on a
-damaged file. The oracle is Python's sqlite3 module on the same file."""
+unhandled part of a valid file refused with PagesUnsupported (so the caller reads through SQLite),
+every contradiction of the file format reported as PagesDamaged naming the table and page, and
+no crash or other exception on any damaged file. The oracle is Python's sqlite3 module on the same
+file; the decoder's interface is checked against its header, nsysq/_pages.h."""
 
 from __future__ import annotations
 
@@ -655,3 +657,34 @@ def test_a_short_read_is_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(pages.PagesDamaged, match="short read") as caught:
         pages.read_columns(path, "t", ["a"])
     assert (caught.value.table, caught.value.page) == ("t", leaves[-1])
+
+
+def test_damage_after_an_unsupported_value_is_still_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text value in the first chunk would send the read to SQLite; rowids out of order in a
+    later chunk must still be reported (the chunks after an unsupported one are decoded anyway)."""
+    path = tmp_path / "t.sqlite"
+    image, _, leaves = _btree(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE t SET a = 'x' WHERE rowid = ?", (FIRST_ROWID + 1,))  # same size: stays in place
+    con.commit()
+    con.close()
+    image = Pages(path.read_bytes())
+    monkeypatch.setattr(pages, "CHUNK_PAGES", 2)
+    with pytest.raises(pages.PagesUnsupported, match="real, text or blob"):
+        pages.read_columns(path, "t", ["a"])
+    cells = image.leaf_cells(leaves[-2])
+    _patch(path, {cells[1].rowid_at: image.image[cells[0].rowid_at : cells[0].rowid_at + 2]})
+    with pytest.raises(pages.PagesDamaged, match="out of order") as caught:
+        pages.read_columns(path, "t", ["a"])
+    assert (caught.value.table, caught.value.page) == ("t", leaves[-2])
+
+
+def test_an_invalid_page_size_is_damage(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite"
+    _btree(path)
+    _patch(path, {16: (768).to_bytes(2, "big")})  # not a power of two
+    with pytest.raises(pages.PagesDamaged, match="invalid page size") as caught:
+        pages.read_columns(path, "t", ["a"])
+    assert (caught.value.table, caught.value.page) == ("t", 1)
