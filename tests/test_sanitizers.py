@@ -2,10 +2,11 @@
 
 tests/native/fuzz_pages.c is compiled with the decoder (nsysq/_pages.c) using
 ``-fsanitize=address,undefined -fno-sanitize-recover=all`` and the wheel build's warnings-as-errors
-flags, then fed every page of a corruption corpus (tests/corpus.py over the bundled examples, plus
-files holding every integer serial type, overflow records, text/real values and odd page sizes) and
-thousands of deterministic random mutations of their leaf pages. Any sanitizer report makes it exit
-non-zero. Skipped, with the reason, where no C compiler with sanitizer runtimes exists.
+flags, then fed every page of a corruption corpus (tests/corpus.py over the bundled examples, files
+holding every integer serial type, overflow records, text/real values and odd page sizes, and the
+real exports when present) and thousands of deterministic random mutations of their leaf pages. Any
+sanitizer report makes it exit non-zero. Skipped, with the reason, where no C compiler with
+sanitizer runtimes exists.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import hatch_build
+from tests.conftest import REAL_TRACES
 from tests.corpus import damaged_copies
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +108,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("corpus")
     files = [ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite", *_edge_files(out)]
     files += [d.path for d in damaged_copies(ROOT / "examples" / "bs16.sqlite", out / "bs16", per_kind=6)]
-    return files
+    return files + REAL_TRACES  # read in place (the harness opens them read-only)
 
 
 def _run(exe: Path, files: list[Path], mutations: int) -> subprocess.CompletedProcess[str]:
