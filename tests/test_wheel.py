@@ -108,8 +108,9 @@ def test_wheel_without_a_compiler_is_pure(tmp_path: Path) -> None:
 
 
 def _compiler() -> str | None:
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(cc)
+    import hatch_build
+
+    return shutil.which(hatch_build.compiler()[0])
 
 
 def test_decoder_is_built_wherever_a_compiler_exists() -> None:
