@@ -271,8 +271,8 @@ def _damage(
         _swap(image, *pair)
         return image, KERNEL_TABLE, pair[1].page
     if kind == "string-utf8" and STRING_TABLE in trees:
-        page = _invalid_utf8(pages, image, rng, trees[STRING_TABLE].leaves)
-        return None if page is None else (image, STRING_TABLE, page)
+        found = _invalid_utf8(pages, image, rng, trees[STRING_TABLE].leaves)
+        return None if found is None else (image, STRING_TABLE, found)
     if kind == "other-leaf":
         present = [t for t in OTHER_TABLES if t in trees and trees[t].leaves]
         if not present:
