@@ -1,14 +1,19 @@
 """Build hook: compile nsysq/_pages.c (the SQLite page decoder, called through ctypes) into the wheel.
 
-The decoder is a plain C shared library with no Python API, built with the C compiler Python was
-built with. Without a compiler the wheel is built without it and nsysq reads kernel rows through
-DuckDB's sqlite scanner instead (same answers, slower first reads); the build says so.
+The decoder is a plain C shared library with no Python API, built with ``$CC`` or the C compiler
+Python was built with, warnings as errors and the usual hardening flags (it parses untrusted
+files). The wheel is tagged ``py3-none-<platform>``: any Python 3 on this platform loads it, none
+links against it. Without a compiler the wheel is built without it (a pure ``py3-none-any`` wheel)
+and nsysq reads kernel rows through DuckDB's sqlite scanner instead (same answers, slower first
+reads); the build says so.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from pathlib import Path
@@ -18,12 +23,27 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCE = Path("nsysq") / "_pages.c"
 LIBRARY = "_pages.so"
+# Warnings as errors (shared with the sanitizer build in tests/test_sanitizers.py).
+WARNINGS = (
+    "-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wconversion", "-Wpedantic",
+    "-Wstrict-prototypes", "-Wmissing-prototypes",
+)  # fmt: skip
+HARDENING = (
+    "-fPIC", "-fstack-protector-strong", "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=2",
+    "-fvisibility=hidden",  # only the NSYSQ_API functions of _pages.h are exported
+)  # fmt: skip
+ELF_LINK = ("-Wl,-z,relro,-z,now", "-Wl,-z,noexecstack")  # full RELRO, no executable stack
+
+
+def compiler() -> list[str]:
+    """The C compiler: ``$CC``, else the one Python was built with, else ``cc``."""
+    return shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc") or ["cc"]
 
 
 def compile_decoder(root: Path, out: Path) -> str | None:
     """Compile the decoder to ``out``; return None, or why it could not be built."""
-    cc = shlex.split(sysconfig.get_config_var("CC") or "cc") or ["cc"]
-    cmd = [*cc, "-O2", "-fPIC", "-shared", "-o", str(out), str(root / SOURCE)]
+    link = ELF_LINK if sys.platform.startswith(("linux", "freebsd")) else ()
+    cmd = [*compiler(), "-O2", *WARNINGS, *HARDENING, "-shared", *link, "-o", str(out), str(root / SOURCE)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     except OSError as exc:
@@ -33,7 +53,13 @@ def compile_decoder(root: Path, out: Path) -> str | None:
     return None
 
 
-class CustomBuildHook(BuildHookInterface):
+def wheel_tag() -> str:
+    """``py3-none-<platform>``: the library is loaded with ctypes, so no Python version or ABI."""
+    platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    return f"py3-none-{platform}"
+
+
+class CustomBuildHook(BuildHookInterface[Any]):
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel":
             return
@@ -49,6 +75,6 @@ class CustomBuildHook(BuildHookInterface):
             )
             return
         build_data["pure_python"] = False
-        build_data["infer_tag"] = True
+        build_data["tag"] = wheel_tag()
         if version != "editable":
             build_data["force_include"][str(out)] = f"nsysq/{LIBRARY}"

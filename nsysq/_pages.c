@@ -1,36 +1,37 @@
 /*
  * nsysq page decoder: integer columns of an SQLite rowid table, read straight from its leaf pages.
  *
- * Called through ctypes from nsysq/pages.py (which finds the leaf pages, reads them into a buffer
- * and hands them over in rowid order). Every read is bounds-checked against the page and the
- * record, so a damaged file yields an error code, never a read outside the buffer. Anything this
- * decoder does not handle (overflow pages, a real/text/blob value in a requested column, a column
- * absent from a record whose default is not NULL) is an error code too: the caller then reads the
- * table through SQLite instead. File format: https://sqlite.org/fileformat2.html
+ * Called through ctypes from nsysq/pages.py (which walks the table's b-tree, reads its leaf pages
+ * into a buffer and hands them over in rowid order); the interface is _pages.h. The input is
+ * untrusted: every read is bounds-checked against the buffer, the page and the record, so a damaged
+ * file yields an error code, never a read outside the buffer. Each code says whether the page
+ * contradicts the file format (the file is damaged) or is valid but not handled here (overflow
+ * pages, a real/text/blob value in a requested column, a column absent from a record whose default
+ * is not NULL: the caller reads the table through SQLite instead). File format:
+ * https://sqlite.org/fileformat2.html
  */
-#include <stdint.h>
+#include "_pages.h"
 
-enum {
-    ERR_NOT_LEAF = -2,      /* a page in the list is not a table b-tree leaf */
-    ERR_CELL_COUNT = -3,    /* cell pointer array does not fit the page */
-    ERR_CELL_OFFSET = -4,   /* a cell pointer points outside the cell content area */
-    ERR_VARINT = -5,        /* a varint runs past the page or record */
-    ERR_OVERFLOW = -6,      /* a record spills into overflow pages */
-    ERR_RECORD = -7,        /* a record runs past the page, or its header past the record */
-    ERR_CAPACITY = -9,      /* more rows than the caller allocated */
-    ERR_SERIAL = -11,       /* reserved serial type (10, 11) */
-    ERR_DEFAULT = -12,      /* column absent from a record and its default is not NULL */
-    ERR_BODY = -13,         /* a value runs past the record */
-    ERR_NOT_INTEGER = -14,  /* a requested column holds a real, text or blob value */
-    ERR_NARROW = -15,       /* a value does not fit the 32-bit output asked for its column */
-    ERR_NULL = -16,         /* a NULL in a column given no NULL mask (declared NOT NULL) */
+#include <stddef.h>
+
+/* Body bytes of the one-byte serial types (0..127); -1 for the reserved 10 and 11. */
+static const int8_t SIZE1[128] = {
+     0,  1,  2,  3,  4,  6,  8,  8,  0,  0, -1, -1,  0,  0,  1,  1,
+     2,  2,  3,  3,  4,  4,  5,  5,  6,  6,  7,  7,  8,  8,  9,  9,
+    10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15, 16, 16, 17, 17,
+    18, 18, 19, 19, 20, 20, 21, 21, 22, 22, 23, 23, 24, 24, 25, 25,
+    26, 26, 27, 27, 28, 28, 29, 29, 30, 30, 31, 31, 32, 32, 33, 33,
+    34, 34, 35, 35, 36, 36, 37, 37, 38, 38, 39, 39, 40, 40, 41, 41,
+    42, 42, 43, 43, 44, 44, 45, 45, 46, 46, 47, 47, 48, 48, 49, 49,
+    50, 50, 51, 51, 52, 52, 53, 53, 54, 54, 55, 55, 56, 56, 57, 57,
 };
 
+/* A varint at p that must end before `end`: its length (1..9), or -1 when it runs past `end`. */
 static int varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
     uint64_t x = 0;
     for (int i = 0; i < 9; i++) {
         if (p + i >= end) return -1;
-        uint8_t b = p[i];
+        const uint8_t b = p[i];
         if (i == 8) {
             *out = (x << 8) | b;
             return 9;
@@ -45,15 +46,7 @@ static int varint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
 }
 
 static int64_t serial_size(uint64_t t) {
-    static const int8_t size[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, -1, -1};
-    return t >= 12 ? (int64_t)((t - 12) >> 1) : size[t];
-}
-
-/* Body bytes of the one-byte serial types (0..127); -1 for the reserved 10 and 11. */
-static int8_t SIZE1[128];
-
-static void init_sizes(void) {
-    for (int t = 0; t < 128; t++) SIZE1[t] = (int8_t)serial_size((uint64_t)t);
+    return t >= 128 ? (int64_t)((t - 12) >> 1) : SIZE1[t];
 }
 
 /* A big-endian integer of `size` (1..8) bytes at p, sign-extended. When 8 bytes can be read
@@ -73,81 +66,145 @@ static inline int64_t read_int(const uint8_t *p, int64_t size, const uint8_t *pe
     return (int64_t)u;
 }
 
-/*
- * buf: n_pages pages of page_size bytes (usable bytes each: page_size minus the reserved tail).
- * cols: n_cols requested column indexes, ascending; absent_null[k]: column k may be missing from a
- * record (added by ALTER TABLE with a NULL default); wide[k]: 1 for int64 output, 0 for int32.
- * values[k][row0 + i] and nulls[k][row0 + i] receive row i of this buffer; nulls[k] may be NULL for
- * a NOT NULL column. Returns the number of rows decoded, or a negative ERR_ code.
- */
+/* What the caller asked for: see nsysq_decode_leaves in _pages.h. */
+struct request {
+    const int32_t *cols;
+    int32_t last; /* the highest requested column index, -1 for none */
+    const uint8_t *absent_null;
+    const uint8_t *wide;
+    void *const *values;
+    uint8_t *const *nulls;
+};
+
+/* Whether an overflowing cell's local part and its 4-byte overflow page number fit the page
+ * (fileformat2 "Cell Payload Overflow Pages"): if not, the payload size is damaged. */
+static int overflow_fits(uint64_t payload, int64_t usable, const uint8_t *rec, const uint8_t *pend) {
+    const uint64_t u = (uint64_t)usable;
+    const uint64_t max_local = u - 35;
+    const uint64_t min_local = (u - 12) * 32 / 255 - 23;
+    uint64_t local = min_local + (payload - min_local) % (u - 4);
+    if (local > max_local) local = min_local;
+    return local + 4 <= (uint64_t)(pend - rec);
+}
+
+/* Write the requested columns of the record [rec, rend) to output row `row`: 0 or an error code. */
+static inline int decode_record(const struct request *rq, const uint8_t *rec, const uint8_t *rend,
+                                const uint8_t *pend, int64_t row) {
+    uint64_t header_len;
+    const int lh = varint(rec, rend, &header_len);
+    if (lh < 0) return NSYSQ_ERR_VARINT;
+    if (header_len > (uint64_t)(rend - rec) || header_len < (uint64_t)lh) return NSYSQ_ERR_RECORD;
+    const uint8_t *hp = rec + lh;
+    const uint8_t *hend = rec + header_len;
+    const uint8_t *body = hend;
+    int32_t k = 0;
+    for (int32_t j = 0; j <= rq->last; j++) {
+        uint64_t t = 0;
+        int64_t size = 0;
+        const int wanted = (j == rq->cols[k]);
+        if (hp < hend && *hp < 0x80) {
+            t = *hp++;
+            size = SIZE1[t];
+        } else if (hp < hend) {
+            const int lt = varint(hp, hend, &t);
+            if (lt < 0) return NSYSQ_ERR_VARINT;
+            hp += lt;
+            size = serial_size(t);
+        } else if (wanted && !rq->absent_null[k]) {
+            return NSYSQ_ERR_DEFAULT;
+        }
+        if (size < 0) return NSYSQ_ERR_SERIAL;
+        if (size > rend - body) return NSYSQ_ERR_BODY;
+        if (wanted) {
+            if (t == 7 || t >= 12) return NSYSQ_ERR_NOT_INTEGER;
+            const int64_t v = size > 0 ? read_int(body, size, pend) : (t == 9);
+            if (rq->wide[k]) {
+                ((int64_t *)rq->values[k])[row] = v;
+            } else {
+                if (v < INT32_MIN || v > INT32_MAX) return NSYSQ_ERR_NARROW;
+                ((int32_t *)rq->values[k])[row] = (int32_t)v;
+            }
+            if (rq->nulls[k]) rq->nulls[k][row] = (uint8_t)(t == 0);
+            else if (t == 0) return NSYSQ_ERR_NULL_VALUE;
+            k++;
+        }
+        body += size;
+    }
+    return 0;
+}
+
+#define FAIL(code)          \
+    do {                    \
+        *failed_page = p;   \
+        return (code);      \
+    } while (0)
+
 int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
                             const int32_t *cols, int32_t n_cols, const uint8_t *absent_null,
                             const uint8_t *wide, void *const *values, uint8_t *const *nulls,
-                            int64_t row0, int64_t cap) {
-    int64_t row = row0;
-    const int32_t last = n_cols > 0 ? cols[n_cols - 1] : -1;
-    if (SIZE1[10] == 0) init_sizes(); /* idempotent: concurrent callers write the same values */
+                            int64_t row0, int64_t cap, int64_t *failed_page, int64_t *first_rowid,
+                            int64_t *last_rowid) {
+    const struct request rq = {cols, n_cols > 0 ? cols[n_cols - 1] : -1, absent_null, wide, values, nulls};
     const uint64_t max_local = (uint64_t)(usable - 35);
+    int64_t row = row0;
+    int64_t prev = INT64_MIN;
+    *failed_page = -1;
     for (int64_t p = 0; p < n_pages; p++) {
         const uint8_t *page = buf + p * page_size;
         const uint8_t *pend = page + usable;
-        if (page[0] != 0x0D) return ERR_NOT_LEAF;
+        if (page[0] != 0x0D) FAIL(NSYSQ_ERR_NOT_LEAF);
         const int64_t ncell = ((int64_t)page[3] << 8) | page[4];
-        if (8 + 2 * ncell > usable) return ERR_CELL_COUNT;
-        if (row + ncell > cap) return ERR_CAPACITY;
+        if (8 + 2 * ncell > usable) FAIL(NSYSQ_ERR_CELL_COUNT);
+        if (ncell > cap - row) FAIL(NSYSQ_ERR_CAPACITY);
         for (int64_t i = 0; i < ncell; i++, row++) {
             const int64_t cp = ((int64_t)page[8 + 2 * i] << 8) | page[9 + 2 * i];
-            if (cp < 8 + 2 * ncell || cp >= usable) return ERR_CELL_OFFSET;
+            if (cp < 8 + 2 * ncell || cp >= usable) FAIL(NSYSQ_ERR_CELL_OFFSET);
             const uint8_t *cell = page + cp;
-            uint64_t payload, rowid, header_len;
+            uint64_t payload, rowid;
             const int l1 = varint(cell, pend, &payload);
-            if (l1 < 0) return ERR_VARINT;
+            if (l1 < 0) FAIL(NSYSQ_ERR_VARINT);
             const int l2 = varint(cell + l1, pend, &rowid);
-            if (l2 < 0) return ERR_VARINT;
-            if (payload > max_local) return ERR_OVERFLOW;
-            const uint8_t *rec = cell + l1 + l2;
-            if (payload > (uint64_t)(pend - rec)) return ERR_RECORD;
-            const uint8_t *rend = rec + payload;
-            const int lh = varint(rec, rend, &header_len);
-            if (lh < 0) return ERR_VARINT;
-            if (header_len > payload || header_len < (uint64_t)lh) return ERR_RECORD;
-            const uint8_t *hp = rec + lh;
-            const uint8_t *hend = rec + header_len;
-            const uint8_t *body = hend;
-            int32_t k = 0;
-            for (int32_t j = 0; j <= last; j++) {
-                uint64_t t = 0;
-                int64_t size = 0;
-                const int wanted = (j == cols[k]);
-                if (hp < hend && *hp < 0x80) {
-                    t = *hp++;
-                    size = SIZE1[t];
-                } else if (hp < hend) {
-                    const int lt = varint(hp, hend, &t);
-                    if (lt < 0) return ERR_VARINT;
-                    hp += lt;
-                    size = serial_size(t);
-                } else if (wanted && !absent_null[k]) {
-                    return ERR_DEFAULT;
-                }
-                if (size < 0) return ERR_SERIAL;
-                if (size > rend - body) return ERR_BODY;
-                if (wanted) {
-                    if (t == 7 || t >= 12) return ERR_NOT_INTEGER;
-                    int64_t v = size > 0 ? read_int(body, size, pend) : (t == 9);
-                    if (wide[k]) {
-                        ((int64_t *)values[k])[row] = v;
-                    } else {
-                        if (v < INT32_MIN || v > INT32_MAX) return ERR_NARROW;
-                        ((int32_t *)values[k])[row] = (int32_t)v;
-                    }
-                    if (nulls[k]) nulls[k][row] = (uint8_t)(t == 0);
-                    else if (t == 0) return ERR_NULL;
-                    k++;
-                }
-                body += size;
+            if (l2 < 0) FAIL(NSYSQ_ERR_VARINT);
+            const int64_t id = (int64_t)rowid;
+            if (id <= prev && row != row0) {
+                *last_rowid = id;
+                FAIL(NSYSQ_ERR_ROWID_ORDER);
             }
+            if (row == row0) *first_rowid = id;
+            prev = id;
+            const uint8_t *rec = cell + l1 + l2;
+            if (payload > max_local)
+                FAIL(overflow_fits(payload, usable, rec, pend) ? NSYSQ_ERR_OVERFLOW : NSYSQ_ERR_RECORD);
+            if (payload > (uint64_t)(pend - rec)) FAIL(NSYSQ_ERR_RECORD);
+            const int err = decode_record(&rq, rec, rec + payload, pend, row);
+            if (err != 0) FAIL(err);
         }
     }
+    if (row > row0) *last_rowid = prev;
     return row - row0;
 }
+
+#define NSYSQ_MESSAGE(name, code, cls, msg) \
+    case (code):                            \
+        return (msg);
+#define NSYSQ_CLASS(name, code, cls, msg) \
+    case (code):                          \
+        return (cls);
+
+const char *nsysq_error_message(int64_t code) {
+    switch (code) {
+        NSYSQ_ERRORS(NSYSQ_MESSAGE)
+    default:
+        return NULL;
+    }
+}
+
+int32_t nsysq_error_class(int64_t code) {
+    switch (code) {
+        NSYSQ_ERRORS(NSYSQ_CLASS)
+    default:
+        return -1;
+    }
+}
+
+int32_t nsysq_abi_version(void) { return NSYSQ_ABI_VERSION; }

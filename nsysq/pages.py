@@ -7,10 +7,17 @@ bulk: this module walks the table's b-tree to list its leaf pages, reads them in
 ``preadv`` and has ``_pages.c`` (compiled at install, called through ctypes, so the GIL is released
 and two threads decode at once) write every requested column into numpy arrays.
 
-Anything outside what the reader handles -- no compiled decoder, a WAL-mode file, a WITHOUT ROWID
-table or an INTEGER PRIMARY KEY, a record spilling into overflow pages, a real or text value in a
-requested column, a malformed page -- raises :class:`PagesUnsupported`; the caller then reads
-through SQLite as before. The file is opened read-only and never written.
+Two kinds of refusal. :class:`PagesUnsupported`: a valid file this reader does not handle -- no
+compiled decoder, a WAL-mode file, a WITHOUT ROWID table or an INTEGER PRIMARY KEY, a record
+spilling into overflow pages, a real/text/blob value in a requested column, a column missing from
+old records whose default is not NULL; the caller then reads through SQLite as before.
+:class:`PagesDamaged`: the table's pages contradict the SQLite file format (a page that is not the
+b-tree page the tree says, a cell or value running past its page, a reserved serial type, rowids
+out of order, a child page outside the file, a short read, a NULL in a NOT NULL column -- which
+``PRAGMA integrity_check`` reports as "NULL value in T.C"); never a reason to fall back, since
+DuckDB's scanner can answer a malformed b-tree with a quiet partial result. The decoder's error
+codes, their messages and their class live once, in ``_pages.h``. The file is opened read-only and
+never written.
 """
 
 from __future__ import annotations
@@ -31,21 +38,23 @@ from nsysq.progress import ProgressBar, progress_wanted
 CHUNK_PAGES = 1024  # pages per read-and-decode step (4 MiB at the usual 4 KiB page size)
 WORKERS = 2
 _LEAF, _INTERIOR = 0x0D, 0x05
-_ERRORS = {
-    -2: "a page listed as a leaf is not a table leaf page",
-    -3: "a cell pointer array does not fit its page",
-    -4: "a cell pointer points outside its page",
-    -5: "a varint runs past its page or record",
-    -6: "a record spills into overflow pages",
-    -7: "a record runs past its page",
-    -9: "more rows than the b-tree's rowid range allows",
-    -11: "a reserved serial type",
-    -12: "a column missing from a record has a non-NULL default",
-    -13: "a value runs past its record",
-    -14: "a requested column holds a real, text or blob value",
-    -15: "a value too large for its 32-bit column",
-    -16: "a NULL in a NOT NULL column",
-}
+ABI_VERSION = 2  # NSYSQ_ABI_VERSION in _pages.h: a library built from another version is not used
+# The functions _pages.h exports, as ctypes (restype, argtypes); tests/test_pages.py checks them
+# against its prototypes. Pointers are passed as addresses (numpy's ``.ctypes.data``, ``byref``).
+_PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
+SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "nsysq_decode_leaves": (
+        _I64, [_PTR, _I64, _I64, _I64, _PTR, _I32, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _PTR, _PTR, _PTR],
+    ),
+    "nsysq_error_message": (ctypes.c_char_p, [_I64]),
+    "nsysq_error_class": (_I32, [_I64]),
+    "nsysq_abi_version": (_I32, []),
+}  # fmt: skip
+# What nsysq_error_class says of a code (NSYSQ_UNSUPPORTED, NSYSQ_DAMAGED, NSYSQ_TOO_NARROW), and
+# the one code whose report carries a rowid (NSYSQ_ERR_ROWID_ORDER); checked against _pages.h.
+UNSUPPORTED, DAMAGED, TOO_NARROW = 0, 1, 2
+ERR_ROWID_ORDER = -17
+MAX_DEPTH = 40  # SQLite itself stops at 20 levels
 # Columns decoded as int32 (ids, launch dimensions, sizes); the rest are int64. A value that does
 # not fit makes the read start again with every column int64.
 NARROW = frozenset(
@@ -95,31 +104,56 @@ class _Layout:
     page_count: int
 
 
+@dataclass(frozen=True)
+class _Library:
+    """The loaded decoder: its entry point, and its error table read through its own functions."""
+
+    decode: Any
+    message: Any
+    error_class: Any
+
+    def failure(self, code: int, table: str, page: int | None, rowid: int) -> Exception:
+        """The exception for error ``code`` of nsysq_decode_leaves (``page``: the file page)."""
+        raw = self.message(code)
+        detail = raw.decode() if raw else f"decoder error {code}"
+        kind = self.error_class(code)
+        if kind == DAMAGED and code == ERR_ROWID_ORDER:
+            return PagesDamaged(table, page, f"rowid {rowid} out of order")
+        if kind == DAMAGED:
+            return PagesDamaged(table, page, detail)
+        if kind == TOO_NARROW:
+            return _TooWide(detail)
+        if kind == UNSUPPORTED:
+            return PagesUnsupported(detail)
+        return RuntimeError(f"the page decoder returned an unknown code {code}")
+
+
 _lib_lock = threading.Lock()
-_lib: Any = None
+_lib: _Library | None | bool = None
 
 
-def _decoder() -> Any:
-    """The compiled decoder's entry point (loaded once), or PagesUnsupported when not built."""
+def _load(path: Path) -> _Library | None:
+    """The decoder at ``path`` with its signatures set, or None when it is missing or stale."""
+    try:
+        lib = ctypes.CDLL(str(path))
+        for name, (restype, argtypes) in SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+    except (OSError, AttributeError):  # not built, or built from an older _pages.c
+        return None
+    if lib.nsysq_abi_version() != ABI_VERSION:
+        return None
+    return _Library(lib.nsysq_decode_leaves, lib.nsysq_error_message, lib.nsysq_error_class)
+
+
+def _decoder() -> _Library:
+    """The compiled decoder (loaded once), or PagesUnsupported when not built (or stale)."""
     global _lib
     with _lib_lock:
         if _lib is None:
-            path = Path(__file__).with_name(_LIB_NAME)
-            try:
-                lib = ctypes.CDLL(str(path))
-            except OSError:
-                _lib = False
-            else:
-                fn = lib.nsysq_decode_leaves
-                fn.restype = ctypes.c_int64
-                fn.argtypes = [
-                    ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                    ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
-                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                ]  # fmt: skip
-                _lib = fn
-    if _lib is False:
-        raise PagesUnsupported(f"the page decoder ({_LIB_NAME}) was not built with this installation")
+            _lib = _load(Path(__file__).with_name(_LIB_NAME)) or False
+    if not isinstance(_lib, _Library):
+        raise PagesUnsupported(f"the page decoder ({_LIB_NAME}) is not built for this version of nsysq")
     return _lib
 
 
@@ -147,8 +181,8 @@ def _layout(path: Path, table: str) -> _Layout:
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     usable = page_size - header[20]
-    if page_size < 512 or usable < 480:
-        raise PagesUnsupported("an invalid page size")
+    if page_size < 512 or page_size & (page_size - 1) or usable < 480:
+        raise PagesDamaged(table, 1, "an invalid page size or reserved space in the file header")
     page_count = int.from_bytes(header[28:32], "big")
     if page_count * page_size != path.stat().st_size:
         page_count = path.stat().st_size // page_size  # header count stale (legacy writers)
@@ -162,7 +196,11 @@ def _layout(path: Path, table: str) -> _Layout:
             info = con.execute("SELECT * FROM pragma_table_info(?)", (table,)).fetchall() if row else []
         finally:
             con.close()
-    except (sqlite3.Error, ValueError) as exc:  # ValueError: undecodable text in a damaged schema
+    except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: undecodable text in the schema
+        if isinstance(exc, ValueError) or any(w in str(exc) for w in ("malformed", "not a database")):
+            raise PagesDamaged(table, None, f"SQLite could not read the schema ({exc})") from None
+        raise PagesUnsupported(f"SQLite could not read the schema ({exc})") from None
+    except sqlite3.Error as exc:
         raise PagesUnsupported(f"SQLite could not read the schema ({exc})") from None
     if not row or not row[0]:
         raise PagesUnsupported(f"no table {table}")
@@ -181,46 +219,60 @@ def _layout(path: Path, table: str) -> _Layout:
     )
 
 
-def _child_pages(data: bytes, hdr: int) -> list[int]:
-    """Left children of an interior table page, then its right-most child."""
+def _page(fd: int, layout: _Layout, table: str, page: int) -> bytes:
+    """File page ``page`` (its usable part) of ``table``'s b-tree; PagesDamaged on a short read."""
+    data = os.pread(fd, layout.page_size, (page - 1) * layout.page_size)
+    if len(data) != layout.page_size:
+        raise PagesDamaged(table, page, "a short read (the file is truncated or changed while read)")
+    return data[: layout.usable]
+
+
+def _child_pages(data: bytes, layout: _Layout, table: str, page: int) -> list[int]:
+    """Left children of interior table page ``page``, then its right-most child."""
     import numpy as np
 
-    n = int.from_bytes(data[hdr + 3 : hdr + 5], "big")
-    if hdr + 12 + 2 * n > len(data):
-        raise PagesUnsupported("an interior page's cell count does not fit the page")
-    at = np.frombuffer(data, dtype=">u2", count=n, offset=hdr + 12).astype(np.int64)
-    if n and int(at.max()) + 4 > len(data):
-        raise PagesUnsupported("an interior cell points outside its page")
+    n = int.from_bytes(data[3:5], "big")
+    if 12 + 2 * n > len(data):
+        raise PagesDamaged(table, page, "an interior page's cell pointer array does not fit the page")
+    at = np.frombuffer(data, dtype=">u2", count=n, offset=12).astype(np.int64)
+    if n and (int(at.min()) < 12 + 2 * n or int(at.max()) + 4 > len(data)):
+        raise PagesDamaged(table, page, "an interior cell pointer points outside the cell content area")
     raw = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
-    kids = (raw[at] << 24) | (raw[at + 1] << 16) | (raw[at + 2] << 8) | raw[at + 3]
-    return [*kids.tolist(), int.from_bytes(data[hdr + 8 : hdr + 12], "big")]
+    kids = [*((raw[at] << 24) | (raw[at + 1] << 16) | (raw[at + 2] << 8) | raw[at + 3]).tolist()]
+    kids.append(int.from_bytes(data[8:12], "big"))
+    outside = next((k for k in kids if not 2 <= k <= layout.page_count), None)
+    if outside is not None:
+        raise PagesDamaged(table, page, f"child page {outside} outside the file (2..{layout.page_count})")
+    return kids
 
 
-def _leaves(fd: int, layout: _Layout) -> list[int]:
+def _leaves(fd: int, layout: _Layout, table: str) -> list[int]:
     """The table's leaf page numbers in rowid order.
 
     A b-tree is balanced: walk it a level at a time and stop at the first level made of leaves
-    (reading only that level's first page to tell)."""
-    ps = layout.page_size
+    (reading only that level's first page to tell; the decoder checks that the others are leaves)."""
+    if not 2 <= layout.root <= layout.page_count:
+        raise PagesDamaged(table, layout.root, f"root page outside the file (2..{layout.page_count})")
     level = [layout.root]
-    for _depth in range(40):
-        if any(not 1 <= p <= layout.page_count for p in level):
-            raise PagesUnsupported("a b-tree page number outside the file")
-        first = os.pread(fd, ps, (level[0] - 1) * ps)
-        kind = first[100 if level[0] == 1 else 0] if len(first) == ps else -1
-        if kind == _LEAF:
+    seen = {layout.root}
+    for _depth in range(MAX_DEPTH):
+        first = _page(fd, layout, table, level[0])
+        if first[0] == _LEAF:
             return level
         children: list[int] = []
         for page in level:
-            data = first if page == level[0] else os.pread(fd, ps, (page - 1) * ps)
-            hdr = 100 if page == 1 else 0
-            if len(data) != ps or data[hdr] != _INTERIOR:
-                raise PagesUnsupported(f"page {page} is not an interior table page")
-            children.extend(_child_pages(data, hdr))
-            if len(children) > layout.page_count:
-                raise PagesUnsupported("a b-tree with more pages than the file")
+            data = first if page == level[0] else _page(fd, layout, table, page)
+            if data[0] != _INTERIOR:
+                raise PagesDamaged(table, page, "not an interior table page where the b-tree has one")
+            kids = _child_pages(data, layout, table, page)
+            if not seen.isdisjoint(kids) or len(set(kids)) != len(kids):
+                raise PagesDamaged(
+                    table, page, "a child page the b-tree already holds (a loop or a 2nd reference)"
+                )
+            seen.update(kids)
+            children.extend(kids)
         level = children
-    raise PagesUnsupported("a b-tree deeper than 40 levels")
+    raise PagesDamaged(table, layout.root, f"a b-tree deeper than {MAX_DEPTH} levels")
 
 
 def _max_rows(fd: int, layout: _Layout, leaves: list[int]) -> int:
@@ -259,24 +311,40 @@ def _max_rows(fd: int, layout: _Layout, leaves: list[int]) -> int:
     return min(capacity, hi - lo + 1)
 
 
-def _read_chunk(fd: int, pages: list[int], ps: int, local: threading.local) -> int:
-    """Read ``pages`` into this thread's buffer (one preadv per run of consecutive pages); return
-    how many cells their headers announce."""
+@dataclass
+class _Chunk:
+    """A run of leaf pages read and decoded in one step, and what its decode reported."""
+
+    pages: list[int]
+    rows: int = 0
+    first_page: int = 0  # file page of its first row
+    first_rowid: int = 0
+    last_rowid: int = 0
+
+
+def _read_chunk(fd: int, chunk: _Chunk, ps: int, local: threading.local, table: str) -> int:
+    """Read ``chunk``'s pages into this thread's buffer (one preadv per run of consecutive pages);
+    return how many cells their headers announce (and note the page of the first one)."""
     import numpy as np
 
+    pages = chunk.pages
     buf = getattr(local, "buf", None)
     if buf is None:
         buf = local.buf = np.empty(CHUNK_PAGES * ps, dtype=np.uint8)
-    view = memoryview(buf)
+    view = buf.data  # a memoryview of the whole buffer
     run_start = 0
     for i in range(1, len(pages) + 1):
         if i == len(pages) or pages[i] != pages[i - 1] + 1:
             want = (i - run_start) * ps
-            if os.preadv(fd, [view[run_start * ps : i * ps]], (pages[run_start] - 1) * ps) != want:
-                raise PagesUnsupported("a short read (the file changed or is truncated)")
+            got = os.preadv(fd, [view[run_start * ps : i * ps]], (pages[run_start] - 1) * ps)
+            if got != want:
+                short = pages[run_start + got // ps]
+                raise PagesDamaged(table, short, "a short read (the file is truncated or changed while read)")
             run_start = i
     heads = buf[: len(pages) * ps].reshape(len(pages), ps)
-    return int(((heads[:, 3].astype(np.int64) << 8) | heads[:, 4]).sum())
+    cells = (heads[:, 3].astype(np.int64) << 8) | heads[:, 4]
+    chunk.first_page = pages[int(np.argmax(cells > 0))]
+    return int(cells.sum())
 
 
 def read_columns(
@@ -310,7 +378,7 @@ def _read(
 ) -> Columns:
     import numpy as np
 
-    decode = _decoder()
+    lib = _decoder()
     names = list(dict.fromkeys(columns))
     missing = [c for c in names if c not in layout.names]
     if missing:
@@ -319,7 +387,7 @@ def _read(
     ps = layout.page_size
     fd = os.open(path, os.O_RDONLY)
     try:
-        leaves = _leaves(fd, layout)
+        leaves = _leaves(fd, layout, table)
         cap = _max_rows(fd, layout, leaves)
         wide = [not (narrow and layout.names[j] in NARROW) for j in order]
         values = [np.empty(cap, dtype=np.int64 if w else np.int32) for w in wide]
@@ -329,56 +397,64 @@ def _read(
         wide_flags = np.asarray(wide, dtype=np.uint8)
         value_ptrs = (ctypes.c_void_p * len(order))(*[v.ctypes.data for v in values])
         null_ptrs = (ctypes.c_void_p * len(order))(*[None if v is None else v.ctypes.data for v in nulls])
-        chunks = [leaves[i : i + CHUNK_PAGES] for i in range(0, len(leaves), CHUNK_PAGES)]
+        chunks = [_Chunk(leaves[i : i + CHUNK_PAGES]) for i in range(0, len(leaves), CHUNK_PAGES)]
         starts: list[int | None] = [0] + [None] * len(chunks)
         ready = threading.Condition()
         local = threading.local()
-        failed: list[BaseException] = []
+        failed: list[BaseException] = []  # every chunk's failure
+        unread: list[BaseException] = []  # failures before a chunk's position was known
 
         def work(index: int) -> None:
+            chunk = chunks[index]
             try:
                 if cancel.is_set():
                     raise PagesUnsupported("cancelled")
-                n = _read_chunk(fd, chunks[index], ps, local)
+                n = _read_chunk(fd, chunk, ps, local, table)
             except BaseException as exc:  # let the chunks waiting on this one's position stop too
                 with ready:
                     failed.append(exc)
+                    unread.append(exc)
                     ready.notify_all()
                 raise
             with ready:  # rows land in rowid order: wait for the previous chunk's position
-                ready.wait_for(lambda: starts[index] is not None or bool(failed))
-                if failed:
-                    raise PagesUnsupported("an earlier chunk failed")
+                ready.wait_for(lambda: starts[index] is not None or bool(unread) or _stop(failed))
                 row0 = starts[index]
-                assert row0 is not None
+                if row0 is None or _stop(failed):
+                    raise _Stopped("an earlier chunk failed")
                 starts[index + 1] = row0 + n
                 ready.notify_all()
-            if row0 + n > cap:
-                raise PagesUnsupported(_ERRORS[-9])
-            got = decode(
-                local.buf.ctypes.data, len(chunks[index]), ps, layout.usable, cols.ctypes.data,
+            page, first, last = ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0)
+            got = lib.decode(
+                local.buf.ctypes.data, len(chunk.pages), ps, layout.usable, cols.ctypes.data,
                 len(order), absent_null.ctypes.data, wide_flags.ctypes.data, value_ptrs, null_ptrs,
-                row0, cap,
+                row0, cap, ctypes.byref(page), ctypes.byref(first), ctypes.byref(last),
             )  # fmt: skip
+            if got < 0:
+                at = chunk.pages[page.value] if 0 <= page.value < len(chunk.pages) else None
+                error = lib.failure(got, table, at, last.value)
+                with ready:
+                    failed.append(error)
+                    ready.notify_all()
+                raise error
             if got != n:
-                error = _TooWide if got == -15 else PagesUnsupported
-                raise error(_ERRORS.get(got, f"decoder error {got}"))
-            bar.advance(len(chunks[index]))
+                raise RuntimeError(f"the page decoder decoded {got} rows of {n} cells")
+            chunk.rows, chunk.first_rowid, chunk.last_rowid = got, first.value, last.value
+            bar.advance(len(chunk.pages))
 
         label = f"nsysq: reading {table} ({', '.join(names)})"
         with ProgressBar(label, {table: float(len(leaves))}, progress_wanted(progress)) as bar:
             if len(chunks) > 1:
                 with ThreadPoolExecutor(WORKERS) as pool:
                     futures = [pool.submit(work, i) for i in range(len(chunks))]
-                    errors = [f.exception() for f in futures]
-                first = next((e for e in errors if e is not None), None)
-                if first is not None:
-                    raise first
+                    errors = [e for e in (f.exception() for f in futures) if e is not None]
+                if errors:
+                    raise _first_cause(errors)
             else:
                 for i in range(len(chunks)):
                     work(i)
     finally:
         os.close(fd)
+    _check_rowid_order(chunks, table)
     rows = starts[-1] or 0
     out_values: dict[str, Any] = {}
     out_nulls: dict[str, Any] = {}
@@ -388,3 +464,33 @@ def _read(
         if mask is not None and rows and mask[:rows].any():
             out_nulls[name] = mask[:rows].view(np.bool_)
     return Columns(rows=rows, values=out_values, nulls=out_nulls)
+
+
+class _Stopped(PagesUnsupported):
+    """A chunk that stopped because another one failed (never the error reported)."""
+
+
+def _stop(failed: list[BaseException]) -> bool:
+    """Whether the chunks not decoded yet can stop after these failures: not when all are plain
+    PagesUnsupported (a later chunk may hold damage, which must be reported rather than fall back)."""
+    return any(not isinstance(e, PagesUnsupported) or isinstance(e, _TooWide) for e in failed)
+
+
+def _first_cause(errors: list[BaseException]) -> BaseException:
+    """The error to report from the chunks' errors (in chunk order): damage first (one chunk's
+    unsupported value must not hide another's damage), then the first that is not a _Stopped."""
+    damaged = [e for e in errors if isinstance(e, PagesDamaged)]
+    causes = [e for e in errors if not isinstance(e, _Stopped)]
+    return (damaged or causes or errors)[0]
+
+
+def _check_rowid_order(chunks: list[_Chunk], table: str) -> None:
+    """Rowids strictly increase in leaf order (the decoder checks within each chunk; here, across
+    chunks). SQLite's integrity_check reports a violation as "Rowid N out of order"."""
+    last: int | None = None
+    for chunk in chunks:
+        if not chunk.rows:
+            continue
+        if last is not None and chunk.first_rowid <= last:
+            raise PagesDamaged(table, chunk.first_page, f"rowid {chunk.first_rowid} out of order")
+        last = chunk.last_rowid

@@ -19,10 +19,14 @@ NSYS_FIXTURES = [n for n in FIXTURE_NAMES if n != "not_nsys"]
 def _build_page_decoder() -> None:
     """The suite imports nsysq from this checkout (pythonpath = ["."]), not from the installed wheel,
     so build the page decoder here the way the wheel build does (hatch_build.py), if a C compiler
-    exists and it is not built yet: the page-decoding path is then what the tests exercise."""
+    exists and it is not built yet (or is older than its sources): the page-decoding path is then
+    what the tests exercise."""
     library = ROOT / "nsysq" / "_pages.so"
-    if library.exists() or not (ROOT / "hatch_build.py").exists():
+    sources = [ROOT / "nsysq" / "_pages.c", ROOT / "nsysq" / "_pages.h", ROOT / "hatch_build.py"]
+    if not sources[-1].exists():
         return
+    if library.exists() and library.stat().st_mtime >= max(s.stat().st_mtime for s in sources if s.exists()):
+        return  # built from these sources already
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("nsysq_hatch_build", ROOT / "hatch_build.py")

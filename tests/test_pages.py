@@ -1,14 +1,21 @@
 """The SQLite page decoder (nsysq.pages): every value equal to what SQLite itself returns, every
-unhandled part of the file format refused (so the caller reads through SQLite), and no crash on a
-damaged file. The oracle is Python's sqlite3 module on the same file."""
+unhandled part of a valid file refused with PagesUnsupported (so the caller reads through SQLite),
+every contradiction of the file format reported as PagesDamaged naming the table and page, and
+no crash or other exception on any damaged file. The oracle is Python's sqlite3 module on the same
+file; the decoder's interface is checked against its header, nsysq/_pages.h."""
 
 from __future__ import annotations
 
+import ctypes
+import dataclasses
+import itertools
+import json
+import os
+import re
 import shutil
 import sqlite3
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,9 +24,9 @@ from nsysq import pages, schema
 from nsysq.decoded import CORE as DECODED
 from nsysq.trace import Trace
 from tests.conftest import REAL_TRACES, sha256
+from tests.corpus import Pages, image_rowid
 
 pytestmark = pytest.mark.skipif(not pages.available(), reason="the page decoder was not built")
-
 
 
 def _oracle(path: Path, table: str, columns: list[str]) -> list[tuple[object, ...]]:
@@ -191,7 +198,7 @@ def test_trace_falls_back_to_sqlite_with_the_same_answers(fixture_dir: Path, tmp
     con.commit()
     con.close()
     before = sha256(path)
-    sql = f"SELECT count(*), sum(gridX), sum(\"end\" - start) FROM {schema.KERNEL}"
+    sql = f'SELECT count(*), sum(gridX), sum("end" - start) FROM {schema.KERNEL}'
     with Trace(path, cache=False) as t:
         assert t.kernel_reader == "pages"
         rows = t.sql_table(sql).rows
@@ -220,42 +227,104 @@ def test_columns_are_decoded_on_first_use(fixture_dir: Path) -> None:
     assert got == [_oracle_sql(path, sql)]
 
 
-def test_damaged_pages_never_crash(fixture_dir: Path, tmp_path: Path) -> None:
-    """Random bytes in the kernel table's pages: every read either decodes or is refused with
-    PagesUnsupported. Run in a child process so that a crash would fail the test, not pytest."""
-    src = fixture_dir / "v2025_5.sqlite"
-    script = textwrap.dedent(
-        f"""
-        import random, shutil, sqlite3
-        from pathlib import Path
-        from nsysq import pages
-        src, work = Path({str(src)!r}), Path({str(tmp_path / "fuzz.sqlite")!r})
-        con = sqlite3.connect(src)
-        root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = '{schema.KERNEL}'").fetchone()[0]
-        size = con.execute("PRAGMA page_size").fetchone()[0]
-        count = con.execute("PRAGMA page_count").fetchone()[0]
+DAMAGE_SCRIPT = """
+import json, random, shutil, sqlite3, sys
+from pathlib import Path
+from nsysq import pages, schema
+from tests.corpus import damaged_copies
+
+pages.CHUNK_PAGES = 4  # many chunks: rowid order is checked across their boundaries too
+work = Path(sys.argv[1])
+sources = [Path(a) for a in sys.argv[2:]]
+
+
+def random_flips(src, trials):
+    # random bytes anywhere in the kernel table's root or any page (the corpus flips chosen pages)
+    con = sqlite3.connect(src)
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (schema.KERNEL,)).fetchone()[0]
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    count = con.execute("PRAGMA page_count").fetchone()[0]
+    con.close()
+    rng = random.Random(1234)
+    for trial in range(trials):
+        data = bytearray(src.read_bytes())
+        for _ in range(rng.choice([1, 4, 32])):
+            at = (rng.choice([root, rng.randint(1, count)]) - 1) * size + rng.randrange(size)
+            data[at] = rng.randrange(256)
+        path = work / f"flips{trial}.sqlite"
+        path.write_bytes(bytes(data))
+        yield path
+
+
+def sqlite_scan(path, columns):
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        return con.execute(f'SELECT {quoted} FROM "{schema.KERNEL}"').fetchall()
+    except sqlite3.DatabaseError as exc:
+        return f"sqlite3 failed: {exc}"
+    finally:
         con.close()
-        rng = random.Random(1234)
-        outcomes = {{"decoded": 0, "refused": 0}}
-        for trial in range(300):
-            shutil.copy(src, work)
-            data = bytearray(work.read_bytes())
-            for _ in range(rng.choice([1, 4, 32])):
-                page = rng.choice([root, rng.randint(1, count)])
-                at = (page - 1) * size + rng.randrange(size)
-                data[at] = rng.randrange(256)
-            work.write_bytes(bytes(data))
-            try:
-                pages.read_columns(work, "{schema.KERNEL}", ["start", "end", "shortName", "gridX"])
-                outcomes["decoded"] += 1
-            except pages.PagesUnsupported:
-                outcomes["refused"] += 1
-        print(outcomes)
-        """
+
+
+def decoded(path, columns):
+    got = pages.read_columns(path, schema.KERNEL, columns)
+    out = []
+    for c in columns:
+        mask = got.nulls[c].tolist() if c in got.nulls else [False] * got.rows
+        out.append([None if m else v for v, m in zip(got.values[c].tolist(), mask)])
+    return list(zip(*out))
+
+
+files = [d.path for src in sources for d in damaged_copies(src, work / src.stem, per_kind=6)]
+files += list(random_flips(sources[-1], 150))
+outcomes = {"decoded": 0, "unsupported": 0, "damaged": 0}
+wrong = []
+for path in files:
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        present = {r[1] for r in con.execute(f"PRAGMA table_info('{schema.KERNEL}')")}
+    except (sqlite3.DatabaseError, ValueError):  # a damaged schema: the reader must say so too
+        present = {c for c, _ in schema.CANONICAL[schema.KERNEL]}
+    con.close()
+    columns = [c for c, _ in schema.CANONICAL[schema.KERNEL] if c in present]
+    try:
+        rows = decoded(path, columns)
+    except pages.PagesDamaged as exc:
+        assert exc.table == schema.KERNEL and exc.detail, exc
+        outcomes["damaged"] += 1
+        continue
+    except pages.PagesUnsupported:
+        outcomes["unsupported"] += 1
+        continue
+    outcomes["decoded"] += 1
+    expected = sqlite_scan(path, columns)
+    if rows != expected:
+        scan = expected if isinstance(expected, str) else f"{len(expected)} rows"
+        wrong.append(f"{path.name}: {len(rows)} rows decoded, sqlite3: {scan}")
+print(json.dumps({"outcomes": outcomes, "wrong": wrong}))
+"""
+
+
+def test_damaged_files_decode_exactly_or_are_refused(fixture_dir: Path, tmp_path: Path) -> None:
+    """Every damaged copy of the bundled example and a fixture (tests/corpus.py: leaf and interior
+    flips, rowids out of order, invalid UTF-8 in StringIds, flips in other tables) and 150 copies with
+    random bytes flipped: read_columns returns exactly what sqlite3's single-threaded full scan
+    returns, or raises PagesUnsupported or PagesDamaged naming the table -- no other exception and
+    no crash (it runs in a child process, so a crash fails the test, not pytest)."""
+    root = Path(__file__).resolve().parents[1]
+    sources = [root / "examples" / "bs16.sqlite", fixture_dir / "v2025_5.sqlite"]
+    done = subprocess.run(
+        [sys.executable, "-c", DAMAGE_SCRIPT, str(tmp_path), *map(str, sources)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=root,
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "refused" in done.stdout
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["wrong"] == []
+    assert all(n > 0 for n in report["outcomes"].values()), report
 
 
 def test_cancelled_read_stops(fixture_dir: Path) -> None:
@@ -283,3 +352,339 @@ def test_opening_a_trace_does_not_import_duckdb_before_decoding_starts() -> None
     code = "import sys, nsysq.trace, nsysq.cache, nsysq.decoded, nsysq.pages; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- The decoder's interface: defined once in _pages.h, checked here -----------------------------
+
+HEADER = Path(pages.__file__).with_name("_pages.h")
+_CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32}
+
+
+def _ctype(declaration: str, *, result: bool = False) -> object:
+    """The ctypes type pages.py must use for a C parameter or result declaration."""
+    if "*" in declaration:
+        return ctypes.c_char_p if result and "char" in declaration else ctypes.c_void_p
+    return _CTYPES[declaration.replace("const", "").split()[0]]
+
+
+def _prototypes() -> dict[str, tuple[object, list[object]]]:
+    """Every NSYSQ_API prototype of _pages.h as (restype, argtypes)."""
+    found = {}
+    text = HEADER.read_text()
+    for ret, name, params in re.findall(r"NSYSQ_API\s+([\w\s*]+?)\s*\b(nsysq_\w+)\(([^)]*)\);", text):
+        args = [] if params.strip() == "void" else [p.rsplit(None, 1)[0] for p in params.split(",")]
+        stars = ["*" * p.split(None)[-1].count("*") for p in params.split(",")] if args else []
+        found[name] = (
+            _ctype(ret, result=True),
+            [_ctype(a + s) for a, s in zip(args, stars, strict=True)],
+        )
+    return found
+
+
+def _defines() -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r"#define (NSYSQ_\w+) (-?\d+)", HEADER.read_text())}
+
+
+def _error_table() -> list[tuple[str, int, str, str]]:
+    """The X(name, code, class, message) rows of _pages.h's NSYSQ_ERRORS list."""
+    rows = re.findall(r'X\((\w+), (-?\d+), (NSYSQ_\w+), "([^"]*)"\)', HEADER.read_text())
+    return [(name, int(code), cls, message) for name, code, cls, message in rows]
+
+
+def test_ctypes_signatures_match_the_c_prototypes() -> None:
+    prototypes = _prototypes()
+    assert set(prototypes) == set(pages.SIGNATURES) and "nsysq_decode_leaves" in prototypes
+    for name, (restype, argtypes) in pages.SIGNATURES.items():
+        assert prototypes[name] == (restype, argtypes), name
+
+
+def test_python_constants_match_the_header() -> None:
+    defines = _defines()
+    assert pages.ABI_VERSION == defines["NSYSQ_ABI_VERSION"]
+    assert (pages.UNSUPPORTED, pages.DAMAGED, pages.TOO_NARROW) == (
+        defines["NSYSQ_UNSUPPORTED"],
+        defines["NSYSQ_DAMAGED"],
+        defines["NSYSQ_TOO_NARROW"],
+    )
+    assert pages.ERR_ROWID_ORDER == {n: c for n, c, _, _ in _error_table()}["ROWID_ORDER"]
+
+
+def test_error_messages_and_classes_come_from_the_library() -> None:
+    """The built library answers for every code of the header's table (so pages.py holds no copy),
+    and for no other code."""
+    lib = pages._decoder()
+    defines = _defines()
+    table = _error_table()
+    assert len(table) >= 14 and len({code for _, code, _, _ in table}) == len(table)
+    for _, code, cls, message in table:
+        assert lib.message(code).decode() == message
+        assert lib.error_class(code) == defines[cls]
+    for unknown in (0, -1, -8, -100, 5):
+        assert lib.message(unknown) is None and lib.error_class(unknown) == -1
+
+
+def test_a_library_built_from_another_version_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    library = Path(pages.__file__).with_name("_pages.so")
+    assert pages._load(library) is not None
+    monkeypatch.setattr(pages, "ABI_VERSION", pages.ABI_VERSION + 1)
+    assert pages._load(library) is None
+
+
+def test_no_compiled_decoder_is_unsupported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "t.sqlite"
+    _table(path, 4096, rows=100)
+    monkeypatch.setattr(pages, "_lib", False)
+    with pytest.raises(pages.PagesUnsupported, match="not built"):
+        pages.read_columns(path, "t", ["a"])
+
+
+# --- Damage: every contradiction of the file format is PagesDamaged, naming table and page -------
+
+FIRST_ROWID = 1000  # rowids 1000.. all take 2-byte varints, so they can be rewritten in place
+
+
+def _btree(path: Path, rows: int = 3000) -> tuple[Pages, int, list[int]]:
+    """A table t (a INTEGER, b INTEGER NOT NULL) of ``rows`` small records in 4 KiB pages, its rowids
+    from FIRST_ROWID: an interior root over about ten leaves. Returns the file's pages (read by
+    tests/corpus.py's own b-tree walk), the root and the leaves in rowid order."""
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 4096")
+    con.execute("CREATE TABLE t (a INTEGER, b INTEGER NOT NULL)")
+    con.execute("CREATE TABLE filler (x BLOB)")
+    con.executemany("INSERT INTO filler VALUES (?)", [(b"f" * 3000,)] * 60)  # pages to point at
+    con.executemany(
+        "INSERT INTO t (rowid, a, b) VALUES (?, ?, ?)", [(FIRST_ROWID + i, i % 7, i) for i in range(rows)]
+    )
+    con.commit()
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 't'").fetchone()[0]
+    con.close()
+    image = Pages(path.read_bytes())
+    leaves = image.tree(root).leaves
+    assert image.kind(root) == 0x05 and len(leaves) >= 6
+    return image, root, leaves
+
+
+def _patch(path: Path, edits: dict[int, bytes]) -> None:
+    data = bytearray(path.read_bytes())
+    for at, raw in edits.items():
+        data[at : at + len(raw)] = raw
+    path.write_bytes(bytes(data))
+
+
+def _cell_pointer(image: Pages, page: int, index: int) -> int:
+    """File offset of the cell pointer ``index`` of leaf ``page``."""
+    return image.header_at(page) + 8 + 2 * index
+
+
+def _cell_at_page_end(image: Pages, page: int, raw: bytes) -> dict[int, bytes]:
+    """Edits making the first cell of leaf ``page`` the bytes ``raw`` at the very end of the page."""
+    at = image.usable - len(raw)
+    return {_cell_pointer(image, page, 0): at.to_bytes(2, "big"), image.start(page) + at: raw}
+
+
+def _record_header(image: Pages, page: int) -> int:
+    """File offset of the record header (its length byte) of leaf ``page``'s first cell."""
+    return image.leaf_cells(page)[0].payload_at
+
+
+def _varint2(value: int) -> bytes:
+    assert 128 <= value < 1 << 14
+    return bytes([0x80 | value >> 7, value & 0x7F])
+
+
+def _leaf_kinds(image: Pages, root: int, leaves: list[int]) -> dict[str, tuple[dict[int, bytes], int, str]]:
+    """Damage of one leaf or interior page: (edits, page the error must name, message pattern)."""
+    first, middle, last = leaves[0], leaves[len(leaves) // 2], leaves[-1]
+    cells = image.leaf_cells(middle)
+    header = _record_header(image, first)
+    root_cells = image.cell_pointers(root)
+    return {
+        "not a leaf": ({image.start(middle): b"\x0a"}, middle, "not a table leaf page"),
+        "not interior": ({image.start(root): b"\x02"}, root, "not an interior table page"),
+        "cell count": ({image.start(middle) + 3: b"\xff\xff"}, middle, "cell pointer array does not fit"),
+        "cell pointer": (
+            {_cell_pointer(image, middle, 5): b"\xff\xf0"},
+            middle,
+            "cell pointer points outside",
+        ),
+        "varint": (_cell_at_page_end(image, first, b"\xff"), first, "a varint runs past"),
+        "record past page": (
+            _cell_at_page_end(image, first, b"\x50\x01\x02"),
+            first,
+            "record runs past its page",
+        ),
+        "overflow past page": (
+            _cell_at_page_end(image, first, b"\xa7\x08\x01\x02"),  # 5000 bytes, local part cut off
+            first,
+            "record runs past its page",
+        ),
+        "header past record": ({header: b"\x7f"}, first, "header past the record"),
+        "value past record": ({header + 2: b"\x06"}, first, "a value runs past its record"),
+        "reserved serial type": ({header + 1: b"\x0a"}, first, r"reserved serial type \(10 or 11\)"),
+        "rowid order in a page": (
+            {cells[3].rowid_at: image.image[cells[2].rowid_at : cells[2].rowid_at + 2]},
+            middle,
+            f"rowid {image_rowid(image, cells[2])} out of order",
+        ),
+        "rowid range": (
+            {image.leaf_cells(last)[-1].rowid_at: _varint2(FIRST_ROWID + 1)},
+            first,
+            "more rows than the b-tree's rowid range allows",
+        ),
+        "child outside the file": ({root_cells[1]: b"\x00\xff\xff\xff"}, root, "child page 16777215 outside"),
+        "second reference": (
+            {root_cells[1]: image.image[root_cells[0] : root_cells[0] + 4]},
+            root,
+            "a child page the b-tree already holds",
+        ),
+        "loop": ({image.header_at(root) + 8: root.to_bytes(4, "big")}, root, "already holds"),
+    }
+
+
+DAMAGE_KINDS = (
+    "not a leaf", "not interior", "cell count", "cell pointer", "varint", "record past page",
+    "overflow past page", "header past record", "value past record", "reserved serial type",
+    "rowid order in a page", "rowid range", "child outside the file", "second reference", "loop",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", DAMAGE_KINDS)
+def test_damaged_page_is_named(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "t.sqlite"
+    image, root, leaves = _btree(path)
+    kinds = _leaf_kinds(image, root, leaves)
+    assert set(kinds) == set(DAMAGE_KINDS)
+    edits, page, message = kinds[kind]
+    _patch(path, edits)
+    with pytest.raises(pages.PagesDamaged, match=message) as caught:
+        pages.read_columns(path, "t", ["a", "b"])
+    assert (caught.value.table, caught.value.page) == ("t", page)
+
+
+def test_rowids_out_of_order_across_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks decode in parallel; the rowid at a chunk boundary is checked against the previous
+    chunk's last one (a rowid raised to the largest its varint holds runs ahead of the next chunk)."""
+    path = tmp_path / "t.sqlite"
+    image, _, leaves = _btree(path)
+    monkeypatch.setattr(pages, "CHUNK_PAGES", 2)
+    assert pages.read_columns(path, "t", ["a", "b"]).rows == 3000  # many chunks, in order
+    _patch(path, {image.leaf_cells(leaves[1])[-1].rowid_at: b"\xff\x7f"})
+    with pytest.raises(
+        pages.PagesDamaged, match=f"rowid {image_rowid(image, image.leaf_cells(leaves[2])[0])} out"
+    ) as caught:
+        pages.read_columns(path, "t", ["a", "b"])
+    assert (caught.value.table, caught.value.page) == ("t", leaves[2])
+
+
+def test_null_in_a_not_null_column_is_damage(tmp_path: Path) -> None:
+    """SQLite never writes a NULL into a NOT NULL column, and PRAGMA integrity_check reports one
+    ("NULL value in t.b"): a contradiction of the file, so damage rather than a reason to fall back."""
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (a INTEGER, b INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, None if i == 500 else i) for i in range(1000)])
+    con.commit()
+    con.execute("PRAGMA writable_schema = ON")
+    con.execute(
+        "UPDATE sqlite_master SET sql = 'CREATE TABLE t (a INTEGER, b INTEGER NOT NULL)' WHERE name = 't'"
+    )
+    con.commit()
+    con.close()
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "NULL value in t.b"
+    con.close()
+    with pytest.raises(pages.PagesDamaged, match="NULL in a column declared NOT NULL") as caught:
+        pages.read_columns(path, "t", ["b"])
+    assert caught.value.table == "t" and caught.value.page is not None
+    assert _decoded(path, "t", ["a"]) == _oracle(path, "t", ["a"])
+
+
+def test_a_damaged_schema_is_damage(tmp_path: Path) -> None:
+    """A root page number SQLite itself rejects ("malformed database schema")."""
+    path = tmp_path / "t.sqlite"
+    _btree(path)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA writable_schema = ON")
+    con.execute("UPDATE sqlite_master SET rootpage = 99999 WHERE name = 't'")
+    con.commit()
+    con.close()
+    with pytest.raises(pages.PagesDamaged, match="malformed database schema") as caught:
+        pages.read_columns(path, "t", ["a"])
+    assert (caught.value.table, caught.value.page) == ("t", None)
+
+
+def test_root_page_outside_the_file(tmp_path: Path) -> None:
+    """SQLite rejects such a schema first (above); the walk checks the root on its own anyway."""
+    path = tmp_path / "t.sqlite"
+    _btree(path)
+    layout = dataclasses.replace(pages._layout(path, "t"), root=99999)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(pages.PagesDamaged, match="root page outside the file") as caught:
+            pages._leaves(fd, layout, "t")
+    finally:
+        os.close(fd)
+    assert (caught.value.table, caught.value.page) == ("t", 99999)
+
+
+def test_a_tree_deeper_than_sqlite_allows(tmp_path: Path) -> None:
+    """A chain of 41 interior pages, each with only a right-most child: deeper than any b-tree."""
+    path = tmp_path / "t.sqlite"
+    image, root, _ = _btree(path)
+    others = [p for p in range(2, len(image.image) // image.page_size + 1) if p != root]
+    chain = [root, *others[: pages.MAX_DEPTH + 1]]
+    edits = {}
+    for page, child in itertools.pairwise(chain):
+        edits[image.start(page)] = b"\x05\x00\x00\x00\x00\x10\x00\x00" + child.to_bytes(4, "big")
+    _patch(path, edits)
+    with pytest.raises(pages.PagesDamaged, match=f"deeper than {pages.MAX_DEPTH} levels") as caught:
+        pages.read_columns(path, "t", ["a"])
+    assert (caught.value.table, caught.value.page) == ("t", root)
+
+
+def test_a_short_read_is_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file shrinks between reading its header and its pages (truncated while being read)."""
+    path = tmp_path / "t.sqlite"
+    _, _, leaves = _btree(path)
+    layout = pages._layout
+
+    def then_truncate(p: Path, table: str) -> object:
+        found = layout(p, table)
+        os.truncate(p, (leaves[-1] - 1) * found.page_size + 100)
+        return found
+
+    monkeypatch.setattr(pages, "_layout", then_truncate)
+    with pytest.raises(pages.PagesDamaged, match="short read") as caught:
+        pages.read_columns(path, "t", ["a"])
+    assert (caught.value.table, caught.value.page) == ("t", leaves[-1])
+
+
+def test_damage_after_an_unsupported_value_is_still_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text value in the first chunk would send the read to SQLite; rowids out of order in a
+    later chunk must still be reported (the chunks after an unsupported one are decoded anyway)."""
+    path = tmp_path / "t.sqlite"
+    image, _, leaves = _btree(path)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE t SET a = 'x' WHERE rowid = ?", (FIRST_ROWID + 1,))  # same size: stays in place
+    con.commit()
+    con.close()
+    image = Pages(path.read_bytes())
+    monkeypatch.setattr(pages, "CHUNK_PAGES", 2)
+    with pytest.raises(pages.PagesUnsupported, match="real, text or blob"):
+        pages.read_columns(path, "t", ["a"])
+    cells = image.leaf_cells(leaves[-2])
+    _patch(path, {cells[1].rowid_at: image.image[cells[0].rowid_at : cells[0].rowid_at + 2]})
+    with pytest.raises(pages.PagesDamaged, match="out of order") as caught:
+        pages.read_columns(path, "t", ["a"])
+    assert (caught.value.table, caught.value.page) == ("t", leaves[-2])
+
+
+def test_an_invalid_page_size_is_damage(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite"
+    _btree(path)
+    _patch(path, {16: (768).to_bytes(2, "big")})  # not a power of two
+    with pytest.raises(pages.PagesDamaged, match="invalid page size") as caught:
+        pages.read_columns(path, "t", ["a"])
+    assert (caught.value.table, caught.value.page) == ("t", 1)

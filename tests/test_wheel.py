@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import site
 import subprocess
@@ -14,8 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) -> None:
-    wheels = tmp_path / "wheels"
+def _build_wheel(out: Path, env: dict[str, str] | None = None) -> Path:
     subprocess.run(
         [
             sys.executable,
@@ -26,21 +27,36 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
             "--no-build-isolation",
             "-q",
             "-w",
-            str(wheels),
+            str(out),
             str(ROOT),
         ],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     )
-    wheel = next(wheels.glob("nsysq-*.whl"))
+    return next(out.glob("nsysq-*.whl"))
+
+
+def _platform() -> str:
+    """This platform's wheel tag (PEP 425: sysconfig's platform, with '-' and '.' as '_')."""
+    return re.sub(r"[-.]", "_", sysconfig.get_platform())
+
+
+def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheel = _build_wheel(wheels)
     names = zipfile.ZipFile(wheel).namelist()
     shipped = {Path(n).name for n in names if n.startswith("nsysq/queries/")}
     expected = {p.name for p in (ROOT / "queries").iterdir() if p.suffix in (".sql", ".toml")}
     assert expected and expected <= shipped
     if _compiler():  # hatch_build.py compiles the page decoder into the wheel
         assert "nsysq/_pages.so" in names
-        assert not wheel.name.endswith("-none-any.whl"), wheel.name  # a platform wheel
+        # a ctypes library, not an extension module: any Python 3 on this platform, no ABI
+        assert wheel.name.endswith(f"-py3-none-{_platform()}.whl"), wheel.name
+        wheel_file = next(n for n in names if n.endswith(".dist-info/WHEEL"))
+        metadata = zipfile.ZipFile(wheel).read(wheel_file).decode()
+        assert f"Tag: py3-none-{_platform()}" in metadata and "Root-Is-Purelib: false" in metadata
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -84,9 +100,17 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
         assert doc["decoder"] and doc["reader"] in ("pages", "cached copy"), doc
 
 
+def test_wheel_without_a_compiler_is_pure(tmp_path: Path) -> None:
+    """No C compiler ($CC names none): the wheel still builds, without the decoder, as py3-none-any."""
+    wheel = _build_wheel(tmp_path, env={**os.environ, "CC": str(tmp_path / "no-such-cc")})
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    assert "nsysq/_pages.so" not in zipfile.ZipFile(wheel).namelist()
+
+
 def _compiler() -> str | None:
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(cc)
+    import hatch_build
+
+    return shutil.which(hatch_build.compiler()[0])
 
 
 def test_decoder_is_built_wherever_a_compiler_exists() -> None:
@@ -99,3 +123,27 @@ def test_decoder_is_built_wherever_a_compiler_exists() -> None:
 
         pytest.skip("no C compiler: nsysq reads through the sqlite scanner")
     assert pages.available()
+
+
+def test_decoder_build_treats_warnings_as_errors(tmp_path: Path) -> None:
+    """The wheel build's flags turn a warning in _pages.c into a failed build (and say why); the
+    unchanged source builds cleanly under the same flags."""
+    if _compiler() is None:
+        import pytest
+
+        pytest.skip("no C compiler")
+    import hatch_build
+
+    assert hatch_build.compile_decoder(ROOT, tmp_path / "clean.so") is None
+    (tmp_path / "nsysq").mkdir()
+    source = (ROOT / "nsysq" / "_pages.c").read_text()
+    # an implicit int64 -> int32 narrowing: only -Wconversion warns, and -Werror makes it fatal
+    narrowing = (
+        "int32_t nsysq_abi_version(void) { int64_t wide = NSYSQ_ABI_VERSION; int32_t v = wide; return v; }"
+    )
+    (tmp_path / "nsysq" / "_pages.c").write_text(
+        source.replace("int32_t nsysq_abi_version(void) { return NSYSQ_ABI_VERSION; }", narrowing)
+    )
+    (tmp_path / "nsysq" / "_pages.h").write_text((ROOT / "nsysq" / "_pages.h").read_text())
+    why = hatch_build.compile_decoder(tmp_path, tmp_path / "warned.so")
+    assert why is not None and "-Werror=conversion" in why, why
