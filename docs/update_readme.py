@@ -18,12 +18,17 @@ README = ROOT / "README.md"
 BLOCK = re.compile(r"```console\n\$ (nsysq [^\n]*)\n(.*?)```", re.S)
 
 
-
 def run(command: str) -> str:
     args = shlex.split(command)
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
-    proc = subprocess.run([sys.executable, "-m", "nsysq", *args[1:]], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nsysq", *args[1:]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return "\n".join(line.rstrip() for line in proc.stdout.splitlines()) + "\n"
 
 

@@ -20,6 +20,7 @@ _FIX = "install it with: pip install 'duckdb-extension-sqlite-scanner=={v}' (it 
 def extension_path() -> Path:
     """Return the sqlite_scanner binary shipped by the duckdb-extension-sqlite-scanner package."""
     import duckdb
+
     version = duckdb.__version__
     try:
         root = importlib.resources.files("duckdb_extension_sqlite_scanner")
@@ -44,6 +45,7 @@ def connect(
     ``sqlite=False`` skips loading the extension (about 0.1 s): for reading nsysq's own cache.
     """
     import duckdb
+
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,

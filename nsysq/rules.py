@@ -130,9 +130,7 @@ def first_match(
 
 def rules_rows(rules: Sequence[Rule] | Sequence[DangerRule]) -> list[tuple[int, str, str, str]]:
     """Rows ``(rule_order, category_or_kind, field, pattern)`` for the engine's rules table."""
-    return [
-        (r.order, r.category if isinstance(r, Rule) else r.kind, r.field, r.like) for r in rules
-    ]
+    return [(r.order, r.category if isinstance(r, Rule) else r.kind, r.field, r.like) for r in rules]
 
 
 # -- reading and validation ---------------------------------------------------------------------
@@ -163,8 +161,7 @@ def _read(packaged: str, path: str | Path | None) -> tuple[str, dict[str, Any]]:
         return name, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(
-            f"{name} is not a valid TOML file ({exc}); fix the syntax, "
-            "see docs/rules.md for the format."
+            f"{name} is not a valid TOML file ({exc}); fix the syntax, see docs/rules.md for the format."
         ) from exc
 
 
@@ -209,9 +206,7 @@ def _text(name: str, n: int, entry: dict[str, Any], key: str, required: bool = T
 def _field_and_like(name: str, n: int, entry: dict[str, Any]) -> tuple[Field, str]:
     field = entry["field"]
     if field not in _FIELDS:
-        raise RulesError(
-            f'{name}: rule {n} has field {field!r}; use field = "short" or field = "demangled".'
-        )
+        raise RulesError(f'{name}: rule {n} has field {field!r}; use field = "short" or field = "demangled".')
     like = entry["like"]
     if not isinstance(like, str) or not like:
         raise RulesError(

@@ -92,6 +92,7 @@ class Trace:
     def run(self, name: str, **params: Any) -> Table:
         """Run the packaged query ``name`` with bound parameters; return its rows as a Table."""
         import duckdb
+
         query = catalog.get(name)
         if query.macro is not None:
             raise QueryError(f"queries/{query.filename} defines the macro {query.macro}; it is not a query.")
@@ -152,6 +153,7 @@ class Trace:
 
     def sql_table(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> Table:
         import duckdb
+
         try:
             statements = duckdb.extract_statements(text)
         except duckdb.Error as exc:
@@ -233,6 +235,7 @@ class Trace:
     def materialize(self, name: str, table: str) -> None:
         """Keep the rows of packaged query ``name`` as temp table ``table`` for later queries."""
         import duckdb
+
         if table in self._materialized:
             return
         query = catalog.get(name)

@@ -85,8 +85,10 @@ def test_fixture_columns_match_real_export(name: str, fixture_dir: Path) -> None
             if table not in real_tables:
                 continue
             want = _cols(ref, table)
-            if version == "2022.2" and want[-1] == "name" and table in (
-                "CUPTI_ACTIVITY_KIND_RUNTIME", MEMCPY
+            if (
+                version == "2022.2"
+                and want[-1] == "name"
+                and table in ("CUPTI_ACTIVITY_KIND_RUNTIME", MEMCPY)
             ):
                 want = want[:-1]  # post-export ALTER TABLE artefact of that file
             assert _cols(syn, table) == want, table
@@ -103,8 +105,10 @@ def test_schema_module_matches_real_export(version: str) -> None:
     with closing(_ro(real)) as ref:
         for table in set(_tables(ref)) & set(schemas.tables(version)):
             want = _cols(ref, table)
-            if version == "2022.2" and want[-1] == "name" and table in (
-                "CUPTI_ACTIVITY_KIND_RUNTIME", MEMCPY
+            if (
+                version == "2022.2"
+                and want[-1] == "name"
+                and table in ("CUPTI_ACTIVITY_KIND_RUNTIME", MEMCPY)
             ):
                 want = want[:-1]
             assert schemas.columns(version, table) == want, table
@@ -138,30 +142,34 @@ def test_fixture_shapes(fixture_dir: Path) -> None:
             "SELECT count(text), count(textId) FROM NVTX_EVENTS WHERE eventType = 59"
         ).fetchone()
         assert n_text > 0 and n_id > 0
-        lazy = con.execute(
-            "SELECT value FROM EXPORT_META_DATA WHERE name = 'EXPORT_LAZY'").fetchone()
+        lazy = con.execute("SELECT value FROM EXPORT_META_DATA WHERE name = 'EXPORT_LAZY'").fetchone()
         assert lazy == ("false",)
     with closing(_ro(fixture_dir / "v2023_1.sqlite")) as con:
         assert con.execute("SELECT min(start) < 0 FROM NVTX_EVENTS").fetchone() == (1,)
-        assert con.execute(
-            "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND end IS NULL"
-        ).fetchone()[0] >= 1
+        assert (
+            con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND end IS NULL").fetchone()[0]
+            >= 1
+        )
     with closing(_ro(fixture_dir / "v2024_6.sqlite")) as con:
         assert con.execute("SELECT count(binaryData) FROM NVTX_EVENTS").fetchone()[0] > 0
-        assert con.execute(
-            f"SELECT count(*) FROM {KERNEL} k JOIN StringIds s ON s.id = k.demangledName "
-            "WHERE s.value LIKE '%cublas%'").fetchone()[0] > 0
+        assert (
+            con.execute(
+                f"SELECT count(*) FROM {KERNEL} k JOIN StringIds s ON s.id = k.demangledName "
+                "WHERE s.value LIKE '%cublas%'"
+            ).fetchone()[0]
+            > 0
+        )
     with closing(_ro(fixture_dir / "v2025_5.sqlite")) as con:
         assert con.execute(f"SELECT max(copyCount) FROM {MEMCPY}").fetchone() == (4,)
         assert con.execute(f"SELECT max(clusterX) FROM {KERNEL}").fetchone() == (2,)
         names = {r[0] for r in con.execute("SELECT name FROM TARGET_INFO_GPU")}
         assert "Intel(R) UHD Graphics" in names
     with closing(_ro(fixture_dir / "graph_trace.sqlite")) as con:
-        mode = con.execute("SELECT value FROM META_DATA_CAPTURE WHERE name LIKE "
-                           "'%CUDA_GRAPH_TRACE_OPTIONS:MODE'").fetchall()
+        mode = con.execute(
+            "SELECT value FROM META_DATA_CAPTURE WHERE name LIKE '%CUDA_GRAPH_TRACE_OPTIONS:MODE'"
+        ).fetchall()
         assert mode == [("Graph",)]
-        assert con.execute(
-            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE").fetchone()[0] == 12
+        assert con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE").fetchone()[0] == 12
 
 
 def test_edge_cases(fixture_dir: Path) -> None:
@@ -169,25 +177,37 @@ def test_edge_cases(fixture_dir: Path) -> None:
         ids = {r[0] for r in con.execute("SELECT id FROM StringIds")}
         assert DANGLING_SHORT_ID not in ids and DANGLING_DEMANGLED_ID not in ids
         dangling = con.execute(
-            f"SELECT count(*) FROM {KERNEL} k LEFT JOIN StringIds s ON s.id = k.shortName "
-            "WHERE s.id IS NULL").fetchone()[0]
+            f"SELECT count(*) FROM {KERNEL} k LEFT JOIN StringIds s ON s.id = k.shortName WHERE s.id IS NULL"
+        ).fetchone()[0]
         assert dangling == 1
         assert con.execute(f"SELECT count(*) FROM {KERNEL} WHERE start = end").fetchone()[0] == 2
-        assert con.execute(f"SELECT count(*) FROM {KERNEL} WHERE mangledName IS NULL"
-                           ).fetchone()[0] > 0
-        by_short = dict(con.execute(
-            f"SELECT s.value, count(DISTINCT k.demangledName) FROM {KERNEL} k "
-            "JOIN StringIds s ON s.id = k.shortName GROUP BY 1").fetchall())
+        assert con.execute(f"SELECT count(*) FROM {KERNEL} WHERE mangledName IS NULL").fetchone()[0] > 0
+        by_short = dict(
+            con.execute(
+                f"SELECT s.value, count(DISTINCT k.demangledName) FROM {KERNEL} k "
+                "JOIN StringIds s ON s.id = k.shortName GROUP BY 1"
+            ).fetchall()
+        )
         assert by_short["device_kernel"] == 2
         assert by_short["vectorized_elementwise_kernel"] == 3
-        for name in ("Kernel2", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
-                     "merge_attn_states_kernel", "triton_poi_fused_mul_silu_0",
-                     "triton_per_fused_softmax_2", "カーネル"):
+        for name in (
+            "Kernel2",
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+            "merge_attn_states_kernel",
+            "triton_poi_fused_mul_silu_0",
+            "triton_per_fused_softmax_2",
+            "カーネル",
+        ):
             assert name in by_short
-        assert con.execute(f"SELECT count(DISTINCT deviceId), count(DISTINCT streamId) "
-                           f"FROM {KERNEL}").fetchone() == (2, 3)
-        assert con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE text IS NULL AND "
-                           "textId IS NULL").fetchone()[0] >= 1
+        assert con.execute(
+            f"SELECT count(DISTINCT deviceId), count(DISTINCT streamId) FROM {KERNEL}"
+        ).fetchone() == (2, 3)
+        assert (
+            con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE text IS NULL AND textId IS NULL").fetchone()[
+                0
+            ]
+            >= 1
+        )
 
 
 def test_no_overlap_per_stream_in_fixtures(fixture_dir: Path) -> None:
@@ -206,14 +226,14 @@ def test_no_overlap_per_stream_in_fixtures(fixture_dir: Path) -> None:
 def test_writer_lazy_and_nonlazy(tmp_path: Path) -> None:
     k = {"start": 10, "end": 20, "shortName": "k", "demangledName": "k(void)"}
     lazy = write_trace(tmp_path / "lazy.sqlite", TraceSpec(version="2024.6", kernels=[k]))
-    full = write_trace(tmp_path / "full.sqlite",
-                       TraceSpec(version="2024.6", kernels=[k], lazy=False))
+    full = write_trace(tmp_path / "full.sqlite", TraceSpec(version="2024.6", kernels=[k], lazy=False))
     with closing(_ro(lazy)) as con:
         t = set(_tables(con))
         assert KERNEL in t and "StringIds" in t and MEMCPY not in t and "NVTX_EVENTS" not in t
         assert con.execute("PRAGMA journal_mode").fetchone() == ("delete",)
-        row = con.execute(f"SELECT s.value, k.gridId FROM {KERNEL} k "
-                          "JOIN StringIds s ON s.id = k.shortName").fetchone()
+        row = con.execute(
+            f"SELECT s.value, k.gridId FROM {KERNEL} k JOIN StringIds s ON s.id = k.shortName"
+        ).fetchone()
         assert row == ("k", 1)
     with closing(_ro(full)) as con:
         assert set(_tables(con)) == set(schemas.tables("2024.6"))
@@ -222,8 +242,10 @@ def test_writer_lazy_and_nonlazy(tmp_path: Path) -> None:
 
 def test_writer_rejects_bad_rows(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no such column"):
-        write_trace(tmp_path / "x.sqlite", TraceSpec(kernels=[
-            {"start": 1, "end": 2, "shortName": "a", "demangledName": "a", "bogus": 1}]))
+        write_trace(
+            tmp_path / "x.sqlite",
+            TraceSpec(kernels=[{"start": 1, "end": 2, "shortName": "a", "demangledName": "a", "bogus": 1}]),
+        )
     with pytest.raises(ValueError, match="NOT NULL"):
         write_trace(tmp_path / "y.sqlite", TraceSpec(kernels=[{"start": 1, "end": 2}]))
     with pytest.raises(ValueError, match="unknown nsys schema version"):
@@ -243,8 +265,10 @@ def _one(con: sqlite3.Connection, sql: str) -> tuple:
     return tuple(con.execute(sql).fetchone())
 
 
-CENSUS = (f"SELECT s.value, COUNT(*), ROUND(SUM(k.end - k.start) / 1e6, 2) AS ms FROM {KERNEL} k "
-          "JOIN StringIds s ON k.shortName = s.id GROUP BY s.value ORDER BY ms DESC")
+CENSUS = (
+    f"SELECT s.value, COUNT(*), ROUND(SUM(k.end - k.start) / 1e6, 2) AS ms FROM {KERNEL} k "
+    "JOIN StringIds s ON k.shortName = s.id GROUP BY s.value ORDER BY ms DESC"
+)
 
 
 def test_example_pair_article_numbers(pair: tuple[Path, Path]) -> None:
@@ -261,9 +285,11 @@ def test_example_pair_article_numbers(pair: tuple[Path, Path]) -> None:
             ("vectorized_elementwise_kernel", 883, 60.98),
             ("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN", 28, 51.94),
         ]
-        flash_sql = (f"SELECT COUNT(*), SUM(k.end - k.start), COUNT(DISTINCT s.value) FROM {KERNEL} "
-                     "k JOIN StringIds s ON k.shortName = s.id WHERE LOWER(s.value) LIKE "
-                     "'%flash%'")
+        flash_sql = (
+            f"SELECT COUNT(*), SUM(k.end - k.start), COUNT(DISTINCT s.value) FROM {KERNEL} "
+            "k JOIN StringIds s ON k.shortName = s.id WHERE LOWER(s.value) LIKE "
+            "'%flash%'"
+        )
         n1, t1, d1 = _one(a, flash_sql)
         n16, t16, d16 = _one(b, flash_sql)
         assert (n1, n16, d1, d16) == (392, 392, 1, 1)
@@ -276,9 +302,12 @@ def test_example_pair_article_numbers(pair: tuple[Path, Path]) -> None:
             assert _one(con, f"SELECT COUNT(*) FROM {MEMSET}") == (sets,)
 
         def nvjet(con: sqlite3.Connection) -> dict[str, int]:
-            return dict(con.execute(
-                f"SELECT s.value, SUM(k.end - k.start) FROM {KERNEL} k JOIN StringIds s "
-                "ON k.shortName = s.id WHERE s.value LIKE 'nvjet_tst_%' GROUP BY 1").fetchall())
+            return dict(
+                con.execute(
+                    f"SELECT s.value, SUM(k.end - k.start) FROM {KERNEL} k JOIN StringIds s "
+                    "ON k.shortName = s.id WHERE s.value LIKE 'nvjet_tst_%' GROUP BY 1"
+                ).fetchall()
+            )
 
         g1, g16 = nvjet(a), nvjet(b)
         only1 = set(g1) - set(g16)
@@ -288,9 +317,13 @@ def test_example_pair_article_numbers(pair: tuple[Path, Path]) -> None:
         assert round(sum(g16[k] for k in only16) / 1e6) == 88
 
         def by_short(con: sqlite3.Connection) -> dict[str, tuple[int, int]]:
-            return {r[0]: (r[1], r[2]) for r in con.execute(
-                f"SELECT s.value, COUNT(*), SUM(k.end - k.start) FROM {KERNEL} k "
-                "JOIN StringIds s ON k.shortName = s.id GROUP BY 1")}
+            return {
+                r[0]: (r[1], r[2])
+                for r in con.execute(
+                    f"SELECT s.value, COUNT(*), SUM(k.end - k.start) FROM {KERNEL} k "
+                    "JOIN StringIds s ON k.shortName = s.id GROUP BY 1"
+                )
+            }
 
         s1, s16 = by_short(a), by_short(b)
         ratios = {k: s16[k][1] / s1[k][1] for k in set(s1) & set(s16)}
@@ -351,10 +384,8 @@ def test_big_small_n(tmp_path: Path) -> None:
     with closing(_ro(path)) as con:
         assert _one(con, f"SELECT COUNT(*) FROM {KERNEL}") == (n,)
         assert _overlaps(con) == 0
-        assert _one(con, f"SELECT COUNT(DISTINCT deviceId), COUNT(DISTINCT streamId) "
-                         f"FROM {KERNEL}") == (2, 4)
-        distinct = _one(con, f"SELECT COUNT(DISTINCT shortName || '/' || demangledName) "
-                             f"FROM {KERNEL}")[0]
+        assert _one(con, f"SELECT COUNT(DISTINCT deviceId), COUNT(DISTINCT streamId) FROM {KERNEL}") == (2, 4)
+        distinct = _one(con, f"SELECT COUNT(DISTINCT shortName || '/' || demangledName) FROM {KERNEL}")[0]
         assert 100 <= distinct <= 200
         assert _one(con, f"SELECT COUNT(*) FROM {MEMCPY}") == (n // 8,)
         assert _one(con, f"SELECT COUNT(*) FROM {MEMSET}") == (n // 25,)
@@ -363,13 +394,18 @@ def test_big_small_n(tmp_path: Path) -> None:
         api = _one(con, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")[0]
         assert 1.05 * n <= api <= 1.25 * n
         # every kernel's correlationId has an API call
-        assert _one(con, f"SELECT COUNT(*) FROM {KERNEL} k LEFT JOIN "
-                         "CUPTI_ACTIVITY_KIND_RUNTIME r USING (correlationId) "
-                         "WHERE r.correlationId IS NULL") == (0,)
+        assert _one(
+            con,
+            f"SELECT COUNT(*) FROM {KERNEL} k LEFT JOIN "
+            "CUPTI_ACTIVITY_KIND_RUNTIME r USING (correlationId) "
+            "WHERE r.correlationId IS NULL",
+        ) == (0,)
         # heavy tail: the top 10% of launches hold >40% of the time (uniform: 10%)
         durs = [r[0] for r in con.execute(f"SELECT end - start FROM {KERNEL} ORDER BY 1 DESC")]
         assert sum(durs[: n // 10]) > 0.4 * sum(durs)
         assert all(d > 0 for d in durs)
         # no dangling names
-        assert _one(con, f"SELECT COUNT(*) FROM {KERNEL} k LEFT JOIN StringIds s "
-                         "ON s.id = k.shortName WHERE s.id IS NULL") == (0,)
+        assert _one(
+            con,
+            f"SELECT COUNT(*) FROM {KERNEL} k LEFT JOIN StringIds s ON s.id = k.shortName WHERE s.id IS NULL",
+        ) == (0,)

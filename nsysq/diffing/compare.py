@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nsysq.diffing.combine import _combine
 from nsysq.diffing.findings import _findings
@@ -49,7 +49,8 @@ def diff(
     elif danger_rules is None:
         danger, danger_source = rules_mod.load_danger_rules(), "packaged danger_rules.toml"
     else:
-        danger, danger_source = list(danger_rules), "given rules"
+        # mypy cannot narrow str out of Sequence after the isinstance test above
+        danger, danger_source = list(cast("Sequence[Any]", danger_rules)), "given rules"
 
     opened: list[Trace] = []
     try:

@@ -52,7 +52,8 @@ class Finding:
     numbers: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        data: dict[str, Any] = _jsonable(asdict(self))
+        return data
 
 
 @dataclass
@@ -141,7 +142,8 @@ class DiffResult:
         for name in SECTIONS:
             out[name] = self.section(name, unit).records()
         out["findings"] = [f.to_dict() for f in self.findings]
-        return _jsonable(out)
+        data: dict[str, Any] = _jsonable(out)
+        return data
 
     def to_json(self, unit: str = "ns", indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(unit), indent=indent, ensure_ascii=False)

@@ -11,8 +11,9 @@ from nsysq.synth.scenarios import all_fixtures, big, example_pair
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nsysq.synth",
-                                     description="Write synthetic nsys SQLite exports.")
+    parser = argparse.ArgumentParser(
+        prog="python -m nsysq.synth", description="Write synthetic nsys SQLite exports."
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     p_ex = sub.add_parser("example", help="write bs1.sqlite and bs16.sqlite into OUTDIR")
     p_ex.add_argument("outdir", type=Path)
@@ -30,8 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "example":
         paths = list(example_pair(args.outdir))
     elif args.cmd == "big":
-        paths = [big(args.out, args.kernels, seed=args.seed, devices=args.devices,
-                     streams=args.streams)]
+        paths = [big(args.out, args.kernels, seed=args.seed, devices=args.devices, streams=args.streams)]
     else:
         paths = list(all_fixtures(args.outdir).values())
     for p in paths:

@@ -71,24 +71,35 @@ class Timeline:
         self.cursor[lane] = end
         self.corr += 1
         row = dict(op.row)
-        row.update({
-            "start": t, "end": end, "deviceId": op.device, "streamId": op.stream,
-            "correlationId": self.corr, "globalPid": global_pid(self.pid),
-        })
-        {"kernel": self.kernels, "memcpy": self.memcpys, "memset": self.memsets}[op.kind].append(
-            row
+        row.update(
+            {
+                "start": t,
+                "end": end,
+                "deviceId": op.device,
+                "streamId": op.stream,
+                "correlationId": self.corr,
+                "globalPid": global_pid(self.pid),
+            }
         )
+        {"kernel": self.kernels, "memcpy": self.memcpys, "memset": self.memsets}[op.kind].append(row)
         api_dur = self.rng.randint(1_500, 2_800)
-        self.runtime.append({
-            "start": t - 2_900, "end": t - 2_900 + api_dur, "eventClass": 0,
-            "globalTid": global_tid(self.pid, self.pid + op.device),
-            "correlationId": self.corr, "nameId": _API[op.kind], "returnValue": 0,
-        })
+        self.runtime.append(
+            {
+                "start": t - 2_900,
+                "end": t - 2_900 + api_dur,
+                "eventClass": 0,
+                "globalTid": global_tid(self.pid, self.pid + op.device),
+                "correlationId": self.corr,
+                "nameId": _API[op.kind],
+                "returnValue": 0,
+            }
+        )
         return t, end
 
 
-def split_total(rng: random.Random, total_ns: int, n: int, sigma: float = 0.2,
-                floor: int = 1_000) -> list[int]:
+def split_total(
+    rng: random.Random, total_ns: int, n: int, sigma: float = 0.2, floor: int = 1_000
+) -> list[int]:
     """``n`` positive integer durations (each >= ``floor``) summing exactly to ``total_ns``."""
     if n <= 0:
         return []
@@ -155,10 +166,7 @@ ACT_AND_MUL = (
     "void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, true>"
     "(T1 *, const T1 *, int)"
 )
-RMS_NORM = (
-    "void vllm::rms_norm_kernel<c10::BFloat16, 8>(T1 *, const T1 *, long, const T1 *, float, "
-    "int, int)"
-)
+RMS_NORM = "void vllm::rms_norm_kernel<c10::BFloat16, 8>(T1 *, const T1 *, long, const T1 *, float, int, int)"
 ROTARY = (
     "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(const long *, T1 *, T1 *, const T1"
     " *, int, long, long, int, int, int)"
@@ -240,35 +248,81 @@ def _ms(x: float) -> int:
 def _example_plans(bs: int) -> list[KernelPlan]:
     """Kernel plans of the BS1 / BS16 traces.  Numbers: see ``example_pair``."""
     b16 = bs == 16
-    nvjet_kw: dict[str, Any] = {
-        "grid": (2, 66, 1), "block": (384, 1, 1), "regs": 168, "dyn_smem": 213_204
-    }
+    nvjet_kw: dict[str, Any] = {"grid": (2, 66, 1), "block": (384, 1, 1), "regs": 168, "dyn_smem": 213_204}
     plans = [
-        KernelPlan("device_kernel", CUTLASS_GEMM, 748, _ms(916.86 if b16 else 877.38),
-                   grid=(132, 1, 1), block=(384, 1, 1), regs=168, dyn_smem=230_400),
-        KernelPlan("vectorized_elementwise_kernel", VEC_BF16_COPY, 400,
-                   _ms(25.50 if b16 else 25.00), grid=(1184, 1, 1), regs=24),
-        KernelPlan("vectorized_elementwise_kernel", VEC_MUL, 300, _ms(20.40 if b16 else 20.00),
-                   grid=(592, 1, 1), regs=26),
-        KernelPlan("vectorized_elementwise_kernel", VEC_FILL, 183, _ms(16.30 if b16 else 15.98),
-                   grid=(64, 1, 1), regs=16),
+        KernelPlan(
+            "device_kernel",
+            CUTLASS_GEMM,
+            748,
+            _ms(916.86 if b16 else 877.38),
+            grid=(132, 1, 1),
+            block=(384, 1, 1),
+            regs=168,
+            dyn_smem=230_400,
+        ),
+        KernelPlan(
+            "vectorized_elementwise_kernel",
+            VEC_BF16_COPY,
+            400,
+            _ms(25.50 if b16 else 25.00),
+            grid=(1184, 1, 1),
+            regs=24,
+        ),
+        KernelPlan(
+            "vectorized_elementwise_kernel",
+            VEC_MUL,
+            300,
+            _ms(20.40 if b16 else 20.00),
+            grid=(592, 1, 1),
+            regs=26,
+        ),
+        KernelPlan(
+            "vectorized_elementwise_kernel",
+            VEC_FILL,
+            183,
+            _ms(16.30 if b16 else 15.98),
+            grid=(64, 1, 1),
+            regs=16,
+        ),
     ]
     shared_ms = [51.94, 33.00, 29.50, 27.06, 24.50, 21.00]  # 187.00 ms in both traces
     for name, ms in zip(NVJET_SHARED, shared_ms, strict=True):
         plans.append(KernelPlan(name, name, 28, _ms(ms), **nvjet_kw))
     only = NVJET_BS16_ONLY if b16 else NVJET_BS1_ONLY
-    only_ms = [14.0, 13.5, 13.0, 12.5, 12.0, 11.5, 11.5] if b16 else [
-        3.2, 2.9, 2.7, 2.5, 2.4, 2.2, 2.1]  # 88.00 vs 18.00 ms
+    only_ms = (
+        [14.0, 13.5, 13.0, 12.5, 12.0, 11.5, 11.5] if b16 else [3.2, 2.9, 2.7, 2.5, 2.4, 2.2, 2.1]
+    )  # 88.00 vs 18.00 ms
     for name, ms in zip(only, only_ms, strict=True):
         plans.append(KernelPlan(name, name, 28, _ms(ms), **nvjet_kw))
     plans += [
-        KernelPlan("act_and_mul_kernel", ACT_AND_MUL, 700, _ms(28.75 if b16 else 25.00),
-                   grid=(bs * 8, 1, 1), block=(1024, 1, 1), regs=28),
-        KernelPlan("rms_norm_kernel", RMS_NORM, 1400, _ms(18.24 if b16 else 12.00),
-                   grid=(bs * 8, 1, 1), block=(1024, 1, 1), regs=30),
-        KernelPlan("reshape_and_cache_flash_kernel", REF_FLASH, 392,
-                   _ms(6.170 if b16 else 1.198), grid=(bs, 1, 1), block=(256, 1, 1), regs=22,
-                   sigma=0.05),
+        KernelPlan(
+            "act_and_mul_kernel",
+            ACT_AND_MUL,
+            700,
+            _ms(28.75 if b16 else 25.00),
+            grid=(bs * 8, 1, 1),
+            block=(1024, 1, 1),
+            regs=28,
+        ),
+        KernelPlan(
+            "rms_norm_kernel",
+            RMS_NORM,
+            1400,
+            _ms(18.24 if b16 else 12.00),
+            grid=(bs * 8, 1, 1),
+            block=(1024, 1, 1),
+            regs=30,
+        ),
+        KernelPlan(
+            "reshape_and_cache_flash_kernel",
+            REF_FLASH,
+            392,
+            _ms(6.170 if b16 else 1.198),
+            grid=(bs, 1, 1),
+            block=(256, 1, 1),
+            regs=22,
+            sigma=0.05,
+        ),
     ]
     # The rest ("other"): 4,468 calls, 68.442 ms (BS1) -> 66.780 ms (BS16).
     others = [
@@ -278,8 +332,7 @@ def _example_plans(bs: int) -> list[KernelPlan]:
         ("CatArrayBatchedCopy", CAT_COPY, 600, 8.0),
         ("unrolled_elementwise_kernel", UNROLLED, 976, 10.0),
         ("triton_poi_fused_cat_1", "triton_poi_fused_cat_1", 500, 7.0),
-        ("triton_red_fused_add_mean_mul_pow_2", "triton_red_fused_add_mean_mul_pow_2", 500,
-         68.442 - 59.0),
+        ("triton_red_fused_add_mean_mul_pow_2", "triton_red_fused_add_mean_mul_pow_2", 500, 68.442 - 59.0),
     ]
     target = 66.780 if b16 else 68.442
     ratio = target / 68.442
@@ -298,31 +351,54 @@ def _example_spec(bs: int) -> TraceSpec:
     ops: list[Launch] = []
     for p in plans:
         for dur in split_total(rng, p.total_ns, p.calls, p.sigma):
-            ops.append(Launch("kernel", dur, {
-                "shortName": p.short, "demangledName": p.demangled,
-                "gridX": p.grid[0], "gridY": p.grid[1], "gridZ": p.grid[2],
-                "blockX": p.block[0], "blockY": p.block[1], "blockZ": p.block[2],
-                "registersPerThread": p.regs, "dynamicSharedMemory": p.dyn_smem,
-                "staticSharedMemory": p.static_smem, "sharedMemoryExecuted": 233_472
-                if p.dyn_smem else 32_768,
-            }))
+            ops.append(
+                Launch(
+                    "kernel",
+                    dur,
+                    {
+                        "shortName": p.short,
+                        "demangledName": p.demangled,
+                        "gridX": p.grid[0],
+                        "gridY": p.grid[1],
+                        "gridZ": p.grid[2],
+                        "blockX": p.block[0],
+                        "blockY": p.block[1],
+                        "blockZ": p.block[2],
+                        "registersPerThread": p.regs,
+                        "dynamicSharedMemory": p.dyn_smem,
+                        "staticSharedMemory": p.static_smem,
+                        "sharedMemoryExecuted": 233_472 if p.dyn_smem else 32_768,
+                    },
+                )
+            )
     # Memory operations.  D2D: 29 ops / 81,000,000 B (BS1) -> 53 ops / 163,000,000 B (BS16).
     n_memcpy, n_d2d, d2d_bytes = (1147, 53, 163_000_000) if bs == 16 else (1099, 29, 81_000_000)
     n_memset = 429 if bs == 16 else 345
     d2d_sizes = split_total(rng, d2d_bytes, n_d2d, sigma=0.3, floor=65_536)
     for size in d2d_sizes:
-        ops.append(Launch("memcpy", 2_000 + size // 2_000, {
-            "bytes": size, "copyKind": 8, "srcKind": 2, "dstKind": 2}))
+        ops.append(
+            Launch(
+                "memcpy", 2_000 + size // 2_000, {"bytes": size, "copyKind": 8, "srcKind": 2, "dstKind": 2}
+            )
+        )
     for i in range(n_memcpy - n_d2d):
         h2d = i % 3 != 2
         size = rng.choice([4, 8, 64, 512, 4096, 16_384, 65_536]) * (bs if h2d else 1)
-        ops.append(Launch("memcpy", 1_200 + size // 20_000, {
-            "bytes": size, "copyKind": 1 if h2d else 2,
-            "srcKind": 1 if h2d else 2, "dstKind": 2 if h2d else 1}))
+        ops.append(
+            Launch(
+                "memcpy",
+                1_200 + size // 20_000,
+                {
+                    "bytes": size,
+                    "copyKind": 1 if h2d else 2,
+                    "srcKind": 1 if h2d else 2,
+                    "dstKind": 2 if h2d else 1,
+                },
+            )
+        )
     for _ in range(n_memset):
         size = rng.choice([4, 256, 2048, 65_536, 1_048_576])
-        ops.append(Launch("memset", 800 + size // 50_000, {"bytes": size, "value": 0,
-                                                           "memKind": 2}))
+        ops.append(Launch("memset", 800 + size // 50_000, {"bytes": size, "value": 0, "memKind": 2}))
     # Deterministic "program order": the same shuffle seed for both traces.
     order = random.Random(7)
     order.shuffle(ops)
@@ -334,37 +410,67 @@ def _example_spec(bs: int) -> TraceSpec:
     for op in ops:
         chunk.append(tl.place(op))
         if len(chunk) == 36:
-            nvtx.append({"start": chunk[0][0] - 4_000, "end": chunk[-1][0] - 500,
-                         "eventType": 59, "text": f"decoder_layer_{step % 28}",
-                         "globalTid": tid, "domainId": 0})
+            nvtx.append(
+                {
+                    "start": chunk[0][0] - 4_000,
+                    "end": chunk[-1][0] - 500,
+                    "eventType": 59,
+                    "text": f"decoder_layer_{step % 28}",
+                    "globalTid": tid,
+                    "domainId": 0,
+                }
+            )
             step += 1
             chunk = []
         if step and step % 28 == 0 and not chunk:
             s28 = nvtx[-28]["start"] - 2_000
-            nvtx.append({"start": s28, "end": nvtx[-1]["end"] + 1_000, "eventType": 59,
-                         "text": "execute_model", "globalTid": tid, "domainId": 0})
+            nvtx.append(
+                {
+                    "start": s28,
+                    "end": nvtx[-1]["end"] + 1_000,
+                    "eventType": 59,
+                    "text": "execute_model",
+                    "globalTid": tid,
+                    "domainId": 0,
+                }
+            )
     runtime = tl.runtime
     # A cudaStreamSynchronize after every model step.
     for r in nvtx:
         if r["text"] == "execute_model":
             tl.corr += 1
-            runtime.append({"start": r["end"] + 500, "end": r["end"] + 20_500, "eventClass": 0,
-                            "globalTid": tid, "correlationId": tl.corr,
-                            "nameId": "cudaStreamSynchronize_v3020", "returnValue": 0})
+            runtime.append(
+                {
+                    "start": r["end"] + 500,
+                    "end": r["end"] + 20_500,
+                    "eventClass": 0,
+                    "globalTid": tid,
+                    "correlationId": tl.corr,
+                    "nameId": "cudaStreamSynchronize_v3020",
+                    "returnValue": 0,
+                }
+            )
     end = max(tl.cursor.values())
     return TraceSpec(
         version="2025.1",
-        kernels=tl.kernels, memcpys=tl.memcpys, memsets=tl.memsets,
+        kernels=tl.kernels,
+        memcpys=tl.memcpys,
+        memsets=tl.memsets,
         runtime=sorted(runtime, key=lambda r: (r["start"], r["correlationId"])),
         nvtx=sorted(nvtx, key=lambda r: r["start"]),
         gpus=[dict(H200)],
         cuda_devices=[{"gpuId": 0, "cudaId": 0, "pid": DEFAULT_PID}],
         threads=[{"nameId": "python3", "priority": 0, "globalTid": tid}],
         strings=[],
-        analysis={"duration": end - BASE_NS + 500_000_000, "startTime": 500_000_000,
-                  "stopTime": end + 1_000_000},
-        capture_metadata={"PROCESS_0:COMMAND": "python3",
-                          "PROCESS_0:ARGUMENT_0": f"bench_vllm.py --batch-size {bs}"},
+        analysis={
+            "duration": end - BASE_NS + 500_000_000,
+            "startTime": 500_000_000,
+            "stopTime": end + 1_000_000,
+        },
+        capture_metadata={
+            "PROCESS_0:COMMAND": "python3",
+            "PROCESS_0:ARGUMENT_0": f"bench_vllm.py --batch-size {bs}",
+        },
     )
 
 
@@ -404,26 +510,46 @@ def example_pair(out_dir: str | Path) -> tuple[Path, Path]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _kernels_on(tl: Timeline, rng: random.Random, names: list[tuple[str, str]], n: int,
-                devices: int = 1, streams: tuple[int, ...] = (7,),
-                extra: Row | None = None) -> None:
+def _kernels_on(
+    tl: Timeline,
+    rng: random.Random,
+    names: list[tuple[str, str]],
+    n: int,
+    devices: int = 1,
+    streams: tuple[int, ...] = (7,),
+    extra: Row | None = None,
+) -> None:
     for i in range(n):
         short, dem = names[i % len(names)]
-        row: Row = {"shortName": short, "demangledName": dem, "gridX": rng.choice([1, 40, 132]),
-                    "registersPerThread": rng.choice([16, 32, 64])}
+        row: Row = {
+            "shortName": short,
+            "demangledName": dem,
+            "gridX": rng.choice([1, 40, 132]),
+            "registersPerThread": rng.choice([16, 32, 64]),
+        }
         if extra:
             row.update(extra)
-        tl.place(Launch("kernel", rng.randint(2_000, 90_000), row, device=i % devices,
-                        stream=streams[(i // devices) % len(streams)]))
+        tl.place(
+            Launch(
+                "kernel",
+                rng.randint(2_000, 90_000),
+                row,
+                device=i % devices,
+                stream=streams[(i // devices) % len(streams)],
+            )
+        )
 
 
-def _memcpys_on(tl: Timeline, rng: random.Random, n: int, devices: int = 1,
-                extra: Row | None = None) -> None:
+def _memcpys_on(tl: Timeline, rng: random.Random, n: int, devices: int = 1, extra: Row | None = None) -> None:
     for i in range(n):
         kind = [1, 2, 8][i % 3]
         src, dst = {1: (1, 2), 2: (2, 0), 8: (2, 2)}[kind]
-        row: Row = {"bytes": rng.choice([4096, 65_536, 1 << 20]), "copyKind": kind,
-                    "srcKind": src, "dstKind": dst}
+        row: Row = {
+            "bytes": rng.choice([4096, 65_536, 1 << 20]),
+            "copyKind": kind,
+            "srcKind": src,
+            "dstKind": dst,
+        }
         if extra:
             row.update(extra)
         tl.place(Launch("memcpy", rng.randint(1_500, 40_000), row, device=i % devices))
@@ -431,8 +557,13 @@ def _memcpys_on(tl: Timeline, rng: random.Random, n: int, devices: int = 1,
 
 def _memsets_on(tl: Timeline, rng: random.Random, n: int) -> None:
     for _ in range(n):
-        tl.place(Launch("memset", rng.randint(900, 5_000),
-                        {"bytes": rng.choice([4, 2048, 65_536]), "value": 0, "memKind": 2}))
+        tl.place(
+            Launch(
+                "memset",
+                rng.randint(900, 5_000),
+                {"bytes": rng.choice([4, 2048, 65_536]), "value": 0, "memKind": 2},
+            )
+        )
 
 
 def _thread(pid: int = DEFAULT_PID, name: str = "python3") -> Row:
@@ -446,15 +577,18 @@ def _gpu(**over: Any) -> Row:
 
 
 def _spec_from(tl: Timeline, version: str, **kw: Any) -> TraceSpec:
-    return TraceSpec(version=version, kernels=tl.kernels, memcpys=tl.memcpys,
-                     memsets=tl.memsets, runtime=tl.runtime, **kw)
+    return TraceSpec(
+        version=version, kernels=tl.kernels, memcpys=tl.memcpys, memsets=tl.memsets, runtime=tl.runtime, **kw
+    )
 
 
 def _v2020_3() -> TraceSpec:
     rng = random.Random(2020)
     tl = Timeline(rng)
-    names = [(f"__omp_offloading_31_18a80a1__Z_3foo_l{line}",
-              f"__omp_offloading_31_18a80a1__Z_3foo_l{line}") for line in (42, 57, 88)]
+    names = [
+        (f"__omp_offloading_31_18a80a1__Z_3foo_l{line}", f"__omp_offloading_31_18a80a1__Z_3foo_l{line}")
+        for line in (42, 57, 88)
+    ]
     _kernels_on(tl, rng, names, 120, devices=2)
     _memcpys_on(tl, rng, 12, devices=2)
     gpus = []
@@ -468,12 +602,23 @@ def _v2020_3() -> TraceSpec:
 def _v2021_2() -> TraceSpec:
     rng = random.Random(2021)
     tl = Timeline(rng)
-    _kernels_on(tl, rng, [("probe_GPU2", "probe_GPU2(int *, int *, int)"),
-                          ("build_GPU2", "build_GPU2(int *, int *, int)")], 12)
+    _kernels_on(
+        tl,
+        rng,
+        [("probe_GPU2", "probe_GPU2(int *, int *, int)"), ("build_GPU2", "build_GPU2(int *, int *, int)")],
+        12,
+    )
     _memcpys_on(tl, rng, 60)
     _memsets_on(tl, rng, 16)
-    gpu = _gpu(name="Quadro RTX 6000", chipName="TU102", smCount=72, computeMajor=7,
-               computeMinor=5, smMajor=7, smMinor=5)
+    gpu = _gpu(
+        name="Quadro RTX 6000",
+        chipName="TU102",
+        smCount=72,
+        computeMajor=7,
+        computeMinor=5,
+        smMajor=7,
+        smMinor=5,
+    )
     return _spec_from(tl, "2021.2", gpus=[gpu], threads=[_thread()])
 
 
@@ -484,58 +629,141 @@ def _v2022_2_nonlazy() -> TraceSpec:
     _memcpys_on(tl, rng, 15)
     tid = global_tid(DEFAULT_PID, DEFAULT_PID)
     nvtx: list[Row] = [
-        {"start": BASE_NS - 900_000, "end": None, "eventType": 75, "text": "MPI",
-         "globalTid": tid, "domainId": 1},
+        {
+            "start": BASE_NS - 900_000,
+            "end": None,
+            "eventType": 75,
+            "text": "MPI",
+            "globalTid": tid,
+            "domainId": 1,
+        },
     ]
     t = BASE_NS - 800_000
     for i in range(17):  # registered strings (textId), like nsys-MPI
-        nvtx.append({"start": t, "end": t + 20_000, "eventType": 59, "textId":
-                     ["MPI_Init", "MPI_Send", "MPI_Recv", "MPI_Barrier"][i % 4],
-                     "globalTid": tid, "domainId": 1})
+        nvtx.append(
+            {
+                "start": t,
+                "end": t + 20_000,
+                "eventType": 59,
+                "textId": ["MPI_Init", "MPI_Send", "MPI_Recv", "MPI_Barrier"][i % 4],
+                "globalTid": tid,
+                "domainId": 1,
+            }
+        )
         t += 40_000
     for i in range(5):  # inline text
-        nvtx.append({"start": t, "end": t + 50_000, "eventType": 59, "text": f"saxpy_iter_{i}",
-                     "globalTid": tid, "domainId": 0})
+        nvtx.append(
+            {
+                "start": t,
+                "end": t + 50_000,
+                "eventType": 59,
+                "text": f"saxpy_iter_{i}",
+                "globalTid": tid,
+                "domainId": 0,
+            }
+        )
         t += 60_000
-    return _spec_from(tl, "2022.2", nvtx=nvtx, gpus=[_gpu(
-        name="NVIDIA A100-SXM4-40GB", chipName="GA100", smCount=108, computeMajor=8,
-        computeMinor=0, smMajor=8, smMinor=0)], threads=[_thread()],
-        analysis={"duration": 3_000_000_000, "startTime": 500_000_000,
-                  "stopTime": 3_500_000_000}, lazy=False)
+    return _spec_from(
+        tl,
+        "2022.2",
+        nvtx=nvtx,
+        gpus=[
+            _gpu(
+                name="NVIDIA A100-SXM4-40GB",
+                chipName="GA100",
+                smCount=108,
+                computeMajor=8,
+                computeMinor=0,
+                smMajor=8,
+                smMinor=0,
+            )
+        ],
+        threads=[_thread()],
+        analysis={"duration": 3_000_000_000, "startTime": 500_000_000, "stopTime": 3_500_000_000},
+        lazy=False,
+    )
 
 
 def _v2023_1() -> TraceSpec:
     rng = random.Random(2023)
     tl = Timeline(rng)
-    xmma = ("sm80_xmma_fprop_implicit_gemm_f16f16_f16f16_f16_nhwckrsc_nhwc_tilesize128x128x32_"
-            "stage4_warpsize2x2x1_g1_tensor16x8x16_execute_kernel_trt")
-    names = [(xmma, xmma),
-             ("trt_ampere_h16816gemm_64x64_ldg8_relu_stages_64x5_tn_v1",
-              "trt_ampere_h16816gemm_64x64_ldg8_relu_stages_64x5_tn_v1"),
-             ("copyVectorizedKernel", "void genericReformat::copyVectorizedKernel<double, "
-              "__half, __half, true, false, 1>(unsigned long, int, int, int, int, int, int, int,"
-              " int, int, int, int, int, int, int, void const*, int, int, int, int, int, int,"
-              " int, int, int, int, int, int, int, void*, double const*, double const*, double,"
-              " double, int, cudaTextureObject_t, int, int)")]
+    xmma = (
+        "sm80_xmma_fprop_implicit_gemm_f16f16_f16f16_f16_nhwckrsc_nhwc_tilesize128x128x32_"
+        "stage4_warpsize2x2x1_g1_tensor16x8x16_execute_kernel_trt"
+    )
+    names = [
+        (xmma, xmma),
+        (
+            "trt_ampere_h16816gemm_64x64_ldg8_relu_stages_64x5_tn_v1",
+            "trt_ampere_h16816gemm_64x64_ldg8_relu_stages_64x5_tn_v1",
+        ),
+        (
+            "copyVectorizedKernel",
+            "void genericReformat::copyVectorizedKernel<double, "
+            "__half, __half, true, false, 1>(unsigned long, int, int, int, int, int, int, int,"
+            " int, int, int, int, int, int, int, void const*, int, int, int, int, int, int,"
+            " int, int, int, int, int, int, int, void*, double const*, double const*, double,"
+            " double, int, cudaTextureObject_t, int, int)",
+        ),
+    ]
     _kernels_on(tl, rng, names, 36)
     _memcpys_on(tl, rng, 4)
     tid = global_tid(DEFAULT_PID, DEFAULT_PID)
     nvtx: list[Row] = [
-        {"start": -1_250_000, "end": None, "eventType": 75, "text": "TensorRT",
-         "globalTid": tid, "domainId": 1},
-        {"start": -1_200_000, "end": None, "eventType": 39, "text": "trt-worker",
-         "globalTid": tid, "domainId": 0},
-        {"start": 400_000, "end": None, "eventType": 34, "text": "engine built",
-         "globalTid": tid, "domainId": 0},
+        {
+            "start": -1_250_000,
+            "end": None,
+            "eventType": 75,
+            "text": "TensorRT",
+            "globalTid": tid,
+            "domainId": 1,
+        },
+        {
+            "start": -1_200_000,
+            "end": None,
+            "eventType": 39,
+            "text": "trt-worker",
+            "globalTid": tid,
+            "domainId": 0,
+        },
+        {
+            "start": 400_000,
+            "end": None,
+            "eventType": 34,
+            "text": "engine built",
+            "globalTid": tid,
+            "domainId": 0,
+        },
     ]
     for k in tl.kernels:
-        nvtx.append({"start": k["start"] - 6_000, "end": k["end"] - 2_000, "eventType": 59,
-                     "textId": f"onnx::Conv_{200 + k['correlationId']}", "globalTid": tid,
-                     "domainId": 1})
-    return _spec_from(tl, "2023.1", nvtx=nvtx, gpus=[_gpu(
-        name="NVIDIA GeForce RTX 3090", chipName="GA102", smCount=82, computeMajor=8,
-        computeMinor=6, smMajor=8, smMinor=6)], threads=[_thread()],
-        analysis={"duration": 1_400_000_000, "startTime": 0, "stopTime": 1_400_000_000})
+        nvtx.append(
+            {
+                "start": k["start"] - 6_000,
+                "end": k["end"] - 2_000,
+                "eventType": 59,
+                "textId": f"onnx::Conv_{200 + k['correlationId']}",
+                "globalTid": tid,
+                "domainId": 1,
+            }
+        )
+    return _spec_from(
+        tl,
+        "2023.1",
+        nvtx=nvtx,
+        gpus=[
+            _gpu(
+                name="NVIDIA GeForce RTX 3090",
+                chipName="GA102",
+                smCount=82,
+                computeMajor=8,
+                computeMinor=6,
+                smMajor=8,
+                smMinor=6,
+            )
+        ],
+        threads=[_thread()],
+        analysis={"duration": 1_400_000_000, "startTime": 0, "stopTime": 1_400_000_000},
+    )
 
 
 def _v2024_6() -> TraceSpec:
@@ -543,16 +771,25 @@ def _v2024_6() -> TraceSpec:
     tl = Timeline(rng)
     names = [
         ("ampere_sgemm_128x64_nn", "ampere_sgemm_128x64_nn"),
-        ("splitKreduce_kernel", "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, "
-         "float, float, false, false, false>(cublasLt::cublasSplitKParams<float>, const T4 *, "
-         "const T5 *, T5 *, const T6 *, const T6 *, const T7 *, const T4 *, T7 *, void *, "
-         "long, T6 *, int *, T6, T6)"),
-        ("gemv2T_kernel_val", "void gemv2T_kernel_val<int, int, float, float, float, float, "
-         "128, 16, 4, 4, false, false, false, true, false, cublasGemvParamsEx<int, "
-         "cublasGemvTensorStridedBatched<const float>, cublasGemvTensorStridedBatched<const "
-         "float>, cublasGemvTensorStridedBatched<float>, float>>(T13, T6, T6)"),
-        ("softmax_warp_forward", "void softmax_warp_forward<float, float, float, 10, false, "
-         "false>(T2 *, const T1 *, int, int, int, const bool *, int, bool)"),
+        (
+            "splitKreduce_kernel",
+            "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, "
+            "float, float, false, false, false>(cublasLt::cublasSplitKParams<float>, const T4 *, "
+            "const T5 *, T5 *, const T6 *, const T6 *, const T7 *, const T4 *, T7 *, void *, "
+            "long, T6 *, int *, T6, T6)",
+        ),
+        (
+            "gemv2T_kernel_val",
+            "void gemv2T_kernel_val<int, int, float, float, float, float, "
+            "128, 16, 4, 4, false, false, false, true, false, cublasGemvParamsEx<int, "
+            "cublasGemvTensorStridedBatched<const float>, cublasGemvTensorStridedBatched<const "
+            "float>, cublasGemvTensorStridedBatched<float>, float>>(T13, T6, T6)",
+        ),
+        (
+            "softmax_warp_forward",
+            "void softmax_warp_forward<float, float, float, 10, false, "
+            "false>(T2 *, const T1 *, int, int, int, const bool *, int, bool)",
+        ),
     ]
     _kernels_on(tl, rng, names, 64, extra={"greenContextId": 0})
     _memcpys_on(tl, rng, 16)
@@ -560,83 +797,160 @@ def _v2024_6() -> TraceSpec:
     tid = global_tid(DEFAULT_PID, DEFAULT_PID)
     nvtx: list[Row] = []
     for i, k in enumerate(tl.kernels[::4]):
-        row: Row = {"start": k["start"] - 5_000, "end": k["end"] + 1_000, "eventType": 59,
-                    "text": f"layer_{i}", "globalTid": tid, "domainId": 0}
+        row: Row = {
+            "start": k["start"] - 5_000,
+            "end": k["end"] + 1_000,
+            "eventType": 59,
+            "text": f"layer_{i}",
+            "globalTid": tid,
+            "domainId": 0,
+        }
         if i % 5 == 0:
             row["binaryData"] = bytes([i % 256, 0x4E, 0x56, 0x54, 0x58])
         nvtx.append(row)
-    return _spec_from(tl, "2024.6", nvtx=nvtx, gpus=[_gpu(
-        name="NVIDIA GeForce RTX 4060 Ti", chipName="AD106", smCount=34, computeMajor=8,
-        computeMinor=9, smMajor=8, smMinor=9)], threads=[_thread()],
-        analysis={"duration": 2_700_000_000, "startTime": 480_000_000,
-                  "stopTime": 3_180_000_000})
+    return _spec_from(
+        tl,
+        "2024.6",
+        nvtx=nvtx,
+        gpus=[
+            _gpu(
+                name="NVIDIA GeForce RTX 4060 Ti",
+                chipName="AD106",
+                smCount=34,
+                computeMajor=8,
+                computeMinor=9,
+                smMajor=8,
+                smMinor=9,
+            )
+        ],
+        threads=[_thread()],
+        analysis={"duration": 2_700_000_000, "startTime": 480_000_000, "stopTime": 3_180_000_000},
+    )
 
 
 def _v2025_5() -> TraceSpec:
     rng = random.Random(2025)
     tl = Timeline(rng, pid=22836)
-    names = [("naive_gemm", "naive_gemm(const float *, const float *, float *, int, int, int)"),
-             ("tiled_gemm", "void tiled_gemm<16>(const float *, const float *, float *, int, "
-              "int, int)")]
+    names = [
+        ("naive_gemm", "naive_gemm(const float *, const float *, float *, int, int, int)"),
+        ("tiled_gemm", "void tiled_gemm<16>(const float *, const float *, float *, int, int, int)"),
+    ]
     for i in range(40):
         short, dem = names[i % 2]
         clustered = i % 4 == 3
-        tl.place(Launch("kernel", rng.randint(50_000, 2_500_000), {
-            "shortName": short, "demangledName": dem, "mangledName": f"_Z{len(short)}{short}"
-            "PKfS0_Pfiii", "gridX": 7, "gridY": 16, "blockX": 16, "blockY": 16,
-            "clusterX": 2 if clustered else 0, "clusterY": 1 if clustered else 0,
-            "clusterZ": 1 if clustered else 0, "maxPotentialClusterSize": 8 if clustered else 0,
-            "maxActiveClusters": 23 if clustered else 0, "qmdBulkReleaseDone": None,
-        }))
+        tl.place(
+            Launch(
+                "kernel",
+                rng.randint(50_000, 2_500_000),
+                {
+                    "shortName": short,
+                    "demangledName": dem,
+                    "mangledName": f"_Z{len(short)}{short}PKfS0_Pfiii",
+                    "gridX": 7,
+                    "gridY": 16,
+                    "blockX": 16,
+                    "blockY": 16,
+                    "clusterX": 2 if clustered else 0,
+                    "clusterY": 1 if clustered else 0,
+                    "clusterZ": 1 if clustered else 0,
+                    "maxPotentialClusterSize": 8 if clustered else 0,
+                    "maxActiveClusters": 23 if clustered else 0,
+                    "qmdBulkReleaseDone": None,
+                },
+            )
+        )
     for i in range(4):
-        tl.place(Launch("memcpy", rng.randint(5_000, 20_000), {
-            "bytes": 102_400 * (i + 1), "copyKind": 1 + i % 2, "srcKind": 1 if i % 2 == 0
-            else 2, "dstKind": 2 if i % 2 == 0 else 1, "copyCount": 1 if i < 3 else 4}))
+        tl.place(
+            Launch(
+                "memcpy",
+                rng.randint(5_000, 20_000),
+                {
+                    "bytes": 102_400 * (i + 1),
+                    "copyKind": 1 + i % 2,
+                    "srcKind": 1 if i % 2 == 0 else 2,
+                    "dstKind": 2 if i % 2 == 0 else 1,
+                    "copyCount": 1 if i < 3 else 4,
+                },
+            )
+        )
     for _ in range(4):
         tl.place(Launch("memset", 3_000, {"bytes": 102_400, "value": 0, "memKind": 2}))
     gpus = [
-        _gpu(name="NVIDIA GeForce RTX 5070 Ti Laptop GPU", chipName="GB205", smCount=46,
-             busLocation="0000:01:00.0", luid=79938, computeMajor=12, computeMinor=0,
-             smMajor=10, smMinor=4),
+        _gpu(
+            name="NVIDIA GeForce RTX 5070 Ti Laptop GPU",
+            chipName="GB205",
+            smCount=46,
+            busLocation="0000:01:00.0",
+            luid=79938,
+            computeMajor=12,
+            computeMinor=0,
+            smMajor=10,
+            smMinor=4,
+        ),
     ]
-    for gid, name, luid in ((1, "Intel(R) UHD Graphics", 78947),
-                            (2, "Microsoft Basic Render Driver", 79888)):
+    for gid, name, luid in ((1, "Intel(R) UHD Graphics", 78947), (2, "Microsoft Basic Render Driver", 79888)):
         row = {k: (0 if isinstance(v, int) else "") for k, v in H200.items()}
-        row.update({"vmId": H200["vmId"], "id": gid, "name": name, "isDiscrete": 1,
-                    "luid": luid, "cuDevice": 0,
-                    "uuid": "00000000-0000-0000-0000-000000000000"})
+        row.update(
+            {
+                "vmId": H200["vmId"],
+                "id": gid,
+                "name": name,
+                "isDiscrete": 1,
+                "luid": luid,
+                "cuDevice": 0,
+                "uuid": "00000000-0000-0000-0000-000000000000",
+            }
+        )
         gpus.append(row)
-    return _spec_from(tl, "2025.5", gpus=gpus,
-                      cuda_devices=[{"gpuId": 0, "cudaId": 0, "pid": 22836}],
-                      threads=[_thread(22836, "run.exe")],
-                      analysis={"duration": 624_443_000_000, "startTime": 32_833_851_000_000,
-                                "stopTime": 33_458_294_000_000},
-                      capture_metadata={"DEVICE_TYPE": "Windows",
-                                        "PROCESS_0:COLLECT_NVTX_TRACE": "false"})
+    return _spec_from(
+        tl,
+        "2025.5",
+        gpus=gpus,
+        cuda_devices=[{"gpuId": 0, "cudaId": 0, "pid": 22836}],
+        threads=[_thread(22836, "run.exe")],
+        analysis={
+            "duration": 624_443_000_000,
+            "startTime": 32_833_851_000_000,
+            "stopTime": 33_458_294_000_000,
+        },
+        capture_metadata={"DEVICE_TYPE": "Windows", "PROCESS_0:COLLECT_NVTX_TRACE": "false"},
+    )
 
 
 EDGE_NAMES: list[tuple[str, str]] = [
     ("device_kernel", FA3_FWD),
     ("device_kernel", CUTLASS_GEMM),
-    ("Kernel2", "void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_bf16_64x64_64x6_tn_align8>"
-     "(T1::Params)"),
+    (
+        "Kernel2",
+        "void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_bf16_64x64_64x6_tn_align8>(T1::Params)",
+    ),
     ("vectorized_elementwise_kernel", VEC_BF16_COPY),
     ("vectorized_elementwise_kernel", VEC_MUL),
     ("vectorized_elementwise_kernel", VEC_FILL),
     ("triton_poi_fused_mul_silu_0", "triton_poi_fused_mul_silu_0"),
-    ("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1",
-     "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1"),
+    (
+        "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1",
+        "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1",
+    ),
     ("triton_per_fused_softmax_2", "triton_per_fused_softmax_2"),
-    ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
-     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+    (
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+    ),
     ("nvjet_hss_64x8_64x16_1x1_v_bz_splitK_NNT", "nvjet_hss_64x8_64x16_1x1_v_bz_splitK_NNT"),
-    ("splitKreduce_kernel", "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, "
-     "float, float, false, false, false>(cublasLt::cublasSplitKParams<float>, const T4 *, "
-     "const T5 *, T5 *, const T6 *, const T6 *, const T7 *, const T4 *, T7 *, void *, long, "
-     "T6 *, int *, T6, T6)"),
-    ("merge_attn_states_kernel", "void vllm::merge_attn_states_kernel<__nv_bfloat16, 8, 128>"
-     "(T1 *, float *, const T1 *, const float *, const T1 *, const float *, unsigned int, "
-     "unsigned int, unsigned int)"),
+    (
+        "splitKreduce_kernel",
+        "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, "
+        "float, float, false, false, false>(cublasLt::cublasSplitKParams<float>, const T4 *, "
+        "const T5 *, T5 *, const T6 *, const T6 *, const T7 *, const T4 *, T7 *, void *, long, "
+        "T6 *, int *, T6, T6)",
+    ),
+    (
+        "merge_attn_states_kernel",
+        "void vllm::merge_attn_states_kernel<__nv_bfloat16, 8, 128>"
+        "(T1 *, float *, const T1 *, const float *, const T1 *, const float *, unsigned int, "
+        "unsigned int, unsigned int)",
+    ),
     ("reshape_and_cache_flash_kernel", REF_FLASH),
     ("ядро_свёртки_µs", "void ядро_свёртки_µs<数据类型, 🚀>(float *)"),
     ("カーネル", "カーネル(int)"),
@@ -658,44 +972,92 @@ def _edge_cases() -> TraceSpec:
         s = tl.cursor.get((0, stream), BASE_NS) + 1_000
         tl.cursor[(0, stream)] = s
         tl.corr += 1
-        tl.kernels.append({"start": s, "end": s, "deviceId": 0, "streamId": stream,
-                           "correlationId": tl.corr, "globalPid": global_pid(DEFAULT_PID),
-                           "shortName": "zero_length_kernel",
-                           "demangledName": "zero_length_kernel(void)"})
+        tl.kernels.append(
+            {
+                "start": s,
+                "end": s,
+                "deviceId": 0,
+                "streamId": stream,
+                "correlationId": tl.corr,
+                "globalPid": global_pid(DEFAULT_PID),
+                "shortName": "zero_length_kernel",
+                "demangledName": "zero_length_kernel(void)",
+            }
+        )
     # dangling ids: a kernel whose names are not in StringIds
     for dangling_short in (True, False):
         s = tl.cursor[(1, 7)] + 2_000
         tl.cursor[(1, 7)] = s + 5_000
         tl.corr += 1
-        tl.kernels.append({
-            "start": s, "end": s + 5_000, "deviceId": 1, "streamId": 7,
-            "correlationId": tl.corr, "globalPid": global_pid(DEFAULT_PID),
-            "shortName": DANGLING_SHORT_ID if dangling_short else "dangling_demangled_only",
-            "demangledName": DANGLING_DEMANGLED_ID,
-        })
+        tl.kernels.append(
+            {
+                "start": s,
+                "end": s + 5_000,
+                "deviceId": 1,
+                "streamId": 7,
+                "correlationId": tl.corr,
+                "globalPid": global_pid(DEFAULT_PID),
+                "shortName": DANGLING_SHORT_ID if dangling_short else "dangling_demangled_only",
+                "demangledName": DANGLING_DEMANGLED_ID,
+            }
+        )
     tl.runtime[3]["correlationId"] = None  # nullable
     _memcpys_on(tl, rng, 20, devices=2)
     _memsets_on(tl, rng, 8)
     tid = global_tid(DEFAULT_PID, DEFAULT_PID)
     nvtx: list[Row] = [
-        {"start": BASE_NS - 10_000, "end": tl.cursor[(0, 7)], "eventType": 59,
-         "text": "générer 🚀 step", "globalTid": tid, "domainId": 0},
-        {"start": BASE_NS, "end": BASE_NS + 100_000, "eventType": 59, "text": None,
-         "textId": None, "globalTid": tid, "domainId": 0},  # nameless range
-        {"start": BASE_NS + 5_000, "end": BASE_NS + 50_000, "eventType": 60, "text": "async",
-         "globalTid": tid, "endGlobalTid": global_tid(DEFAULT_PID, DEFAULT_PID + 1),
-         "rangeId": 1, "domainId": 0},
-        {"start": BASE_NS + 6_000, "end": None, "eventType": 34, "text": "mark",
-         "globalTid": tid, "domainId": 0},
+        {
+            "start": BASE_NS - 10_000,
+            "end": tl.cursor[(0, 7)],
+            "eventType": 59,
+            "text": "générer 🚀 step",
+            "globalTid": tid,
+            "domainId": 0,
+        },
+        {
+            "start": BASE_NS,
+            "end": BASE_NS + 100_000,
+            "eventType": 59,
+            "text": None,
+            "textId": None,
+            "globalTid": tid,
+            "domainId": 0,
+        },  # nameless range
+        {
+            "start": BASE_NS + 5_000,
+            "end": BASE_NS + 50_000,
+            "eventType": 60,
+            "text": "async",
+            "globalTid": tid,
+            "endGlobalTid": global_tid(DEFAULT_PID, DEFAULT_PID + 1),
+            "rangeId": 1,
+            "domainId": 0,
+        },
+        {
+            "start": BASE_NS + 6_000,
+            "end": None,
+            "eventType": 34,
+            "text": "mark",
+            "globalTid": tid,
+            "domainId": 0,
+        },
     ]
-    gpus = [_gpu(), _gpu(id=1, cuDevice=1, busLocation="0000:46:00.0",
-                         uuid="00000000-0000-0000-0000-0000000000h3")]
-    return _spec_from(tl, "2025.1", nvtx=nvtx, gpus=gpus,
-                      cuda_devices=[{"gpuId": 0, "cudaId": 0, "pid": DEFAULT_PID},
-                                    {"gpuId": 1, "cudaId": 1, "pid": DEFAULT_PID}],
-                      threads=[_thread(), _thread(name="pt_autograd_0")],
-                      analysis={"duration": 2_000_000_000, "startTime": 0,
-                                "stopTime": 2_000_000_000})
+    gpus = [
+        _gpu(),
+        _gpu(id=1, cuDevice=1, busLocation="0000:46:00.0", uuid="00000000-0000-0000-0000-0000000000h3"),
+    ]
+    return _spec_from(
+        tl,
+        "2025.1",
+        nvtx=nvtx,
+        gpus=gpus,
+        cuda_devices=[
+            {"gpuId": 0, "cudaId": 0, "pid": DEFAULT_PID},
+            {"gpuId": 1, "cudaId": 1, "pid": DEFAULT_PID},
+        ],
+        threads=[_thread(), _thread(name="pt_autograd_0")],
+        analysis={"duration": 2_000_000_000, "startTime": 0, "stopTime": 2_000_000_000},
+    )
 
 
 def _no_kernels() -> TraceSpec:
@@ -704,17 +1066,42 @@ def _no_kernels() -> TraceSpec:
     runtime: list[Row] = []
     t = BASE_NS
     for i in range(200):
-        name = ["cudaMalloc_v3020", "cudaFree_v3020", "cudaGetDeviceProperties_v12000",
-                "cudaLaunchKernel_v7000"][i % 4]
+        name = [
+            "cudaMalloc_v3020",
+            "cudaFree_v3020",
+            "cudaGetDeviceProperties_v12000",
+            "cudaLaunchKernel_v7000",
+        ][i % 4]
         dur = rng.randint(1_000, 80_000)
-        runtime.append({"start": t, "end": t + dur, "eventClass": 0, "globalTid": tid,
-                        "correlationId": i + 1, "nameId": name, "returnValue": 0})
+        runtime.append(
+            {
+                "start": t,
+                "end": t + dur,
+                "eventClass": 0,
+                "globalTid": tid,
+                "correlationId": i + 1,
+                "nameId": name,
+                "returnValue": 0,
+            }
+        )
         t += dur + rng.randint(500, 5_000)
-    return TraceSpec(version="2023.1", runtime=runtime, gpus=[_gpu(
-        name="NVIDIA GeForce RTX 3060 Laptop GPU", chipName="GA106", smCount=30,
-        computeMajor=8, computeMinor=6, smMajor=8, smMinor=6)], threads=[_thread()],
-        analysis={"duration": 14_211_931_469, "startTime": 279_186_744,
-                  "stopTime": 14_491_118_213})
+    return TraceSpec(
+        version="2023.1",
+        runtime=runtime,
+        gpus=[
+            _gpu(
+                name="NVIDIA GeForce RTX 3060 Laptop GPU",
+                chipName="GA106",
+                smCount=30,
+                computeMajor=8,
+                computeMinor=6,
+                smMajor=8,
+                smMinor=6,
+            )
+        ],
+        threads=[_thread()],
+        analysis={"duration": 14_211_931_469, "startTime": 279_186_744, "stopTime": 14_491_118_213},
+    )
 
 
 def _graph_trace() -> TraceSpec:
@@ -727,19 +1114,41 @@ def _graph_trace() -> TraceSpec:
         e = s + rng.randint(200_000, 900_000)
         tl.cursor[(0, 7)] = e
         tl.corr += 1
-        graphs.append({"start": s, "end": e, "deviceId": 0, "contextId": 1, "greenContextId": 0,
-                       "streamId": 7, "correlationId": tl.corr,
-                       "globalPid": global_pid(DEFAULT_PID), "graphId": 1 + i % 2,
-                       "graphExecId": 1 + i % 2})
-        tl.runtime.append({"start": s - 9_000, "end": s - 3_000, "eventClass": 0,
-                           "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID),
-                           "correlationId": tl.corr, "nameId": "cudaGraphLaunch_v10000",
-                           "returnValue": 0})
-    return _spec_from(tl, "2025.1", graph_traces=graphs, gpus=[_gpu()], threads=[_thread()],
-                      cuda_devices=[{"gpuId": 0, "cudaId": 0, "pid": DEFAULT_PID}],
-                      capture_metadata={"PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:MODE": "Graph"},
-                      analysis={"duration": 1_000_000_000, "startTime": 0,
-                                "stopTime": 1_000_000_000})
+        graphs.append(
+            {
+                "start": s,
+                "end": e,
+                "deviceId": 0,
+                "contextId": 1,
+                "greenContextId": 0,
+                "streamId": 7,
+                "correlationId": tl.corr,
+                "globalPid": global_pid(DEFAULT_PID),
+                "graphId": 1 + i % 2,
+                "graphExecId": 1 + i % 2,
+            }
+        )
+        tl.runtime.append(
+            {
+                "start": s - 9_000,
+                "end": s - 3_000,
+                "eventClass": 0,
+                "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID),
+                "correlationId": tl.corr,
+                "nameId": "cudaGraphLaunch_v10000",
+                "returnValue": 0,
+            }
+        )
+    return _spec_from(
+        tl,
+        "2025.1",
+        graph_traces=graphs,
+        gpus=[_gpu()],
+        threads=[_thread()],
+        cuda_devices=[{"gpuId": 0, "cudaId": 0, "pid": DEFAULT_PID}],
+        capture_metadata={"PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:MODE": "Graph"},
+        analysis={"duration": 1_000_000_000, "startTime": 0, "stopTime": 1_000_000_000},
+    )
 
 
 def _not_nsys(path: Path) -> Path:
@@ -749,8 +1158,9 @@ def _not_nsys(path: Path) -> Path:
     try:
         con.execute("PRAGMA journal_mode=DELETE")
         con.execute("CREATE TABLE measurements (id INTEGER PRIMARY KEY, label TEXT, value REAL)")
-        con.executemany("INSERT INTO measurements VALUES (?, ?, ?)",
-                        [(i, f"m{i}", i * 0.5) for i in range(10)])
+        con.executemany(
+            "INSERT INTO measurements VALUES (?, ?, ?)", [(i, f"m{i}", i * 0.5) for i in range(10)]
+        )
         con.commit()
     finally:
         con.close()
@@ -771,9 +1181,16 @@ _SPECS: dict[str, Callable[[], TraceSpec]] = {
 
 #: Fixture name -> nsys schema version it is written with (``None``: not an nsys export).
 FIXTURE_VERSIONS: dict[str, str | None] = {
-    "v2020_3": "2020.3", "v2021_2": "2021.2", "v2022_2_nonlazy": "2022.2", "v2023_1": "2023.1",
-    "v2024_6": "2024.6", "v2025_5": "2025.5", "edge_cases": "2025.1", "no_kernels": "2023.1",
-    "graph_trace": "2025.1", "not_nsys": None,
+    "v2020_3": "2020.3",
+    "v2021_2": "2021.2",
+    "v2022_2_nonlazy": "2022.2",
+    "v2023_1": "2023.1",
+    "v2024_6": "2024.6",
+    "v2025_5": "2025.5",
+    "edge_cases": "2025.1",
+    "no_kernels": "2023.1",
+    "graph_trace": "2025.1",
+    "not_nsys": None,
 }
 
 FIXTURE_NAMES: tuple[str, ...] = (*_SPECS, "not_nsys")
@@ -809,22 +1226,38 @@ assert all(v is None or v in schemas.VERSIONS for v in FIXTURE_VERSIONS.values()
 # ---------------------------------------------------------------------------------------------
 
 _BIG_FAMILIES: list[tuple[str, str]] = [
-    ("device_kernel", "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<"
-     "cute::tuple<int, int, int, int>, Mainloop{i}>>(T1::Params)"),
-    ("vectorized_elementwise_kernel", "void at::native::vectorized_elementwise_kernel<4, "
-     "at::native::Functor{i}<c10::BFloat16>, std::array<char *, 2>>(int, T2, T3)"),
+    (
+        "device_kernel",
+        "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<"
+        "cute::tuple<int, int, int, int>, Mainloop{i}>>(T1::Params)",
+    ),
+    (
+        "vectorized_elementwise_kernel",
+        "void at::native::vectorized_elementwise_kernel<4, "
+        "at::native::Functor{i}<c10::BFloat16>, std::array<char *, 2>>(int, T2, T3)",
+    ),
     ("nvjet_tst_{m}x{n}_64x{s}_{c}_v_bz_coopA_TNT", "nvjet_tst_{m}x{n}_64x{s}_{c}_v_bz_coopA_TNT"),
     ("triton_poi_fused_add_mul_{i}", "triton_poi_fused_add_mul_{i}"),
     ("triton_red_fused_sum_{i}", "triton_red_fused_sum_{i}"),
     ("triton_per_fused_softmax_{i}", "triton_per_fused_softmax_{i}"),
-    ("rms_norm_kernel", "void vllm::rms_norm_kernel<c10::BFloat16, {i}>(T1 *, const T1 *, long,"
-     " const T1 *, float, int, int)"),
-    ("act_and_mul_kernel", "void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<"
-     "c10::BFloat16>, {i}>(T1 *, const T1 *, int)"),
-    ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
-     "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<{i}ul>)"),
-    ("reduce_kernel", "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
-     "at::native::Op{i}<float>, unsigned int, float, 4>>(T3)"),
+    (
+        "rms_norm_kernel",
+        "void vllm::rms_norm_kernel<c10::BFloat16, {i}>(T1 *, const T1 *, long, const T1 *, float, int, int)",
+    ),
+    (
+        "act_and_mul_kernel",
+        "void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<"
+        "c10::BFloat16>, {i}>(T1 *, const T1 *, int)",
+    ),
+    (
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<{i}ul>)",
+    ),
+    (
+        "reduce_kernel",
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+        "at::native::Op{i}<float>, unsigned int, float, 4>>(T3)",
+    ),
 ]
 
 
@@ -836,8 +1269,13 @@ def big_names(n_names: int = 200, seed: int = 0) -> list[tuple[str, str, int]]:
     i = 0
     while len(out) < n_names:
         short_t, dem_t = _BIG_FAMILIES[i % len(_BIG_FAMILIES)]
-        fill = {"i": i, "m": 64 * (1 + i % 4), "n": 64 * (1 + (i // 4) % 4), "s": 3 + i % 5,
-                "c": ["1x1", "2x1", "1x2"][i % 3]}
+        fill = {
+            "i": i,
+            "m": 64 * (1 + i % 4),
+            "n": 64 * (1 + (i // 4) % 4),
+            "s": 3 + i % 5,
+            "c": ["1x1", "2x1", "1x2"][i % 3],
+        }
         key = (short_t.format(**fill), dem_t.format(**fill))
         i += 1
         if key in seen:
@@ -869,9 +1307,20 @@ def _template_tail(i: int, rng: random.Random) -> str:
 
 def _background_strings(n: int) -> list[str]:
     """The rest of a real StringIds: CUDA API names, NVTX and thread names, module paths."""
-    apis = ["cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync",
-            "cudaStreamSynchronize", "cudaEventRecord", "cudaGraphLaunch", "cuLaunchKernel",
-            "cuLaunchKernelEx", "cudaStreamWaitEvent", "cudaMalloc", "cudaFree"]
+    apis = [
+        "cudaLaunchKernel",
+        "cudaLaunchKernelExC",
+        "cudaMemcpyAsync",
+        "cudaMemsetAsync",
+        "cudaStreamSynchronize",
+        "cudaEventRecord",
+        "cudaGraphLaunch",
+        "cuLaunchKernel",
+        "cuLaunchKernelEx",
+        "cudaStreamWaitEvent",
+        "cudaMalloc",
+        "cudaFree",
+    ]
     out = [f"{a}_v{v}" for a in apis for v in (3020, 7000, 11060, 12000)]
     i = 0
     while len(out) < n:
@@ -895,8 +1344,7 @@ def _sqlite_scanner_path() -> str:
     raise RuntimeError("sqlite_scanner extension file not found in duckdb_extension_sqlite_scanner")
 
 
-def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2,
-        streams: int = 4) -> Path:
+def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, streams: int = 4) -> Path:
     """A large realistic export (schema 2025.1) for benchmarks, bulk-written with DuckDB.
 
     ~200 distinct kernel names with Zipf-like call counts and Pareto-tailed durations;
@@ -916,14 +1364,24 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2,
         strings += [short, dem]
     strings += api
     strings += _background_strings(4000)
-    threads = [{"nameId": f"worker_{d}_{s}", "priority": 0,
-                "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID + 1 + d * streams + s)}
-               for d in range(devices) for s in range(streams)]
+    threads = [
+        {
+            "nameId": f"worker_{d}_{s}",
+            "priority": 0,
+            "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID + 1 + d * streams + s),
+        }
+        for d in range(devices)
+        for s in range(streams)
+    ]
     gpus = [_gpu(id=d, cuDevice=d, busLocation=f"0000:{0x45 + d:02x}:00.0") for d in range(devices)]
-    spec = TraceSpec(version=version, gpus=gpus, threads=threads, strings=strings,
-                     cuda_devices=[{"gpuId": d, "cudaId": d, "pid": DEFAULT_PID}
-                                   for d in range(devices)],
-                     analysis={"duration": 0, "startTime": 0, "stopTime": 0})
+    spec = TraceSpec(
+        version=version,
+        gpus=gpus,
+        threads=threads,
+        strings=strings,
+        cuda_devices=[{"gpuId": d, "cudaId": d, "pid": DEFAULT_PID} for d in range(devices)],
+        analysis={"duration": 0, "startTime": 0, "stopTime": 0},
+    )
     write_trace(path, spec)
     ids: dict[str, int] = {}
     for s in strings:
@@ -940,17 +1398,30 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2,
     n_names = len(names)
     gpid = global_pid(DEFAULT_PID)
     tid0 = global_tid(DEFAULT_PID, DEFAULT_PID + 1)
-    db = duckdb.connect(config={"autoinstall_known_extensions": False,
-                                "autoload_known_extensions": False})
+    db = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     db.execute("SET enable_progress_bar = false")
     try:
         db.execute(f"LOAD '{_sqlite_scanner_path()}'")
         db.execute(f"ATTACH '{path}' AS t (TYPE sqlite)")
-        db.execute("CREATE TEMP TABLE names (idx INTEGER, short_id BIGINT, dem_id BIGINT, "
-                   "base BIGINT, regs INTEGER, grid INTEGER, block INTEGER)")
-        db.executemany("INSERT INTO names VALUES (?, ?, ?, ?, ?, ?, ?)", [
-            (i, ids[s], ids[d], base, 16 + 8 * (i % 12), [1, 32, 132, 1024, 4096][i % 5],
-             [128, 256, 384, 1024][i % 4]) for i, (s, d, base) in enumerate(names)])
+        db.execute(
+            "CREATE TEMP TABLE names (idx INTEGER, short_id BIGINT, dem_id BIGINT, "
+            "base BIGINT, regs INTEGER, grid INTEGER, block INTEGER)"
+        )
+        db.executemany(
+            "INSERT INTO names VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    i,
+                    ids[s],
+                    ids[d],
+                    base,
+                    16 + 8 * (i % 12),
+                    [1, 32, 132, 1024, 4096][i % 5],
+                    [128, 256, 384, 1024][i % 4],
+                )
+                for i, (s, d, base) in enumerate(names)
+            ],
+        )
         lanes = devices * streams
 
         def u(salt: int) -> str:
@@ -1062,10 +1533,11 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2,
         db.close()
     con = sqlite3.connect(path)
     try:
-        lo, hi = con.execute(
-            'SELECT MIN(start), MAX("end") FROM CUPTI_ACTIVITY_KIND_RUNTIME').fetchone()
-        con.execute("UPDATE ANALYSIS_DETAILS SET duration = ?, startTime = ?, stopTime = ?",
-                    (hi - lo + 1_000_000, lo - 500_000, hi + 500_000))
+        lo, hi = con.execute('SELECT MIN(start), MAX("end") FROM CUPTI_ACTIVITY_KIND_RUNTIME').fetchone()
+        con.execute(
+            "UPDATE ANALYSIS_DETAILS SET duration = ?, startTime = ?, stopTime = ?",
+            (hi - lo + 1_000_000, lo - 500_000, hi + 500_000),
+        )
         con.commit()
     finally:
         con.close()

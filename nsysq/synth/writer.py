@@ -56,31 +56,69 @@ _STRING_COLUMNS: dict[str, tuple[str, ...]] = {
 # Realistic defaults (values as seen in the real 2024.6-2025.5 exports).
 _DEFAULTS: dict[str, Row] = {
     KERNEL: {
-        "deviceId": 0, "contextId": 1, "greenContextId": 0, "streamId": 7,
-        "globalPid": global_pid(DEFAULT_PID), "launchType": 1, "cacheConfig": 1,
-        "registersPerThread": 32, "gridX": 132, "gridY": 1, "gridZ": 1,
-        "blockX": 128, "blockY": 1, "blockZ": 1, "staticSharedMemory": 0,
-        "dynamicSharedMemory": 0, "localMemoryPerThread": 0, "localMemoryTotal": 0,
-        "sharedMemoryExecuted": 0, "sharedMemoryLimitConfig": 0,
-        "clusterX": 0, "clusterY": 0, "clusterZ": 0, "clusterSchedulingPolicy": 1,
-        "maxPotentialClusterSize": 0, "maxActiveClusters": 0,
+        "deviceId": 0,
+        "contextId": 1,
+        "greenContextId": 0,
+        "streamId": 7,
+        "globalPid": global_pid(DEFAULT_PID),
+        "launchType": 1,
+        "cacheConfig": 1,
+        "registersPerThread": 32,
+        "gridX": 132,
+        "gridY": 1,
+        "gridZ": 1,
+        "blockX": 128,
+        "blockY": 1,
+        "blockZ": 1,
+        "staticSharedMemory": 0,
+        "dynamicSharedMemory": 0,
+        "localMemoryPerThread": 0,
+        "localMemoryTotal": 0,
+        "sharedMemoryExecuted": 0,
+        "sharedMemoryLimitConfig": 0,
+        "clusterX": 0,
+        "clusterY": 0,
+        "clusterZ": 0,
+        "clusterSchedulingPolicy": 1,
+        "maxPotentialClusterSize": 0,
+        "maxActiveClusters": 0,
     },
     MEMCPY: {
-        "deviceId": 0, "contextId": 1, "greenContextId": 0, "streamId": 7,
-        "globalPid": global_pid(DEFAULT_PID), "bytes": 4096, "copyKind": 1,
-        "srcKind": 0, "dstKind": 2, "copyCount": 1,
+        "deviceId": 0,
+        "contextId": 1,
+        "greenContextId": 0,
+        "streamId": 7,
+        "globalPid": global_pid(DEFAULT_PID),
+        "bytes": 4096,
+        "copyKind": 1,
+        "srcKind": 0,
+        "dstKind": 2,
+        "copyCount": 1,
     },
     MEMSET: {
-        "deviceId": 0, "contextId": 1, "greenContextId": 0, "streamId": 7,
-        "globalPid": global_pid(DEFAULT_PID), "value": 0, "bytes": 4096, "memKind": 2,
+        "deviceId": 0,
+        "contextId": 1,
+        "greenContextId": 0,
+        "streamId": 7,
+        "globalPid": global_pid(DEFAULT_PID),
+        "value": 0,
+        "bytes": 4096,
+        "memKind": 2,
     },
     RUNTIME: {
-        "eventClass": 0, "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID), "returnValue": 0,
+        "eventClass": 0,
+        "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID),
+        "returnValue": 0,
     },
     NVTX: {"eventType": 59, "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID), "domainId": 0},
     GRAPH_TRACE: {
-        "deviceId": 0, "contextId": 1, "greenContextId": 0, "streamId": 7,
-        "globalPid": global_pid(DEFAULT_PID), "graphId": 1, "graphExecId": 1,
+        "deviceId": 0,
+        "contextId": 1,
+        "greenContextId": 0,
+        "streamId": 7,
+        "globalPid": global_pid(DEFAULT_PID),
+        "graphId": 1,
+        "graphExecId": 1,
     },
     "ThreadNames": {"priority": 0, "globalTid": global_tid(DEFAULT_PID, DEFAULT_PID)},
     "TARGET_INFO_CUDA_DEVICE": {"gpuId": 0, "cudaId": 0, "pid": DEFAULT_PID},
@@ -89,31 +127,80 @@ _DEFAULTS: dict[str, Row] = {
 
 #: The real H200 row (2025.1 export), minus its uuid.  Used as the default GPU.
 H200: Row = {
-    "vmId": VM_BITS, "id": 0, "name": "NVIDIA H200", "busLocation": "0000:45:00.0",
-    "isDiscrete": 1, "l2CacheSize": 62914560, "totalMemory": 150121545728,
-    "memoryBandwidth": 4916736000000, "clockRate": 1980000000, "smCount": 132, "pwGpuId": 0,
-    "uuid": "00000000-0000-0000-0000-0000000000h2", "luid": 0, "chipName": "GH100",
-    "cuDevice": 0, "ctxswDevPath": "", "ctrlDevPath": "", "revision": 161, "nodeMask": 0,
-    "constantMemory": 65536, "maxIPC": 0, "maxRegistersPerBlock": 65536,
-    "maxShmemPerBlock": 49152, "maxShmemPerBlockOptin": 232448, "maxShmemPerSm": 233472,
-    "maxRegistersPerSm": 65536, "threadsPerWarp": 32, "asyncEngines": 3, "maxWarpsPerSm": 64,
-    "maxBlocksPerSm": 32, "maxThreadsPerBlock": 1024, "maxBlockDimX": 1024,
-    "maxBlockDimY": 1024, "maxBlockDimZ": 64, "maxGridDimX": 2147483647, "maxGridDimY": 65535,
-    "maxGridDimZ": 65535, "computeMajor": 9, "computeMinor": 0, "smMajor": 9, "smMinor": 0,
+    "vmId": VM_BITS,
+    "id": 0,
+    "name": "NVIDIA H200",
+    "busLocation": "0000:45:00.0",
+    "isDiscrete": 1,
+    "l2CacheSize": 62914560,
+    "totalMemory": 150121545728,
+    "memoryBandwidth": 4916736000000,
+    "clockRate": 1980000000,
+    "smCount": 132,
+    "pwGpuId": 0,
+    "uuid": "00000000-0000-0000-0000-0000000000h2",
+    "luid": 0,
+    "chipName": "GH100",
+    "cuDevice": 0,
+    "ctxswDevPath": "",
+    "ctrlDevPath": "",
+    "revision": 161,
+    "nodeMask": 0,
+    "constantMemory": 65536,
+    "maxIPC": 0,
+    "maxRegistersPerBlock": 65536,
+    "maxShmemPerBlock": 49152,
+    "maxShmemPerBlockOptin": 232448,
+    "maxShmemPerSm": 233472,
+    "maxRegistersPerSm": 65536,
+    "threadsPerWarp": 32,
+    "asyncEngines": 3,
+    "maxWarpsPerSm": 64,
+    "maxBlocksPerSm": 32,
+    "maxThreadsPerBlock": 1024,
+    "maxBlockDimX": 1024,
+    "maxBlockDimY": 1024,
+    "maxBlockDimZ": 64,
+    "maxGridDimX": 2147483647,
+    "maxGridDimY": 65535,
+    "maxGridDimZ": 65535,
+    "computeMajor": 9,
+    "computeMinor": 0,
+    "smMajor": 9,
+    "smMinor": 0,
 }
 
 #: The real legacy row layout (2020.3 TARGET_INFO_CUDA_GPU) for a Tesla V100-PCIE-32GB.
 V100_LEGACY: Row = {
-    "vmId": VM_BITS, "name": "Tesla V100-PCIE-32GB", "pciBusId": "0000:05:00.0",
-    "globalMemoryBandwidth": 0, "globalMemorySize": 32510, "constantMemorySize": 65536,
-    "l2CacheSize": 6291456, "numThreadsPerWarp": 32, "coreClockRate": 1380000,
-    "numMemcpyEngines": 7, "numMultiprocessors": 80, "maxIPC": 4,
-    "maxWarpsPerMultiprocessor": 64, "maxBlocksPerMultiprocessor": 32,
-    "maxRegistersPerBlock": 65536, "maxSharedMemoryPerBlock": 49152, "maxThreadsPerBlock": 1024,
-    "maxBlockDimX": 1024, "maxBlockDimY": 1024, "maxBlockDimZ": 64, "maxGridDimX": 2147483647,
-    "maxGridDimY": 65535, "maxGridDimZ": 65535, "computeCapabilityMajor": 7,
-    "computeCapabilityMinor": 0, "deviceId": 0, "pid": DEFAULT_PID,
-    "maxSharedMemoryPerMultiprocessor": 98304, "maxRegistersPerMultiprocessor": 65536,
+    "vmId": VM_BITS,
+    "name": "Tesla V100-PCIE-32GB",
+    "pciBusId": "0000:05:00.0",
+    "globalMemoryBandwidth": 0,
+    "globalMemorySize": 32510,
+    "constantMemorySize": 65536,
+    "l2CacheSize": 6291456,
+    "numThreadsPerWarp": 32,
+    "coreClockRate": 1380000,
+    "numMemcpyEngines": 7,
+    "numMultiprocessors": 80,
+    "maxIPC": 4,
+    "maxWarpsPerMultiprocessor": 64,
+    "maxBlocksPerMultiprocessor": 32,
+    "maxRegistersPerBlock": 65536,
+    "maxSharedMemoryPerBlock": 49152,
+    "maxThreadsPerBlock": 1024,
+    "maxBlockDimX": 1024,
+    "maxBlockDimY": 1024,
+    "maxBlockDimZ": 64,
+    "maxGridDimX": 2147483647,
+    "maxGridDimY": 65535,
+    "maxGridDimZ": 65535,
+    "computeCapabilityMajor": 7,
+    "computeCapabilityMinor": 0,
+    "deviceId": 0,
+    "pid": DEFAULT_PID,
+    "maxSharedMemoryPerMultiprocessor": 98304,
+    "maxRegistersPerMultiprocessor": 65536,
 }
 
 
@@ -187,20 +274,26 @@ def export_metadata(version: str, overrides: Mapping[str, str], lazy: bool) -> l
     lazy_s = "true" if lazy else "false"
     if version == "2022.2":
         # 2022.2 used un-prefixed keys and the misspelled OUTUPT.
-        rows.update({
-            "EXPORT_INPUT_FILE": "synth.nsys-rep", "EXPORT_OUTUPT_FILE": "synth.sqlite",
-            "EXPORT_OVERWRITE": "false", "EXPORT_LAZY": lazy_s,
-        })
+        rows.update(
+            {
+                "EXPORT_INPUT_FILE": "synth.nsys-rep",
+                "EXPORT_OUTUPT_FILE": "synth.sqlite",
+                "EXPORT_OVERWRITE": "false",
+                "EXPORT_LAZY": lazy_s,
+            }
+        )
     else:
         out_key = "OUTUPT" if version == "2023.1" else "OUTPUT"
-        rows.update({
-            "EXPORT_PARAM_INPUT_FILE": "synth.nsys-rep",
-            f"EXPORT_PARAM_{out_key}_FILE": "synth.sqlite",
-            "EXPORT_PARAM_OVERWRITE": "true",
-            "EXPORT_PARAM_LAZY": lazy_s,
-            "EXPORT_PARAM_TIME_NORMALIZE": "false",
-            "EXPORT_PARAM_TIME_SHIFT": "0",
-        })
+        rows.update(
+            {
+                "EXPORT_PARAM_INPUT_FILE": "synth.nsys-rep",
+                f"EXPORT_PARAM_{out_key}_FILE": "synth.sqlite",
+                "EXPORT_PARAM_OVERWRITE": "true",
+                "EXPORT_PARAM_LAZY": lazy_s,
+                "EXPORT_PARAM_TIME_NORMALIZE": "false",
+                "EXPORT_PARAM_TIME_SHIFT": "0",
+            }
+        )
         if style == "META_DATA_EXPORT":
             rows.update({"EXPORT_PARAM_TABLES_TO_EXPORT": "", "EXPORT_PARAM_TIMES_TO_EXPORT": ""})
         rows["EXPORT_CONFIG_TIME_SHIFT"] = "0"
@@ -300,9 +393,7 @@ def write_trace(path: str | Path, spec: TraceSpec) -> Path:
             raise ValueError(f"table {table} does not exist in nsys {version} exports")
         data[table] = _prepare(version, table, rows, strings, auto)
     if spec.analysis is not None and "ANALYSIS_DETAILS" in available:
-        data["ANALYSIS_DETAILS"] = _prepare(
-            version, "ANALYSIS_DETAILS", [spec.analysis], strings, auto
-        )
+        data["ANALYSIS_DETAILS"] = _prepare(version, "ANALYSIS_DETAILS", [spec.analysis], strings, auto)
     meta_style = schemas.VERSION_INFO[version]["metadata"]
     if meta_style is not None:
         rows_meta = export_metadata(version, spec.metadata, spec.lazy)
