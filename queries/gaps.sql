@@ -1,0 +1,205 @@
+-- name: gaps
+-- version: 1
+-- returns: GPU busy and idle time, one result in three sections told apart by `section`. 'device': one row per deviceId: ops (kernels + memcpys + memsets), start_ns (first op start relative to t0), span_ns (first op start to last op end), busy_ns (length of the union of the op intervals; overlapping streams counted once), idle_ns = span_ns - busy_ns, idle_gaps (maximal idle intervals inside the span), feeding_threads (host threads whose CUDA API calls launched the device's ops, matched by correlationId within the process), and idle time by cause: host_wait_ns + launch_bound_ns + host_busy_ns + unknown_ns = idle_ns (rules in docs/gaps.md). 'stream': one row per (deviceId, streamId): ops, start_ns, span_ns, busy_ns. 'gap': the top idle gaps of at least min_gap ns, longest first: device_id, rank, start_ns, gap_ns, the same four cause columns (adding up to gap_ns) and cause (the one with most time), the op that ended last before the gap and the op that starts it (kind, name, stream). Ops with a NULL start or end are left out and counted in skipped_ops (device rows); an op whose end is before its start counts as zero-length.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, globalPid, shortName), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, correlationId, globalPid, copyKind), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId, correlationId, globalPid), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
+-- params: t0 (trace start, ns); top (integer: how many gaps to list); min_gap (integer ns: shortest gap listed); call_causes (list: the cause of each API-call rule, 'host_wait' or 'launch_bound'); call_patterns (list: the LIKE pattern of each rule, on the lower-cased call name, first match wins)
+-- dialect: duckdb
+WITH raw_ops AS (
+    SELECT 0 AS kind, deviceId AS dev, streamId AS stream, start AS s, "end" AS e,
+           correlationId AS corr, globalPid >> 24 AS proc
+    FROM CUPTI_ACTIVITY_KIND_KERNEL
+    UNION ALL
+    SELECT 1, deviceId, streamId, start, "end", correlationId, globalPid >> 24
+    FROM CUPTI_ACTIVITY_KIND_MEMCPY
+    UNION ALL
+    SELECT 2, deviceId, streamId, start, "end", correlationId, globalPid >> 24
+    FROM CUPTI_ACTIVITY_KIND_MEMSET
+),
+ops AS (
+    SELECT kind, dev, stream, s, greatest(e, s) AS e, corr, proc
+    FROM raw_ops WHERE s IS NOT NULL AND e IS NOT NULL
+),
+-- Idle gaps: ops by start; a gap opens where an op starts after every earlier op has ended.
+dev_marked AS (
+    SELECT dev, s, max(e) OVER (PARTITION BY dev ORDER BY s, e
+                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM ops
+),
+gap_list AS MATERIALIZED (
+    SELECT dev, prev_end AS gs, s AS ge FROM dev_marked WHERE s > prev_end
+),
+stream_marked AS (
+    SELECT dev, stream, s, max(e) OVER (PARTITION BY dev, stream ORDER BY s, e
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM ops
+),
+stream_idle AS (
+    SELECT dev, stream, sum(CASE WHEN s > prev_end THEN s - prev_end ELSE 0 END) AS idle
+    FROM stream_marked GROUP BY dev, stream
+),
+-- Host threads feeding each device: callers of the API calls its ops carry the correlationId of.
+calls AS (
+    SELECT globalTid AS tid, globalTid >> 24 AS proc, correlationId AS corr, nameId,
+           start AS s, "end" AS e
+    FROM CUPTI_ACTIVITY_KIND_RUNTIME
+    WHERE start IS NOT NULL AND "end" IS NOT NULL AND globalTid IS NOT NULL
+),
+feeders AS MATERIALIZED (
+    SELECT DISTINCT o.dev, c.tid
+    FROM ops AS o JOIN calls AS c ON c.corr = o.corr
+    WHERE o.proc IS NULL OR o.proc = c.proc
+),
+rules AS (
+    SELECT i AS rule_order, $call_causes[i] AS cause, $call_patterns[i] AS pattern
+    FROM range(1, len($call_patterns) + 1) AS r(i)
+),
+call_names AS (
+    SELECT DISTINCT nameId FROM calls WHERE tid IN (SELECT tid FROM feeders)
+),
+call_class AS (
+    SELECT n.nameId, arg_min(r.cause, r.rule_order) AS cause
+    FROM call_names AS n
+    JOIN StringIds AS sid ON sid.id = n.nameId
+    JOIN rules AS r ON lower(sid.value) LIKE r.pattern
+    GROUP BY n.nameId
+),
+host_calls AS (
+    SELECT f.dev, c.s, greatest(c.e, c.s) AS e, cc.cause
+    FROM calls AS c
+    JOIN call_class AS cc ON cc.nameId = c.nameId
+    JOIN feeders AS f ON f.tid = c.tid
+),
+-- One sweep per device over gap and classified-call boundaries: each stretch between two
+-- consecutive boundaries lies in at most one gap and has one host state.
+events AS (
+    SELECT dev, gs AS t, 1 AS d_gap, 1 AS opens, 0 AS d_launch, 0 AS d_wait FROM gap_list
+    UNION ALL SELECT dev, ge, -1, 0, 0, 0 FROM gap_list
+    UNION ALL
+    SELECT dev, s, 0, 0, CASE WHEN cause = 'launch_bound' THEN 1 ELSE 0 END,
+           CASE WHEN cause = 'host_wait' THEN 1 ELSE 0 END
+    FROM host_calls
+    UNION ALL
+    SELECT dev, e, 0, 0, CASE WHEN cause = 'launch_bound' THEN -1 ELSE 0 END,
+           CASE WHEN cause = 'host_wait' THEN -1 ELSE 0 END
+    FROM host_calls
+),
+boundaries AS (
+    SELECT dev, t, sum(d_gap) AS d_gap, sum(opens) AS opens, sum(d_launch) AS d_launch,
+           sum(d_wait) AS d_wait
+    FROM events GROUP BY dev, t
+),
+swept AS (
+    SELECT dev, t,
+           lead(t) OVER (PARTITION BY dev ORDER BY t) AS t_next,
+           sum(d_gap) OVER w AS in_gap,
+           sum(d_launch) OVER w AS launching,
+           sum(d_wait) OVER w AS waiting,
+           max(CASE WHEN opens > 0 THEN t END) OVER w AS gap_start
+    FROM boundaries
+    WINDOW w AS (PARTITION BY dev ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+gap_causes AS MATERIALIZED (
+    SELECT dev, gap_start AS gs,
+           sum(CASE WHEN launching > 0 THEN t_next - t ELSE 0 END) AS launch_ns,
+           sum(CASE WHEN launching <= 0 AND waiting > 0 THEN t_next - t ELSE 0 END) AS wait_ns
+    FROM swept WHERE in_gap > 0 AND t_next IS NOT NULL
+    GROUP BY dev, gap_start
+),
+gap_rows AS MATERIALIZED (
+    SELECT g.dev, g.gs, g.ge, g.ge - g.gs AS gap_ns,
+           CASE WHEN f.dev IS NULL THEN 0 ELSE COALESCE(c.wait_ns, 0) END AS host_wait_ns,
+           CASE WHEN f.dev IS NULL THEN 0 ELSE COALESCE(c.launch_ns, 0) END AS launch_bound_ns,
+           CASE WHEN f.dev IS NULL THEN 0
+                ELSE g.ge - g.gs - COALESCE(c.wait_ns, 0) - COALESCE(c.launch_ns, 0) END AS host_busy_ns,
+           CASE WHEN f.dev IS NULL THEN g.ge - g.gs ELSE 0 END AS unknown_ns
+    FROM gap_list AS g
+    LEFT JOIN gap_causes AS c ON c.dev IS NOT DISTINCT FROM g.dev AND c.gs = g.gs
+    LEFT JOIN (SELECT DISTINCT dev FROM feeders) AS f ON f.dev IS NOT DISTINCT FROM g.dev
+),
+dev_ops AS (
+    SELECT dev, count(*) AS n_ops, min(s) AS first_s, max(e) AS last_e FROM ops GROUP BY dev
+),
+skipped AS (
+    SELECT dev, count(*) AS n FROM raw_ops WHERE s IS NULL OR e IS NULL GROUP BY dev
+),
+dev_gaps AS (
+    SELECT dev, count(*) AS n_gaps, sum(gap_ns) AS idle, sum(host_wait_ns) AS host_wait_ns,
+           sum(launch_bound_ns) AS launch_bound_ns, sum(host_busy_ns) AS host_busy_ns,
+           sum(unknown_ns) AS unknown_ns
+    FROM gap_rows GROUP BY dev
+),
+dev_feeders AS (
+    SELECT dev, count(*) AS n FROM feeders GROUP BY dev
+),
+stream_ops AS (
+    SELECT dev, stream, count(*) AS n_ops, min(s) AS first_s, max(e) AS last_e
+    FROM ops GROUP BY dev, stream
+),
+top_gaps AS (
+    SELECT *, row_number() OVER (ORDER BY gap_ns DESC, dev NULLS LAST, gs) AS rank
+    FROM gap_rows WHERE gap_ns >= $min_gap
+    QUALIFY rank <= $top
+),
+named_ops AS (
+    SELECT 0 AS kind, k.deviceId AS dev, k.streamId AS stream, k.start AS s,
+           greatest(k."end", k.start) AS e,
+           COALESCE(n.value, CASE WHEN k.shortName IS NULL THEN '<null name id>'
+                    ELSE '<unresolved id ' || CAST(k.shortName AS VARCHAR) || '>' END) AS name
+    FROM CUPTI_ACTIVITY_KIND_KERNEL AS k LEFT JOIN StringIds AS n ON n.id = k.shortName
+    WHERE (k.deviceId, k.start) IN (SELECT (dev, ge) FROM top_gaps)
+       OR (k.deviceId, greatest(k."end", k.start)) IN (SELECT (dev, gs) FROM top_gaps)
+    UNION ALL
+    SELECT 1, m.deviceId, m.streamId, m.start, greatest(m."end", m.start),
+           'memcpy ' || COALESCE(x.label, 'copyKind=' || CAST(m.copyKind AS VARCHAR))
+    FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m LEFT JOIN ENUM_CUDA_MEMCPY_OPER AS x ON x.id = m.copyKind
+    WHERE (m.deviceId, m.start) IN (SELECT (dev, ge) FROM top_gaps)
+       OR (m.deviceId, greatest(m."end", m.start)) IN (SELECT (dev, gs) FROM top_gaps)
+    UNION ALL
+    SELECT 2, z.deviceId, z.streamId, z.start, greatest(z."end", z.start), 'memset'
+    FROM CUPTI_ACTIVITY_KIND_MEMSET AS z
+    WHERE (z.deviceId, z.start) IN (SELECT (dev, ge) FROM top_gaps)
+       OR (z.deviceId, greatest(z."end", z.start)) IN (SELECT (dev, gs) FROM top_gaps)
+),
+before_op AS (
+    SELECT g.rank, arg_max([o.kind::VARCHAR, o.name, o.stream::VARCHAR], [o.s, -o.kind]) AS op
+    FROM top_gaps AS g JOIN named_ops AS o ON o.dev IS NOT DISTINCT FROM g.dev AND o.e = g.gs
+    GROUP BY g.rank
+),
+after_op AS (
+    SELECT g.rank, arg_min([o.kind::VARCHAR, o.name, o.stream::VARCHAR], [o.e, o.kind]) AS op
+    FROM top_gaps AS g JOIN named_ops AS o ON o.dev IS NOT DISTINCT FROM g.dev AND o.s = g.ge
+    GROUP BY g.rank
+)
+SELECT
+    'device' AS section, d.dev AS device_id, CAST(NULL AS BIGINT) AS stream_id,
+    CAST(NULL AS BIGINT) AS rank, d.n_ops AS ops, COALESCE(k.n, 0) AS skipped_ops,
+    d.first_s - $t0 AS start_ns, d.last_e - d.first_s AS span_ns,
+    d.last_e - d.first_s - COALESCE(g.idle, 0) AS busy_ns, COALESCE(g.idle, 0) AS idle_ns,
+    COALESCE(g.n_gaps, 0) AS idle_gaps, COALESCE(f.n, 0) AS feeding_threads,
+    COALESCE(g.host_wait_ns, 0) AS host_wait_ns, COALESCE(g.launch_bound_ns, 0) AS launch_bound_ns,
+    COALESCE(g.host_busy_ns, 0) AS host_busy_ns, COALESCE(g.unknown_ns, 0) AS unknown_ns,
+    CAST(NULL AS BIGINT) AS gap_ns,
+    CAST(NULL AS VARCHAR) AS before_kind, CAST(NULL AS VARCHAR) AS before_name,
+    CAST(NULL AS BIGINT) AS before_stream, CAST(NULL AS VARCHAR) AS after_kind,
+    CAST(NULL AS VARCHAR) AS after_name, CAST(NULL AS BIGINT) AS after_stream
+FROM dev_ops AS d
+LEFT JOIN dev_gaps AS g ON g.dev IS NOT DISTINCT FROM d.dev
+LEFT JOIN dev_feeders AS f ON f.dev IS NOT DISTINCT FROM d.dev
+LEFT JOIN skipped AS k ON k.dev IS NOT DISTINCT FROM d.dev
+UNION ALL
+SELECT
+    'stream', s.dev, s.stream, NULL, s.n_ops, NULL, s.first_s - $t0, s.last_e - s.first_s,
+    s.last_e - s.first_s - i.idle, i.idle, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL
+FROM stream_ops AS s
+JOIN stream_idle AS i ON i.dev IS NOT DISTINCT FROM s.dev AND i.stream IS NOT DISTINCT FROM s.stream
+UNION ALL
+SELECT
+    'gap', g.dev, NULL, g.rank, NULL, NULL, g.gs - $t0, NULL, NULL, NULL, NULL, NULL,
+    g.host_wait_ns, g.launch_bound_ns, g.host_busy_ns, g.unknown_ns, g.gap_ns,
+    ['kernel', 'memcpy', 'memset'][b.op[1]::INTEGER + 1], b.op[2], b.op[3]::BIGINT,
+    ['kernel', 'memcpy', 'memset'][a.op[1]::INTEGER + 1], a.op[2], a.op[3]::BIGINT
+FROM top_gaps AS g
+LEFT JOIN before_op AS b ON b.rank = g.rank
+LEFT JOIN after_op AS a ON a.rank = g.rank
+ORDER BY section, device_id NULLS LAST, stream_id NULLS LAST, rank
