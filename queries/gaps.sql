@@ -28,6 +28,9 @@ dev_marked AS (
 gap_list AS MATERIALIZED (
     SELECT dev, prev_end AS gs, s AS ge FROM dev_marked WHERE s > prev_end
 ),
+dev_ops AS MATERIALIZED (
+    SELECT dev, count(*) AS n_ops, min(s) AS first_s, max(e) AS last_e FROM ops GROUP BY dev
+),
 stream_marked AS (
     SELECT dev, stream, s, max(e) OVER (PARTITION BY dev, stream ORDER BY s, e
                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
@@ -64,10 +67,27 @@ call_class AS (
     GROUP BY n.nameId
 ),
 host_calls AS (
-    SELECT f.dev, c.s, greatest(c.e, c.s) AS e, cc.cause
+    SELECT f.dev, c.s, c.e, cc.cause
     FROM calls AS c
     JOIN call_class AS cc ON cc.nameId = c.nameId
     JOIN feeders AS f ON f.tid = c.tid
+    WHERE c.e > c.s
+),
+-- Busy islands lie between the gaps; a call that starts and ends inside one cannot explain any
+-- idle time, so only the others go into the sweep (one ASOF lookup per call).
+islands AS (
+    SELECT g.dev, COALESCE(lag(g.ge) OVER (PARTITION BY g.dev ORDER BY g.gs), d.first_s) AS island_start,
+           g.gs AS island_end
+    FROM gap_list AS g JOIN dev_ops AS d ON d.dev IS NOT DISTINCT FROM g.dev
+    UNION ALL
+    SELECT d.dev, COALESCE(max(g.ge), d.first_s), d.last_e
+    FROM dev_ops AS d LEFT JOIN gap_list AS g ON g.dev IS NOT DISTINCT FROM d.dev
+    GROUP BY d.dev, d.first_s, d.last_e
+),
+idle_calls AS (
+    SELECT c.dev, c.s, c.e, c.cause
+    FROM host_calls AS c ASOF LEFT JOIN islands AS i ON i.dev = c.dev AND c.s >= i.island_start
+    WHERE i.island_start IS NULL OR c.e > i.island_end
 ),
 -- One sweep per device over gap and classified-call boundaries: each stretch between two
 -- consecutive boundaries lies in at most one gap and has one host state.
@@ -77,11 +97,11 @@ events AS (
     UNION ALL
     SELECT dev, s, 0, 0, CASE WHEN cause = 'launch_bound' THEN 1 ELSE 0 END,
            CASE WHEN cause = 'host_wait' THEN 1 ELSE 0 END
-    FROM host_calls
+    FROM idle_calls
     UNION ALL
     SELECT dev, e, 0, 0, CASE WHEN cause = 'launch_bound' THEN -1 ELSE 0 END,
            CASE WHEN cause = 'host_wait' THEN -1 ELSE 0 END
-    FROM host_calls
+    FROM idle_calls
 ),
 boundaries AS (
     SELECT dev, t, sum(d_gap) AS d_gap, sum(opens) AS opens, sum(d_launch) AS d_launch,
@@ -116,9 +136,6 @@ gap_rows AS MATERIALIZED (
     LEFT JOIN gap_causes AS c ON c.dev IS NOT DISTINCT FROM g.dev AND c.gs = g.gs
     LEFT JOIN (SELECT DISTINCT dev FROM feeders) AS f ON f.dev IS NOT DISTINCT FROM g.dev
 ),
-dev_ops AS (
-    SELECT dev, count(*) AS n_ops, min(s) AS first_s, max(e) AS last_e FROM ops GROUP BY dev
-),
 skipped AS (
     SELECT dev, count(*) AS n FROM raw_ops WHERE s IS NULL OR e IS NULL GROUP BY dev
 ),
@@ -140,34 +157,51 @@ top_gaps AS (
     FROM gap_rows WHERE gap_ns >= $min_gap
     QUALIFY rank <= $top
 ),
+gap_ends AS (
+    SELECT dev, gs AS t FROM top_gaps UNION SELECT dev, ge FROM top_gaps
+),
 named_ops AS (
     SELECT 0 AS kind, k.deviceId AS dev, k.streamId AS stream, k.start AS s,
-           greatest(k."end", k.start) AS e,
-           COALESCE(n.value, CASE WHEN k.shortName IS NULL THEN '<null name id>'
-                    ELSE '<unresolved id ' || CAST(k.shortName AS VARCHAR) || '>' END) AS name
-    FROM CUPTI_ACTIVITY_KIND_KERNEL AS k LEFT JOIN StringIds AS n ON n.id = k.shortName
-    WHERE (k.deviceId, k.start) IN (SELECT (dev, ge) FROM top_gaps)
-       OR (k.deviceId, greatest(k."end", k.start)) IN (SELECT (dev, gs) FROM top_gaps)
-    UNION ALL
-    SELECT 1, m.deviceId, m.streamId, m.start, greatest(m."end", m.start),
-           'memcpy ' || COALESCE(x.label, 'copyKind=' || CAST(m.copyKind AS VARCHAR))
-    FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m LEFT JOIN ENUM_CUDA_MEMCPY_OPER AS x ON x.id = m.copyKind
-    WHERE (m.deviceId, m.start) IN (SELECT (dev, ge) FROM top_gaps)
-       OR (m.deviceId, greatest(m."end", m.start)) IN (SELECT (dev, gs) FROM top_gaps)
-    UNION ALL
-    SELECT 2, z.deviceId, z.streamId, z.start, greatest(z."end", z.start), 'memset'
+           greatest(k."end", k.start) AS e, k.shortName AS name_id
+    FROM CUPTI_ACTIVITY_KIND_KERNEL AS k JOIN gap_ends AS g ON g.dev = k.deviceId AND g.t = k.start
+    UNION
+    SELECT 0, k.deviceId, k.streamId, k.start, greatest(k."end", k.start), k.shortName
+    FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+    JOIN gap_ends AS g ON g.dev = k.deviceId AND g.t = greatest(k."end", k.start)
+    UNION
+    SELECT 1, m.deviceId, m.streamId, m.start, greatest(m."end", m.start), m.copyKind
+    FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m JOIN gap_ends AS g ON g.dev = m.deviceId AND g.t = m.start
+    UNION
+    SELECT 1, m.deviceId, m.streamId, m.start, greatest(m."end", m.start), m.copyKind
+    FROM CUPTI_ACTIVITY_KIND_MEMCPY AS m
+    JOIN gap_ends AS g ON g.dev = m.deviceId AND g.t = greatest(m."end", m.start)
+    UNION
+    SELECT 2, z.deviceId, z.streamId, z.start, greatest(z."end", z.start), NULL
+    FROM CUPTI_ACTIVITY_KIND_MEMSET AS z JOIN gap_ends AS g ON g.dev = z.deviceId AND g.t = z.start
+    UNION
+    SELECT 2, z.deviceId, z.streamId, z.start, greatest(z."end", z.start), NULL
     FROM CUPTI_ACTIVITY_KIND_MEMSET AS z
-    WHERE (z.deviceId, z.start) IN (SELECT (dev, ge) FROM top_gaps)
-       OR (z.deviceId, greatest(z."end", z.start)) IN (SELECT (dev, gs) FROM top_gaps)
+    JOIN gap_ends AS g ON g.dev = z.deviceId AND g.t = greatest(z."end", z.start)
+),
+labelled_ops AS (
+    SELECT o.kind, o.dev, o.stream, o.s, o.e,
+           CASE o.kind
+               WHEN 0 THEN COALESCE(n.value, CASE WHEN o.name_id IS NULL THEN '<null name id>'
+                                    ELSE '<unresolved id ' || CAST(o.name_id AS VARCHAR) || '>' END)
+               WHEN 1 THEN 'memcpy ' || COALESCE(x.label, 'copyKind=' || CAST(o.name_id AS VARCHAR))
+               ELSE 'memset' END AS name
+    FROM named_ops AS o
+    LEFT JOIN StringIds AS n ON o.kind = 0 AND n.id = o.name_id
+    LEFT JOIN ENUM_CUDA_MEMCPY_OPER AS x ON o.kind = 1 AND x.id = o.name_id
 ),
 before_op AS (
     SELECT g.rank, arg_max([o.kind::VARCHAR, o.name, o.stream::VARCHAR], [o.s, -o.kind]) AS op
-    FROM top_gaps AS g JOIN named_ops AS o ON o.dev IS NOT DISTINCT FROM g.dev AND o.e = g.gs
+    FROM top_gaps AS g JOIN labelled_ops AS o ON o.dev IS NOT DISTINCT FROM g.dev AND o.e = g.gs
     GROUP BY g.rank
 ),
 after_op AS (
     SELECT g.rank, arg_min([o.kind::VARCHAR, o.name, o.stream::VARCHAR], [o.e, o.kind]) AS op
-    FROM top_gaps AS g JOIN named_ops AS o ON o.dev IS NOT DISTINCT FROM g.dev AND o.s = g.ge
+    FROM top_gaps AS g JOIN labelled_ops AS o ON o.dev IS NOT DISTINCT FROM g.dev AND o.s = g.ge
     GROUP BY g.rank
 )
 SELECT

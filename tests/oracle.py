@@ -283,3 +283,10 @@ def overlap_by_device(path: Path) -> tuple[dict[Any, dict[str, int]], dict[tuple
         ov = length(intersect(c, merge(compute.get(dev, []))))
         collectives[(dev, kind)] = {"comm": length(c), "overlap": ov, "exposed": length(c) - ov}
     return devices, collectives
+
+
+def trace_t0(path: Path) -> int:
+    """The earliest start among kernels, memcpys, memsets and CUDA API calls."""
+    starts = [scalar(path, f"SELECT min(start) FROM {t}", None)
+              for t in (*_GPU_OP_TABLES, "CUPTI_ACTIVITY_KIND_RUNTIME")]
+    return min(s for s in starts if s is not None)
