@@ -73,21 +73,29 @@ host_calls AS (
     JOIN feeders AS f ON f.tid = c.tid
     WHERE c.e > c.s
 ),
--- Busy islands lie between the gaps; a call that starts and ends inside one cannot explain any
--- idle time, so only the others go into the sweep (one ASOF lookup per call).
-islands AS (
-    SELECT g.dev, COALESCE(lag(g.ge) OVER (PARTITION BY g.dev ORDER BY g.gs), d.first_s) AS island_start,
-           g.gs AS island_end
-    FROM gap_list AS g JOIN dev_ops AS d ON d.dev IS NOT DISTINCT FROM g.dev
+-- Calls meet gaps by a hash join on time buckets as wide as the mean distance between gaps:
+-- each gap and each call is listed under every bucket it touches (a gap in about 2, a call in
+-- 1 + its length / the width), and each (call, gap) pair that overlaps keeps the call's part
+-- inside the gap.
+bucket AS (
+    SELECT greatest(1, (max(ge) - min(gs)) // count(*)) AS w FROM gap_list
+),
+gap_buckets AS (
+    SELECT g.dev, g.gs, g.ge, unnest(range(g.gs // b.w, (g.ge - 1) // b.w + 1)) AS bucket
+    FROM gap_list AS g, bucket AS b
+),
+call_buckets AS (
+    SELECT c.dev, c.s, c.e, c.cause, c.s // b.w AS bucket
+    FROM host_calls AS c, bucket AS b WHERE c.s // b.w = (c.e - 1) // b.w
     UNION ALL
-    SELECT d.dev, COALESCE(max(g.ge), d.first_s), d.last_e
-    FROM dev_ops AS d LEFT JOIN gap_list AS g ON g.dev IS NOT DISTINCT FROM d.dev
-    GROUP BY d.dev, d.first_s, d.last_e
+    SELECT c.dev, c.s, c.e, c.cause, unnest(range(c.s // b.w, (c.e - 1) // b.w + 1))
+    FROM host_calls AS c, bucket AS b WHERE c.s // b.w < (c.e - 1) // b.w
 ),
 idle_calls AS (
-    SELECT c.dev, c.s, c.e, c.cause
-    FROM host_calls AS c ASOF LEFT JOIN islands AS i ON i.dev = c.dev AND c.s >= i.island_start
-    WHERE i.island_start IS NULL OR c.e > i.island_end
+    SELECT DISTINCT c.dev, greatest(c.s, g.gs) AS s, least(c.e, g.ge) AS e, c.cause
+    FROM call_buckets AS c
+    JOIN gap_buckets AS g ON g.dev = c.dev AND g.bucket = c.bucket
+    WHERE c.s < g.ge AND c.e > g.gs
 ),
 -- One sweep per device over gap and classified-call boundaries: each stretch between two
 -- consecutive boundaries lies in at most one gap and has one host state.
