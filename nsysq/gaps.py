@@ -137,12 +137,8 @@ def _dominant(record: dict[str, Any]) -> str:
 
 def _result(table: Table, sections: dict[str, list[dict[str, Any]]], top: int, min_gap_ns: int) -> GapsResult:
     spans = {r["device_id"]: r["span_ns"] for r in sections["device"]}
-    devices = [
-        {**r, "busy_pct": _pct(r["busy_ns"], r["span_ns"])} for r in sections["device"]
-    ]
-    streams = [
-        {**r, "busy_pct": _pct(r["busy_ns"], spans.get(r["device_id"]))} for r in sections["stream"]
-    ]
+    devices = [{**r, "busy_pct": _pct(r["busy_ns"], r["span_ns"])} for r in sections["device"]]
+    streams = [{**r, "busy_pct": _pct(r["busy_ns"], spans.get(r["device_id"]))} for r in sections["stream"]]
     listed = [{**r, "cause": _dominant(r)} for r in sections["gap"]]
     listed.sort(key=lambda r: r["rank"])
     footer = {
@@ -191,5 +187,3 @@ def _int(column: str, value: Any) -> Any:
     if value is not None and (column.endswith("_ns") or column in ("ops", "idle_gaps")):
         return int(value)
     return value
-
-

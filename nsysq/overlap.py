@@ -33,7 +33,15 @@ DEVICE_COLUMNS = (
     "overlap_pct", "memcpys", "memcpy_ns", "memcpy_overlap_ns", "memcpy_exposed_ns",
     "memcpy_overlap_pct",
 )  # fmt: skip
-COLLECTIVE_COLUMNS = ("device_id", "collective", "kernels", "comm_ns", "overlap_ns", "exposed_ns", "overlap_pct")
+COLLECTIVE_COLUMNS = (
+    "device_id",
+    "collective",
+    "kernels",
+    "comm_ns",
+    "overlap_ns",
+    "exposed_ns",
+    "overlap_pct",
+)
 
 
 @dataclass(frozen=True)

@@ -77,8 +77,8 @@ host_calls AS (
 -- each gap and each call is listed under every bucket it touches (a gap in about 2, a call in
 -- 1 + its length / the width), and each (call, gap) pair that overlaps keeps the call's part
 -- inside the gap.
-bucket AS (
-    SELECT greatest(1, (max(ge) - min(gs)) // count(*)) AS w FROM gap_list
+bucket AS (  -- NULL when there is no gap: then no call is bucketed at all
+    SELECT (max(ge) - min(gs)) // count(*) + 1 AS w FROM gap_list
 ),
 gap_buckets AS (
     SELECT g.dev, g.gs, g.ge, unnest(range(g.gs // b.w, (g.ge - 1) // b.w + 1)) AS bucket

@@ -102,6 +102,7 @@ def memcpy_by_kind(path: Path) -> dict[int, tuple[int, int]]:
 
 _GPU_OP_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 Interval = tuple[int, int]
+_CAUSES = ("host_wait", "launch_bound", "host_busy", "unknown")
 
 
 def _rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -131,8 +132,8 @@ def gpu_ops(path: Path) -> list[tuple[Any, Any, int, int, Any, Any]]:
 
 
 def merge(intervals: list[Interval]) -> list[Interval]:
-    """The union of ``intervals`` as sorted, disjoint [start, end] pairs (touching ones stay apart
-    only when a zero-length op sits alone, which adds no length)."""
+    """The union of ``intervals`` as sorted, disjoint (start, end) pairs; touching intervals merge,
+    a zero-length interval apart from the others stays an island of length 0."""
     merged: list[list[int]] = []
     for start, end in sorted(intervals):
         if merged and start <= merged[-1][1]:
@@ -163,7 +164,7 @@ def intersect(xs: list[Interval], ys: list[Interval]) -> list[Interval]:
 def idle_gaps(intervals: list[Interval]) -> list[Interval]:
     """The holes between the merged islands of ``intervals``."""
     islands = merge(intervals)
-    return [(a[1], b[0]) for a, b in zip(islands, islands[1:]) if b[0] > a[1]]
+    return [(a[1], b[0]) for a, b in zip(islands, islands[1:], strict=False) if b[0] > a[1]]
 
 
 def _like(pattern: str) -> re.Pattern[str]:
@@ -225,7 +226,7 @@ def gaps_by_device(path: Path) -> dict[Any, dict[str, Any]]:
         out[dev] = {
             "ops": len(spans), "first": first, "span": last - first, "busy": length(merge(spans)),
             "idle": length(gaps), "gaps": per_gap, "feeding_threads": len(threads),
-            "causes": {c: sum(p[1][c] for p in per_gap) for c in ("host_wait", "launch_bound", "host_busy", "unknown")},
+            "causes": {c: sum(p[1][c] for p in per_gap) for c in _CAUSES},
         }
     return out
 
@@ -236,8 +237,9 @@ def busy_by_stream(path: Path) -> dict[tuple[Any, Any], dict[str, int]]:
     for dev, stream, a, b, _c, _p in gpu_ops(path):
         lanes.setdefault((dev, stream), []).append((a, b))
     return {
-        lane: {"ops": len(iv), "span": max(b for _, b in iv) - min(a for a, _ in iv), "busy": length(merge(iv))}
-        for lane, iv in lanes.items()
+        lane: {"ops": len(ivs), "span": max(b for _, b in ivs) - min(a for a, _ in ivs),
+               "busy": length(merge(ivs))}
+        for lane, ivs in lanes.items()
     }
 
 

@@ -162,8 +162,16 @@ def _reconcile(path: Path) -> None:
         got = devices[dev]
         assert got["busy_ns"] + got["idle_ns"] == got["span_ns"]
         assert sum(got[k] for k in CAUSE_KEYS) == got["idle_ns"]
-        assert (got["ops"], got["start_ns"], got["span_ns"]) == (want["ops"], want["first"] - t0, want["span"])
-        assert (got["busy_ns"], got["idle_ns"], got["idle_gaps"]) == (want["busy"], want["idle"], len(want["gaps"]))
+        assert (got["ops"], got["start_ns"], got["span_ns"]) == (
+            want["ops"],
+            want["first"] - t0,
+            want["span"],
+        )
+        assert (got["busy_ns"], got["idle_ns"], got["idle_gaps"]) == (
+            want["busy"],
+            want["idle"],
+            len(want["gaps"]),
+        )
         assert got["feeding_threads"] == want["feeding_threads"]
         assert {k: got[f"{k}_ns"] for k in CAUSES} == want["causes"]
     streams = _by(result.streams.records(), "device_id", "stream_id")
@@ -177,7 +185,10 @@ def _reconcile(path: Path) -> None:
         ((dev, gap, causes) for dev, d in expected.items() for gap, causes in d["gaps"]),
         key=lambda g: (-(g[1][1] - g[1][0]), g[0] is None, g[0] or 0, g[1][0]),
     )
-    listed = [(r["device_id"], r["start_ns"] + t0, r["gap_ns"], *(r[k] for k in CAUSE_KEYS)) for r in result.gaps.records()]
+    listed = [
+        (r["device_id"], r["start_ns"] + t0, r["gap_ns"], *(r[k] for k in CAUSE_KEYS))
+        for r in result.gaps.records()
+    ]
     assert listed == [
         (dev, gap[0], gap[1] - gap[0], *(causes[c] for c in CAUSES)) for dev, gap, causes in every_gap
     ]
@@ -196,7 +207,11 @@ def _reconcile_overlap(path: Path) -> None:
         got = {k[: -len("_ns")]: v for k, v in devices[dev].items() if k.endswith("_ns")}
         assert got == want, dev
     kinds = {
-        (r["device_id"], r["collective"]): {"comm": r["comm_ns"], "overlap": r["overlap_ns"], "exposed": r["exposed_ns"]}
+        (r["device_id"], r["collective"]): {
+            "comm": r["comm_ns"],
+            "overlap": r["overlap_ns"],
+            "exposed": r["exposed_ns"],
+        }
         for r in result.collectives.records()
     }
     assert kinds == want_kinds
@@ -269,7 +284,13 @@ def test_overlap_cli(scenario: Path) -> None:
     doc = json.loads(proc.stdout)
     assert set(doc) == {"kind", "unit", "queries", "devices", "collectives", "footer", "notes"}
     assert doc["devices"][0]["exposed_us"] == 400.0 and doc["footer"]["comm_kernels"] == 6
-    assert {r["collective"] for r in doc["collectives"]} == {"AllReduce", "AllGather", "unknown", "ReduceScatter", "SendRecv"}
+    assert {r["collective"] for r in doc["collectives"]} == {
+        "AllReduce",
+        "AllGather",
+        "unknown",
+        "ReduceScatter",
+        "SendRecv",
+    }
     csv = _cli("overlap", str(scenario), "-f", "csv", "--section", "collectives")
     assert csv.stdout.splitlines()[1] == "0,AllReduce,2,500000,250000,250000,50.0"
     assert "-- overlap@1 on" in _cli("overlap", str(scenario), "--show-sql").stdout
@@ -286,3 +307,16 @@ def test_no_gpu_work_is_one_sentence(command: str, fixture_dir: Path) -> None:
 def test_bad_gaps_options_exit_2(args: tuple[str, ...], scenario: Path) -> None:
     proc = _cli("gaps", str(scenario), *args)
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["gaps", "overlap"])
+def test_json_md_names_every_key(command: str, scenario: Path) -> None:
+    from tests.test_docs import _named, _section
+
+    doc = json.loads(_cli(command, str(scenario), "-f", "json").stdout)
+    keys = set(doc) | set(doc["footer"])
+    for value in doc.values():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            keys |= set(value[0])
+    missing = keys - _named(_section(command))
+    assert not missing, f"docs/json.md section '{command}' does not name {sorted(missing)}"

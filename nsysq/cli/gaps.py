@@ -29,7 +29,11 @@ from nsysq.cli.common import (
 from nsysq.errors import UsageError
 
 MS = 1_000_000
-GAPS_TITLES = {"devices": "GPU busy and idle per device", "streams": "busy per stream", "gaps": "longest idle gaps"}
+GAPS_TITLES = {
+    "devices": "GPU busy and idle per device",
+    "streams": "busy per stream",
+    "gaps": "longest idle gaps",
+}
 OVERLAP_TITLES = {
     "devices": "communication and memcpy overlap with compute, per device",
     "collectives": "communication per collective kind",
@@ -49,9 +53,7 @@ class OverlapSection(StrEnum):
 
 def gaps_command(
     trace: TraceArg,
-    top: Annotated[
-        int, typer.Option("--top", "-n", help="List the N longest idle gaps (0 = none).")
-    ] = 10,
+    top: Annotated[int, typer.Option("--top", "-n", help="List the N longest idle gaps (0 = none).")] = 10,
     min_gap: Annotated[
         float, typer.Option("--min-gap", help="List only gaps at least this long, in ms.")
     ] = 0.0,
