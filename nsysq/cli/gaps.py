@@ -1,8 +1,10 @@
-"""``nsysq gaps`` (why the GPU waited) and ``nsysq overlap`` (is communication hidden behind compute).
+"""``nsysq gaps`` (why the GPU waited), ``nsysq overlap`` (is communication hidden behind compute)
+and ``nsysq plot gaps`` (the picture of the first).
 
 Each parses its options, calls the library function of the same name (:mod:`nsysq.gaps`,
 :mod:`nsysq.overlap`) and prints its sections through :func:`nsysq.sections.render_sections`.
-Registered by :mod:`nsysq.cli.root`.
+Registered by :mod:`nsysq.cli.root` (``plot gaps`` on the plot sub-app, sharing the output options
+of :mod:`nsysq.cli.plot`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from nsysq.cli.common import (
     show_sql,
     unit_for,
 )
+from nsysq.cli.plot import DpiOpt, OutputOpt, SizeOpt, TitleOpt, _axes, _check_output, _save
 from nsysq.errors import UsageError
 
 MS = 1_000_000
@@ -116,3 +119,23 @@ def overlap_command(
 
 def _value(section: StrEnum | None) -> str | None:
     return None if section is None else section.value
+
+
+def plot_gaps_command(
+    trace: TraceArg,
+    output: OutputOpt,
+    bins: Annotated[int, typer.Option("--bins", help="Slices of time per device lane.")] = 800,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Per GPU a utilization strip over time: busy share and idle share by cause in each slice of time."""
+    from nsysq.gaps_plot import gaps_frame, plot_gaps
+
+    if not 1 <= bins <= 100_000:
+        raise UsageError("--bins must be between 1 and 100000.")
+    _check_output(output)
+    with open_trace(trace, no_cache=no_cache, prefetch="gaps") as t:
+        df = gaps_frame(t)
+    _save(plot_gaps(df, ax=_axes(size), bins=bins), output, dpi, title)

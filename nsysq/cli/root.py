@@ -64,6 +64,7 @@ app.command("diff")(diff.diff_command)
 app.command("gaps")(gaps_cli.gaps_command)
 app.command("overlap")(gaps_cli.overlap_command)
 app.add_typer(cache.cache_app, name="cache")
+plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
 app.add_typer(plot.plot_app, name="plot")
 
 
