@@ -66,12 +66,18 @@ call_class AS (
     JOIN rules AS r ON lower(sid.value) LIKE r.pattern
     GROUP BY n.nameId
 ),
+-- Each classified call once per device its thread feeds (a lookup in a map from thread to
+-- devices: a handful of keys, so no hash table over the calls is built).
+feeder_map AS (
+    SELECT map(list(tid), list(devs)) AS devs_of
+    FROM (SELECT tid, list(dev) AS devs FROM feeders GROUP BY tid)
+),
 host_calls AS (
-    SELECT f.dev, c.s, c.e, cc.cause
+    SELECT unnest(m.devs_of[c.tid]) AS dev, c.s, c.e, cc.cause
     FROM calls AS c
     JOIN call_class AS cc ON cc.nameId = c.nameId
-    JOIN feeders AS f ON f.tid = c.tid
-    WHERE c.e > c.s
+    CROSS JOIN feeder_map AS m
+    WHERE c.e > c.s  -- a thread feeding no device has no entry: unnest(NULL) gives no row
 ),
 -- Calls meet gaps by a hash join on time buckets as wide as the mean distance between gaps:
 -- each gap and each call is listed under every bucket it touches (a gap in about 2, a call in
