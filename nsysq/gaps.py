@@ -1,9 +1,11 @@
 """Gaps: how busy each GPU was, where it sat idle, and what its host threads were doing meanwhile.
 
-One packaged query (``queries/gaps.sql``) does the work in DuckDB: the union of kernel, memcpy and
-memset intervals per device and per stream (ops sorted by start, running maximum of their ends),
+Three packaged queries do the work in DuckDB: ``queries/gap_feeders.sql`` finds the host threads
+feeding each device, ``queries/gaps.sql`` computes the union of kernel, memcpy and
+memset intervals per device (ops sorted by start, running maximum of their ends),
 the idle gaps between them, and a sweep over the gaps and the CUDA API calls of the host threads
-feeding each device, which splits every gap's time into four causes. The API-call rules are data
+feeding each device, which splits every gap's time into four causes, and ``queries/gap_streams.sql``
+the same unions per stream. The API-call rules are data
 (``queries/gap_cause_rules.toml``); docs/gaps.md gives each cause's exact rule.
 """
 
@@ -109,21 +111,27 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
     if min_gap_ns < 0:
         raise UsageError("--min-gap must be 0 or more.")
     call_rules = load_call_rules()
+    # Three queries, so the correlationId join and the two sorts never hold memory at once.
+    feeders = trace.run("gap_feeders")
     table = trace.run(
         "gaps",
         t0=trace.t0,
+        feeder_devices=feeders.column("device_id"),
+        feeder_threads=feeders.column("thread"),
         top=top,
         min_gap=min_gap_ns,
         call_causes=[r.cause for r in call_rules],
         call_patterns=[r.like for r in call_rules],
     )
-    records = table.records()
-    sections: dict[str, list[dict[str, Any]]] = {"device": [], "stream": [], "gap": []}
-    for record in records:
+    sections: dict[str, list[dict[str, Any]]] = {"device": [], "gap": []}
+    for record in table.records():
         sections[record["section"]].append(record)
     if not sections["device"]:
         raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
-    return _result(table, sections, top, min_gap_ns)
+    streams = trace.run("gap_streams", t0=trace.t0)
+    sections["stream"] = streams.records()
+    queries = (*feeders.queries, *table.queries, *streams.queries)
+    return _result(replace(table, queries=queries), sections, top, min_gap_ns)
 
 
 def _pct(part: int | None, whole: int | None) -> float | None:

@@ -1,22 +1,19 @@
 -- name: gaps
 -- version: 1
--- returns: GPU busy and idle time, one result in three sections told apart by `section`. 'device': one row per deviceId: ops (kernels + memcpys + memsets), start_ns (first op start relative to t0), span_ns (first op start to last op end), busy_ns (length of the union of the op intervals; overlapping streams counted once), idle_ns = span_ns - busy_ns, idle_gaps (maximal idle intervals inside the span), feeding_threads (host threads whose CUDA API calls launched the device's ops, matched by correlationId within the process), and idle time by cause: host_wait_ns + launch_bound_ns + host_busy_ns + unknown_ns = idle_ns (rules in docs/gaps.md). 'stream': one row per (deviceId, streamId): ops, start_ns, span_ns, busy_ns. 'gap': the top idle gaps of at least min_gap ns, longest first: device_id, rank, start_ns, gap_ns, the same four cause columns (adding up to gap_ns) and cause (the one with most time), the op that ended last before the gap and the op that starts it (kind, name, stream). Ops with a NULL start or end are left out and counted in skipped_ops (device rows); an op whose end is before its start counts as zero-length.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, globalPid, shortName), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, correlationId, globalPid, copyKind), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId, correlationId, globalPid), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
--- params: t0 (trace start, ns); top (integer: how many gaps to list); min_gap (integer ns: shortest gap listed); call_causes (list: the cause of each API-call rule, 'host_wait' or 'launch_bound'); call_patterns (list: the LIKE pattern of each rule, on the lower-cased call name, first match wins)
+-- returns: GPU busy and idle time, one result in two sections told apart by `section` (per stream: queries/gap_streams.sql). 'device': one row per deviceId: ops (kernels + memcpys + memsets), start_ns (first op start relative to t0), span_ns (first op start to last op end), busy_ns (length of the union of the op intervals; overlapping streams counted once), idle_ns = span_ns - busy_ns, idle_gaps (maximal idle intervals inside the span), feeding_threads (host threads whose CUDA API calls launched the device's ops, from queries/gap_feeders.sql), and idle time by cause: host_wait_ns + launch_bound_ns + host_busy_ns + unknown_ns = idle_ns (rules in docs/gaps.md). 'gap': the top idle gaps of at least min_gap ns, longest first: device_id, rank, start_ns, gap_ns, the same four cause columns (adding up to gap_ns) and cause (the one with most time), the op that ended last before the gap and the op that starts it (kind, name, stream). Ops with a NULL start or end are left out and counted in skipped_ops (device rows); an op whose end is before its start counts as zero-length.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, shortName), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, copyKind), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, nameId), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
+-- params: t0 (trace start, ns); feeder_devices (list: device of each feeding thread, from queries/gap_feeders.sql); feeder_threads (list: its globalTid); top (integer: how many gaps to list); min_gap (integer ns: shortest gap listed); call_causes (list: the cause of each API-call rule, 'host_wait' or 'launch_bound'); call_patterns (list: the LIKE pattern of each rule, on the lower-cased call name, first match wins)
 -- dialect: duckdb
 WITH raw_ops AS (
-    SELECT 0 AS kind, deviceId AS dev, streamId AS stream, start AS s, "end" AS e,
-           correlationId AS corr, globalPid >> 24 AS proc
+    SELECT 0 AS kind, deviceId AS dev, streamId AS stream, start AS s, "end" AS e
     FROM CUPTI_ACTIVITY_KIND_KERNEL
     UNION ALL
-    SELECT 1, deviceId, streamId, start, "end", correlationId, globalPid >> 24
-    FROM CUPTI_ACTIVITY_KIND_MEMCPY
+    SELECT 1, deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMCPY
     UNION ALL
-    SELECT 2, deviceId, streamId, start, "end", correlationId, globalPid >> 24
-    FROM CUPTI_ACTIVITY_KIND_MEMSET
+    SELECT 2, deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMSET
 ),
 ops AS (
-    SELECT kind, dev, stream, s, greatest(e, s) AS e, corr, proc
+    SELECT kind, dev, stream, s, greatest(e, s) AS e
     FROM raw_ops WHERE s IS NOT NULL AND e IS NOT NULL
 ),
 -- Idle gaps: ops by start; a gap opens where an op starts after every earlier op has ended.
@@ -31,26 +28,15 @@ gap_list AS MATERIALIZED (
 dev_ops AS MATERIALIZED (
     SELECT dev, count(*) AS n_ops, min(s) AS first_s, max(e) AS last_e FROM ops GROUP BY dev
 ),
-stream_marked AS (
-    SELECT dev, stream, s, max(e) OVER (PARTITION BY dev, stream ORDER BY s, e
-                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM ops
-),
-stream_idle AS (
-    SELECT dev, stream, sum(CASE WHEN s > prev_end THEN s - prev_end ELSE 0 END) AS idle
-    FROM stream_marked GROUP BY dev, stream
-),
--- Host threads feeding each device: callers of the API calls its ops carry the correlationId of.
+-- Host threads feeding each device (queries/gap_feeders.sql), passed in as two lists.
 calls AS (
-    SELECT globalTid AS tid, globalTid >> 24 AS proc, correlationId AS corr, nameId,
-           start AS s, "end" AS e
+    SELECT globalTid AS tid, nameId, start AS s, "end" AS e
     FROM CUPTI_ACTIVITY_KIND_RUNTIME
     WHERE start IS NOT NULL AND "end" IS NOT NULL AND globalTid IS NOT NULL
 ),
-feeders AS MATERIALIZED (
-    SELECT DISTINCT o.dev, c.tid
-    FROM ops AS o JOIN calls AS c ON c.corr = o.corr
-    WHERE o.proc IS NULL OR o.proc = c.proc
+feeders AS (
+    SELECT $feeder_devices[i] AS dev, $feeder_threads[i] AS tid
+    FROM range(1, len($feeder_threads) + 1) AS r(i)
 ),
 rules AS (
     SELECT i AS rule_order, $call_causes[i] AS cause, $call_patterns[i] AS pattern
@@ -66,18 +52,20 @@ call_class AS (
     JOIN rules AS r ON lower(sid.value) LIKE r.pattern
     GROUP BY n.nameId
 ),
--- Each classified call once per device its thread feeds (a lookup in a map from thread to
--- devices: a handful of keys, so no hash table over the calls is built).
+-- Each classified call once per device its thread feeds, through maps from thread to devices
+-- and from name to class (a handful of keys each: no hash join over the calls).
 feeder_map AS (
     SELECT map(list(tid), list(devs)) AS devs_of
     FROM (SELECT tid, list(dev) AS devs FROM feeders GROUP BY tid)
 ),
+class_map AS (
+    SELECT map(list(nameId), list(cause)) AS cause_of FROM call_class
+),
 host_calls AS (
-    SELECT unnest(m.devs_of[c.tid]) AS dev, c.s, c.e, cc.cause
-    FROM calls AS c
-    JOIN call_class AS cc ON cc.nameId = c.nameId
-    CROSS JOIN feeder_map AS m
-    WHERE c.e > c.s  -- a thread feeding no device has no entry: unnest(NULL) gives no row
+    SELECT unnest(m.devs_of[c.tid]) AS dev, c.s, c.e, k.cause_of[c.nameId] AS cause
+    FROM calls AS c, feeder_map AS m, class_map AS k
+    -- a thread feeding no device has no entry (unnest(NULL) gives no row), nor an unclassified call
+    WHERE c.e > c.s AND k.cause_of[c.nameId] IS NOT NULL
 ),
 -- Calls meet gaps by a hash join on time buckets as wide as the mean distance between gaps:
 -- each gap and each call is listed under every bucket it touches (a gap in about 2, a call in
@@ -91,11 +79,8 @@ gap_buckets AS (
     FROM gap_list AS g, bucket AS b
 ),
 call_buckets AS (
-    SELECT c.dev, c.s, c.e, c.cause, c.s // b.w AS bucket
-    FROM host_calls AS c, bucket AS b WHERE c.s // b.w = (c.e - 1) // b.w
-    UNION ALL
-    SELECT c.dev, c.s, c.e, c.cause, unnest(range(c.s // b.w, (c.e - 1) // b.w + 1))
-    FROM host_calls AS c, bucket AS b WHERE c.s // b.w < (c.e - 1) // b.w
+    SELECT c.dev, c.s, c.e, c.cause, unnest(range(c.s // b.w, (c.e - 1) // b.w + 1)) AS bucket
+    FROM host_calls AS c, bucket AS b
 ),
 idle_calls AS (
     SELECT DISTINCT c.dev, greatest(c.s, g.gs) AS s, least(c.e, g.ge) AS e, c.cause
@@ -161,10 +146,6 @@ dev_gaps AS (
 ),
 dev_feeders AS (
     SELECT dev, count(*) AS n FROM feeders GROUP BY dev
-),
-stream_ops AS (
-    SELECT dev, stream, count(*) AS n_ops, min(s) AS first_s, max(e) AS last_e
-    FROM ops GROUP BY dev, stream
 ),
 top_gaps AS (
     SELECT *, row_number() OVER (ORDER BY gap_ns DESC, dev NULLS LAST, gs) AS rank
@@ -236,13 +217,6 @@ LEFT JOIN dev_feeders AS f ON f.dev IS NOT DISTINCT FROM d.dev
 LEFT JOIN skipped AS k ON k.dev IS NOT DISTINCT FROM d.dev
 UNION ALL
 SELECT
-    'stream', s.dev, s.stream, NULL, s.n_ops, NULL, s.first_s - $t0, s.last_e - s.first_s,
-    s.last_e - s.first_s - i.idle, i.idle, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL
-FROM stream_ops AS s
-JOIN stream_idle AS i ON i.dev IS NOT DISTINCT FROM s.dev AND i.stream IS NOT DISTINCT FROM s.stream
-UNION ALL
-SELECT
     'gap', g.dev, NULL, g.rank, NULL, NULL, g.gs - $t0, NULL, NULL, NULL, NULL, NULL,
     g.host_wait_ns, g.launch_bound_ns, g.host_busy_ns, g.unknown_ns, g.gap_ns,
     ['kernel', 'memcpy', 'memset'][b.op[1]::INTEGER + 1], b.op[2], b.op[3]::BIGINT,
@@ -250,4 +224,4 @@ SELECT
 FROM top_gaps AS g
 LEFT JOIN before_op AS b ON b.rank = g.rank
 LEFT JOIN after_op AS a ON a.rank = g.rank
-ORDER BY section, device_id NULLS LAST, stream_id NULLS LAST, rank
+ORDER BY section, device_id NULLS LAST, rank

@@ -257,7 +257,11 @@ def test_gaps_json_document(scenario: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {"kind", "unit", "queries", "devices", "streams", "gaps", "footer", "notes"}
-    assert doc["kind"] == "gaps" and doc["unit"] == "ns" and doc["queries"] == ["gaps@1"]
+    assert (
+        doc["kind"] == "gaps"
+        and doc["unit"] == "ns"
+        and doc["queries"] == ["gap_feeders@1", "gaps@1", "gap_streams@1"]
+    )
     assert doc["devices"][0]["idle_ns"] == scen.EXPECTED_DEVICES[0]["idle_ns"]
     assert doc["footer"]["idle_ns"] == sum(d["idle_ns"] for d in scen.EXPECTED_DEVICES.values())
     assert len(doc["gaps"]) == 9 and doc["notes"]  # device 2 has no host data
