@@ -69,18 +69,21 @@ host_calls AS (
 ),
 -- Calls meet gaps by a hash join on time buckets as wide as the mean distance between gaps:
 -- each gap and each call is listed under every bucket it touches (a gap in about 2, a call in
--- 1 + its length / the width), and each (call, gap) pair that overlaps keeps the call's part
--- inside the gap.
-bucket AS (  -- NULL when there is no gap: then no call is bucketed at all
-    SELECT (max(ge) - min(gs)) // count(*) + 1 AS w FROM gap_list
+-- 1 + its length / the width, after cutting it to the stretch of time the gaps cover), and each
+-- (call, gap) pair that overlaps keeps the call's part inside the gap.
+bucket AS (  -- NULLs when there is no gap: then no call is bucketed at all
+    SELECT (max(ge) - min(gs)) // count(*) + 1 AS w, min(gs) AS lo, max(ge) AS hi FROM gap_list
 ),
 gap_buckets AS (
     SELECT g.dev, g.gs, g.ge, unnest(range(g.gs // b.w, (g.ge - 1) // b.w + 1)) AS bucket
     FROM gap_list AS g, bucket AS b
 ),
-call_buckets AS (
-    SELECT c.dev, c.s, c.e, c.cause, unnest(range(c.s // b.w, (c.e - 1) // b.w + 1)) AS bucket
+cut_calls AS (  -- a call outside the gaps' stretch is cut to nothing: an empty range below
+    SELECT c.dev, greatest(c.s, b.lo) AS s, least(c.e, b.hi) AS e, c.cause, b.w
     FROM host_calls AS c, bucket AS b
+),
+call_buckets AS (
+    SELECT dev, s, e, cause, unnest(range(s // w, (e - 1) // w + 1)) AS bucket FROM cut_calls
 ),
 idle_calls AS (
     SELECT DISTINCT c.dev, greatest(c.s, g.gs) AS s, least(c.e, g.ge) AS e, c.cause

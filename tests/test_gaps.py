@@ -368,3 +368,48 @@ def test_plot_gaps_cli_and_lazy_matplotlib(scenario: Path, tmp_path: Path) -> No
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert probe.stdout.strip() == "False"
+
+
+def test_no_gap_and_a_long_call(tmp_path: Path) -> None:
+    """Touching kernels leave no gap; a sync call as long as the trace must not be cut into
+    buckets (there is no gap to measure them against)."""
+    from nsysq.synth.writer import TraceSpec, write_trace
+
+    spec = TraceSpec(
+        version="2025.1",
+        kernels=[scen._kernel(1, 0, 7, 0, 100, "k"), scen._kernel(2, 0, 13, 100, 250, "k")],
+        runtime=[
+            scen._call(scen.T0, 1, -5, -1, scen.LAUNCH),
+            scen._call(scen.T0, 2, -1, 0, scen.LAUNCH),
+            scen._call(scen.T0, 0, 0, 10**7, scen.DEVICE_SYNC),
+        ],
+    )
+    path = write_trace(tmp_path / "touching.sqlite", spec)
+    device = _gaps(path).devices.records()[0]
+    assert (device["span_ns"], device["busy_ns"], device["idle_ns"], device["idle_gaps"]) == (
+        250_000,
+        250_000,
+        0,
+        0,
+    )
+    assert device["feeding_threads"] == 1 and sum(device[k] for k in CAUSE_KEYS) == 0
+
+
+def test_one_short_gap_under_a_very_long_call(tmp_path: Path) -> None:
+    """A 1 us gap under a sync call a million times longer: exact, and the call is cut to the
+    gaps' stretch of time before bucketing (else 10^6 bucket rows)."""
+    from nsysq.synth.writer import TraceSpec, write_trace
+
+    spec = TraceSpec(
+        version="2025.1",
+        kernels=[scen._kernel(1, 0, 7, 0, 100, "k"), scen._kernel(2, 0, 7, 101, 200, "k")],
+        runtime=[
+            scen._call(scen.T0, 1, -5, -1, scen.LAUNCH),
+            scen._call(scen.T0, 2, -1, 0, scen.LAUNCH),
+            scen._call(scen.T0, 0, -(10**6), 10**6, scen.DEVICE_SYNC),
+        ],
+    )
+    path = write_trace(tmp_path / "long_call.sqlite", spec)
+    device = _gaps(path).devices.records()[0]
+    assert (device["idle_ns"], device["idle_gaps"], device["host_wait_ns"]) == (1_000, 1, 1_000)
+    _reconcile(path)
