@@ -135,3 +135,64 @@ def _legend(ax: Axes, devices: list[dict[str, Any]]) -> None:
         total_ms = sum(int(d[f"{cause}_ns"]) for d in devices) / TIME_UNITS["ms"]
         handles.append(Patch(color=color, label=f"{CAUSES[cause]} ({total_ms:,.3g} ms)"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+
+
+OVERLAP_COLOR = "#2ca02c"
+EXPOSED_COLOR = "#d62728"
+
+
+def overlap_frame(trace: Trace, *, rules: str | None = None) -> pd.DataFrame:
+    """The bars ``plot_overlap`` draws, one per device and subject (all communication, each
+    collective kind, memcpy): ``device_id``, ``subject``, ``overlap_ns``, ``exposed_ns``."""
+    import pandas as pd
+
+    from nsysq.overlap import overlap
+
+    result = overlap(trace, rules=rules)
+    rows: list[dict[str, Any]] = []
+    for d in result.devices.records():
+        dev = d["device_id"]
+        if d["comm_ns"]:
+            rows.append(_bar(dev, "communication", d["overlap_ns"], d["exposed_ns"]))
+            rows += [
+                _bar(dev, f"  {k['collective']}", k["overlap_ns"], k["exposed_ns"])
+                for k in result.collectives.records()
+                if k["device_id"] == dev
+            ]
+        if d["memcpy_ns"]:
+            rows.append(_bar(dev, "memcpy", d["memcpy_overlap_ns"], d["memcpy_exposed_ns"]))
+    df = pd.DataFrame(rows, columns=["device_id", "subject", "overlap_ns", "exposed_ns"])
+    df.attrs["footer"] = dict(result.devices.footer)
+    return df
+
+
+def _bar(device_id: Any, subject: str, overlap_ns: int, exposed_ns: int) -> dict[str, Any]:
+    return {"device_id": device_id, "subject": subject, "overlap_ns": overlap_ns, "exposed_ns": exposed_ns}
+
+
+def plot_overlap(data: pd.DataFrame, *, ax: Axes | None = None, unit: str | None = None) -> Axes:
+    """Horizontal bars per device: communication (and each collective kind) and memcpy time,
+    split into the part hidden behind compute kernels (green) and the exposed part (red)."""
+    if ax is None:
+        from nsysq.plot import figure_axes
+
+        ax = figure_axes((9.0, 1.0 + 0.35 * max(len(data), 1)))
+    totals = (data["overlap_ns"] + data["exposed_ns"]) if len(data) else data.get("overlap_ns", [])
+    shown = unit or _unit(float(max(totals, default=0)) if len(data) else 0.0)
+    scale = 1.0 / TIME_UNITS[shown]
+    labels = [f"GPU {d}  {s}" for d, s in zip(data["device_id"], data["subject"], strict=True)]
+    y = list(range(len(data)))
+    hidden = data["overlap_ns"].astype(float) * scale
+    exposed = data["exposed_ns"].astype(float) * scale
+    ax.barh(y, hidden, color=OVERLAP_COLOR, label="overlapped with compute")
+    ax.barh(y, exposed, left=hidden, color=EXPOSED_COLOR, label="exposed")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"time ({shown})")
+    title = "communication and memcpy: hidden behind compute or exposed"
+    if not len(data):
+        title += " (no communication kernel or memcpy)"
+    ax.set_title(title, loc="left", fontsize=11)
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    return ax

@@ -413,3 +413,24 @@ def test_one_short_gap_under_a_very_long_call(tmp_path: Path) -> None:
     device = _gaps(path).devices.records()[0]
     assert (device["idle_ns"], device["idle_gaps"], device["host_wait_ns"]) == (1_000, 1, 1_000)
     _reconcile(path)
+
+
+def test_plot_overlap_bars(scenario: Path, tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.colors import to_hex
+
+    from nsysq.gaps_plot import EXPOSED_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
+
+    with Trace(scenario, cache=False) as trace:
+        df = overlap_frame(trace)
+    assert list(df["subject"])[:5] == ["communication", "  AllReduce", "  AllGather", "  unknown", "memcpy"]
+    ax = plot_overlap(df)
+    green = [p.get_width() for p in ax.patches if to_hex(p.get_facecolor()) == OVERLAP_COLOR]
+    red = [p.get_width() for p in ax.patches if to_hex(p.get_facecolor()) == EXPOSED_COLOR]
+    assert green == pytest.approx([250, 250, 0, 0, 50, 50, 50, 0, 0])  # us
+    assert red == pytest.approx([400, 250, 100, 50, 130, 250, 150, 100, 30])
+    out = tmp_path / "overlap.png"
+    proc = _cli("plot", "overlap", str(scenario), "-o", str(out))
+    assert proc.returncode == 0 and out.stat().st_size > 1000, proc.stderr

@@ -139,3 +139,21 @@ def plot_gaps_command(
     with open_trace(trace, no_cache=no_cache, prefetch="gaps") as t:
         df = gaps_frame(t)
     _save(plot_gaps(df, ax=_axes(size), bins=bins), output, dpi, title)
+
+
+def plot_overlap_command(
+    trace: TraceArg,
+    output: OutputOpt,
+    rules: RulesOpt = None,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Per GPU, communication (each collective kind) and memcpy time: hidden behind compute or exposed."""
+    from nsysq.gaps_plot import overlap_frame, plot_overlap
+
+    _check_output(output)
+    with open_trace(trace, no_cache=no_cache, prefetch="overlap") as t:
+        df = overlap_frame(t, rules=None if rules is None else str(rules))
+    _save(plot_overlap(df, ax=_axes(size)), output, dpi, title)

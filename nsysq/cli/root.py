@@ -65,6 +65,7 @@ app.command("gaps")(gaps_cli.gaps_command)
 app.command("overlap")(gaps_cli.overlap_command)
 app.add_typer(cache.cache_app, name="cache")
 plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
+plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)
 app.add_typer(plot.plot_app, name="plot")
 
 
