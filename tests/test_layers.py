@@ -19,7 +19,7 @@ CONTRACTS = [
     "Command modules never import the CLI root",
     "Only the CLI imports typer",
     "rich only where output is drawn: tables, the diff board, the progress bar",
-    "matplotlib only in nsysq.plot",
+    "matplotlib only in the plot modules",
     "Nothing in nsysq imports the fixture generator nsysq.synth",
     "The fixture generator nsysq.synth stands alone (it writes exports, it never reads them)",
 ]

@@ -25,6 +25,15 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "to_ns": None,
     "nvtx": True,
     "row_limit": 50,
+    "top": 5,
+    "min_gap": 0,
+    "call_causes": ["launch_bound", "host_wait"],
+    "call_patterns": ["cudalaunch%", "cuda%synchronize%"],
+    "feeder_devices": [0, 1],
+    "feeder_threads": [4242, 4243],
+    "comm_category": "NCCL / communication",
+    "kind_names": ["AllReduce"],
+    "kind_patterns": ["%allreduce%"],
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.

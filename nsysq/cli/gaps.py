@@ -1,0 +1,159 @@
+"""``nsysq gaps`` (why the GPU waited), ``nsysq overlap`` (is communication hidden behind compute)
+and ``nsysq plot gaps`` (the picture of the first).
+
+Each parses its options, calls the library function of the same name (:mod:`nsysq.gaps`,
+:mod:`nsysq.overlap`) and prints its sections through :func:`nsysq.sections.render_sections`.
+Registered by :mod:`nsysq.cli.root` (``plot gaps`` on the plot sub-app, sharing the output options
+of :mod:`nsysq.cli.plot`).
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from nsysq.cli.common import (
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    RulesOpt,
+    ShowSqlOpt,
+    TraceArg,
+    UnitOpt,
+    open_trace,
+    say,
+    show_sql,
+    unit_for,
+)
+from nsysq.cli.plot import DpiOpt, OutputOpt, SizeOpt, TitleOpt, _axes, _check_output, _save
+from nsysq.errors import UsageError
+
+MS = 1_000_000
+GAPS_TITLES = {
+    "devices": "GPU busy and idle per device",
+    "streams": "busy per stream",
+    "gaps": "longest idle gaps",
+}
+OVERLAP_TITLES = {
+    "devices": "communication and memcpy overlap with compute, per device",
+    "collectives": "communication per collective kind",
+}
+
+
+class GapsSection(StrEnum):
+    devices = "devices"
+    streams = "streams"
+    gaps = "gaps"
+
+
+class OverlapSection(StrEnum):
+    devices = "devices"
+    collectives = "collectives"
+
+
+def gaps_command(
+    trace: TraceArg,
+    top: Annotated[int, typer.Option("--top", "-n", help="List the N longest idle gaps (0 = none).")] = 10,
+    min_gap: Annotated[
+        float, typer.Option("--min-gap", help="List only gaps at least this long, in ms.")
+    ] = 0.0,
+    section: Annotated[
+        GapsSection | None,
+        typer.Option("--section", help="Print only this section (csv prints devices unless told otherwise)."),
+    ] = None,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql_: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Why the GPU waited: busy and idle time per device and stream, the longest idle gaps, and
+    idle time by cause (host waiting on the GPU, launch-bound, host busy elsewhere, unknown)."""
+    from nsysq.gaps import CAUSES, gaps
+    from nsysq.sections import render_sections
+
+    if min_gap < 0:
+        raise UsageError("--min-gap must be 0 or more (ms).")
+    with open_trace(trace, no_cache=no_cache, prefetch="gaps") as t:
+        result = gaps(t, top=top, min_gap_ns=round(min_gap * MS))
+        if show_sql_:
+            show_sql([t])
+            return
+    tables = result.in_unit(unit_for(fmt, unit)).tables()
+    render_sections("gaps", tables, GAPS_TITLES, fmt.value, sys.stdout, section=_value(section))
+    for note in result.devices.notes:
+        say(note)
+    if fmt in (Format.table, Format.markdown) and section in (None, GapsSection.gaps):
+        say("causes: " + "; ".join(f"{code} = {text}" for code, text in CAUSES.items()) + " (docs/gaps.md).")
+
+
+def overlap_command(
+    trace: TraceArg,
+    rules: RulesOpt = None,
+    section: Annotated[
+        OverlapSection | None,
+        typer.Option("--section", help="Print only this section (csv prints devices unless told otherwise)."),
+    ] = None,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql_: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Is communication hidden behind compute: per device, NCCL/communication kernel time that ran
+    while compute kernels ran (overlap) or alone (exposed), per collective kind, and memcpy overlap."""
+    from nsysq.overlap import overlap
+    from nsysq.sections import render_sections
+
+    with open_trace(trace, no_cache=no_cache, prefetch="overlap") as t:
+        result = overlap(t, rules=rules)
+        if show_sql_:
+            show_sql([t])
+            return
+    tables = result.in_unit(unit_for(fmt, unit)).tables()
+    render_sections("overlap", tables, OVERLAP_TITLES, fmt.value, sys.stdout, section=_value(section))
+    for note in result.devices.notes:
+        say(note)
+
+
+def _value(section: StrEnum | None) -> str | None:
+    return None if section is None else section.value
+
+
+def plot_gaps_command(
+    trace: TraceArg,
+    output: OutputOpt,
+    bins: Annotated[int, typer.Option("--bins", help="Slices of time per device lane.")] = 800,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Per GPU a utilization strip over time: busy share and idle share by cause in each slice of time."""
+    from nsysq.gaps_plot import gaps_frame, plot_gaps
+
+    if not 1 <= bins <= 100_000:
+        raise UsageError("--bins must be between 1 and 100000.")
+    _check_output(output)
+    with open_trace(trace, no_cache=no_cache, prefetch="gaps") as t:
+        df = gaps_frame(t)
+    _save(plot_gaps(df, ax=_axes(size), bins=bins), output, dpi, title)
+
+
+def plot_overlap_command(
+    trace: TraceArg,
+    output: OutputOpt,
+    rules: RulesOpt = None,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Per GPU, communication (each collective kind) and memcpy time: hidden behind compute or exposed."""
+    from nsysq.gaps_plot import overlap_frame, plot_overlap
+
+    _check_output(output)
+    with open_trace(trace, no_cache=no_cache, prefetch="overlap") as t:
+        df = overlap_frame(t, rules=None if rules is None else str(rules))
+    _save(plot_overlap(df, ax=_axes(size)), output, dpi, title)

@@ -1,0 +1,197 @@
+"""Gaps: how busy each GPU was, where it sat idle, and what its host threads were doing meanwhile.
+
+Three packaged queries do the work in DuckDB: ``queries/gap_feeders.sql`` finds the host threads
+feeding each device, ``queries/gaps.sql`` computes the union of kernel, memcpy and
+memset intervals per device (ops sorted by start, running maximum of their ends),
+the idle gaps between them, and a sweep over the gaps and the CUDA API calls of the host threads
+feeding each device, which splits every gap's time into four causes, and ``queries/gap_streams.sql``
+the same unions per stream. The API-call rules are data
+(``queries/gap_cause_rules.toml``); docs/gaps.md gives each cause's exact rule.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsysq import rules as rules_mod
+from nsysq.errors import NoDataError, RulesError, UsageError
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+DEFAULT_TOP = 10
+CAUSES: dict[str, str] = {
+    "host_wait": "host waiting on the GPU",
+    "launch_bound": "launch-bound",
+    "host_busy": "host busy elsewhere: CPU-bound or Python",
+    "unknown": "unknown",
+}
+"""Every cause code, most specific first, with the sentence docs/gaps.md explains it by."""
+CALL_CAUSES = ("launch_bound", "host_wait")
+"""The causes an API-call rule may name (host_busy and unknown follow from the absence of a call)."""
+
+DEVICE_COLUMNS = (
+    "device_id", "ops", "skipped_ops", "start_ns", "span_ns", "busy_ns", "idle_ns", "busy_pct",
+    "idle_gaps", "feeding_threads", "host_wait_ns", "launch_bound_ns", "host_busy_ns", "unknown_ns",
+)  # fmt: skip
+STREAM_COLUMNS = ("device_id", "stream_id", "ops", "start_ns", "span_ns", "busy_ns", "busy_pct")
+GAP_COLUMNS = (
+    "rank", "device_id", "start_ns", "gap_ns", "cause", "host_wait_ns", "launch_bound_ns",
+    "host_busy_ns", "unknown_ns", "before_kind", "before_name", "before_stream", "after_kind",
+    "after_name", "after_stream",
+)  # fmt: skip
+_NO_GPU_OPS = (
+    "{name} recorded no GPU work (no kernels, memcpys or memsets); profile with nsys profile "
+    "--trace=cuda (the default) and export again with nsys export --type=sqlite."
+)
+
+
+@dataclass(frozen=True)
+class CallRule:
+    """One API-call rule: calls whose lower-cased name is LIKE ``like`` count as ``cause``."""
+
+    order: int
+    cause: str
+    like: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class GapsResult:
+    """What ``nsysq gaps`` prints: per device, per stream, and the longest gaps."""
+
+    devices: Table
+    streams: Table
+    gaps: Table
+
+    def in_unit(self, unit: str) -> GapsResult:
+        return GapsResult(self.devices.in_unit(unit), self.streams.in_unit(unit), self.gaps.in_unit(unit))
+
+    def tables(self) -> dict[str, Table]:
+        return {"devices": self.devices, "streams": self.streams, "gaps": self.gaps}
+
+
+@functools.cache
+def load_call_rules(path: str | None = None) -> tuple[CallRule, ...]:
+    """The API-call rules (packaged ``gap_cause_rules.toml`` unless ``path``), validated."""
+    name, raw = rules_mod._read("gap_cause_rules.toml", None if path is None else Path(path))
+    out: list[CallRule] = []
+    keys = {"cause": True, "like": True, "note": False}
+    for n, entry in enumerate(rules_mod._rule_tables(name, raw, keys), start=1):
+        cause = rules_mod._text(name, n, entry, "cause")
+        if cause not in CALL_CAUSES:
+            raise RulesError(f"{name}: rule {n} has cause {cause!r}; use one of {', '.join(CALL_CAUSES)}.")
+        like = rules_mod._text(name, n, entry, "like")
+        if like != like.lower():
+            raise RulesError(f"{name}: rule {n} has upper-case pattern {like!r}; write {like.lower()!r}.")
+        out.append(CallRule(n, cause, like, rules_mod._text(name, n, entry, "note", required=False)))
+    rules_mod._check_repeats(name, [(r.order, "call", r.like) for r in out])
+    return tuple(out)
+
+
+def call_cause(name: str | None, rules: tuple[CallRule, ...] | None = None) -> str | None:
+    """The cause the first matching rule gives an API call named ``name`` (None: no rule matches)."""
+    if name is None:
+        return None
+    for rule in rules if rules is not None else load_call_rules():
+        if rules_mod.like_to_regex(rule.like).fullmatch(name.lower()):
+            return rule.cause
+    return None
+
+
+def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsResult:
+    """Busy, idle and idle-by-cause per device, busy per stream, and the ``top`` longest idle gaps
+    of at least ``min_gap_ns``. Raises NoDataError when the trace has no kernel, memcpy or memset."""
+    if top < 0:
+        raise UsageError("--top must be 0 (no gap list) or a positive number of gaps.")
+    if min_gap_ns < 0:
+        raise UsageError("--min-gap must be 0 or more.")
+    call_rules = load_call_rules()
+    # Three queries, so the correlationId join and the two sorts never hold memory at once.
+    feeders = trace.run("gap_feeders")
+    table = trace.run(
+        "gaps",
+        t0=trace.t0,
+        feeder_devices=feeders.column("device_id"),
+        feeder_threads=feeders.column("thread"),
+        top=top,
+        min_gap=min_gap_ns,
+        call_causes=[r.cause for r in call_rules],
+        call_patterns=[r.like for r in call_rules],
+    )
+    sections: dict[str, list[dict[str, Any]]] = {"device": [], "gap": []}
+    for record in table.records():
+        sections[record["section"]].append(record)
+    if not sections["device"]:
+        raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
+    streams = trace.run("gap_streams", t0=trace.t0)
+    sections["stream"] = streams.records()
+    queries = (*feeders.queries, *table.queries, *streams.queries)
+    return _result(replace(table, queries=queries), sections, top, min_gap_ns)
+
+
+def _pct(part: int | None, whole: int | None) -> float | None:
+    return 100.0 * part / whole if part is not None and whole else None
+
+
+def _dominant(record: dict[str, Any]) -> str:
+    """The cause with most time in a gap (ties go to the cause listed first in CAUSES)."""
+    return max(CAUSES, key=lambda c: (int(record[f"{c}_ns"]), -list(CAUSES).index(c)))
+
+
+def _result(table: Table, sections: dict[str, list[dict[str, Any]]], top: int, min_gap_ns: int) -> GapsResult:
+    spans = {r["device_id"]: r["span_ns"] for r in sections["device"]}
+    devices = [{**r, "busy_pct": _pct(r["busy_ns"], r["span_ns"])} for r in sections["device"]]
+    streams = [{**r, "busy_pct": _pct(r["busy_ns"], spans.get(r["device_id"]))} for r in sections["stream"]]
+    listed = [{**r, "cause": _dominant(r)} for r in sections["gap"]]
+    listed.sort(key=lambda r: r["rank"])
+    footer = {
+        "devices": len(devices),
+        "span_ns": sum(int(r["span_ns"]) for r in devices),
+        "busy_ns": sum(int(r["busy_ns"]) for r in devices),
+        "idle_ns": sum(int(r["idle_ns"]) for r in devices),
+        "idle_gaps": sum(int(r["idle_gaps"]) for r in devices),
+        "skipped_ops": sum(int(r["skipped_ops"]) for r in devices),
+        "top": top,
+        "min_gap_ns": min_gap_ns,
+        "listed_gaps": len(listed),
+    }
+    notes: list[str] = []
+    if footer["skipped_ops"]:
+        notes.append(f"{footer['skipped_ops']} GPU op(s) with a NULL start or end were left out.")
+    unknown = [r["device_id"] for r in devices if r["unknown_ns"]]
+    if unknown:
+        notes.append(
+            "no CUDA API call matches the ops of device(s) "
+            + ", ".join(str(d) for d in unknown)
+            + " by correlationId, so their idle time has cause unknown."
+        )
+    base = replace(table, rows=[], columns=(), footer={}, notes=())
+    return GapsResult(
+        devices=_table(base, "gaps", DEVICE_COLUMNS, devices, footer, tuple(notes)),
+        streams=_table(base, "gaps_streams", STREAM_COLUMNS, streams, {}, ()),
+        gaps=_table(base, "gaps_list", GAP_COLUMNS, listed, {}, ()),
+    )
+
+
+def _table(
+    base: Table,
+    kind: str,
+    columns: tuple[str, ...],
+    records: list[dict[str, Any]],
+    footer: dict[str, Any],
+    notes: tuple[str, ...],
+) -> Table:
+    rows = [tuple(_int(c, r[c]) for c in columns) for r in records]
+    return replace(base, kind=kind, columns=columns, rows=rows, footer=footer, notes=notes)
+
+
+def _int(column: str, value: Any) -> Any:
+    """Nanosecond sums come back from DuckDB as HUGEINT/Decimal: hand out plain ints."""
+    if value is not None and (column.endswith("_ns") or column in ("ops", "idle_gaps")):
+        return int(value)
+    return value

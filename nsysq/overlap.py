@@ -1,0 +1,183 @@
+"""Overlap: how much of each GPU's communication (and memcpy) time ran while compute kernels ran.
+
+Communication kernels are the lineup's "NCCL / communication" category (``queries/lineup_rules.toml``
+or your ``--rules``); every other kernel is compute. The collective kind (AllReduce, AllGather, ...)
+comes from the kernel's short name by the rules in ``queries/collective_rules.toml``. The packaged
+query ``queries/overlap.sql`` does the interval arithmetic in DuckDB; docs/gaps.md explains it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsysq import catalog
+from nsysq import rules as rules_mod
+from nsysq.errors import NoDataError, RulesError
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+COMM_CATEGORY = "NCCL / communication"
+"""The lineup category whose kernels count as communication."""
+UNKNOWN_KIND = "unknown"
+"""The collective kind of a communication kernel no kind rule matches."""
+_KIND_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+DEVICE_COLUMNS = (
+    "device_id", "kernels", "comm_kernels", "comm_ns", "compute_ns", "overlap_ns", "exposed_ns",
+    "overlap_pct", "memcpys", "memcpy_ns", "memcpy_overlap_ns", "memcpy_exposed_ns",
+    "memcpy_overlap_pct",
+)  # fmt: skip
+COLLECTIVE_COLUMNS = (
+    "device_id",
+    "collective",
+    "kernels",
+    "comm_ns",
+    "overlap_ns",
+    "exposed_ns",
+    "overlap_pct",
+)
+
+
+@dataclass(frozen=True)
+class KindRule:
+    """A communication kernel whose lower-cased short name is LIKE ``like`` performs ``kind``."""
+
+    order: int
+    kind: str
+    like: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class OverlapResult:
+    """What ``nsysq overlap`` prints: per device, and per device and collective kind."""
+
+    devices: Table
+    collectives: Table
+
+    def in_unit(self, unit: str) -> OverlapResult:
+        return OverlapResult(self.devices.in_unit(unit), self.collectives.in_unit(unit))
+
+    def tables(self) -> dict[str, Table]:
+        return {"devices": self.devices, "collectives": self.collectives}
+
+
+@functools.cache
+def load_kind_rules(path: str | None = None) -> tuple[KindRule, ...]:
+    """The collective-kind rules (packaged ``collective_rules.toml`` unless ``path``), validated."""
+    name, raw = rules_mod._read("collective_rules.toml", None if path is None else Path(path))
+    out: list[KindRule] = []
+    keys = {"kind": True, "like": True, "note": False}
+    for n, entry in enumerate(rules_mod._rule_tables(name, raw, keys), start=1):
+        kind = rules_mod._text(name, n, entry, "kind")
+        if not _KIND_RE.fullmatch(kind) or kind == UNKNOWN_KIND:
+            raise RulesError(
+                f"{name}: rule {n} has kind {kind!r}; use a word of letters and digits such as "
+                f"'AllReduce' (not {UNKNOWN_KIND!r}, which means no rule matched)."
+            )
+        like = rules_mod._text(name, n, entry, "like")
+        if like != like.lower():
+            raise RulesError(f"{name}: rule {n} has upper-case pattern {like!r}; write {like.lower()!r}.")
+        out.append(KindRule(n, kind, like, rules_mod._text(name, n, entry, "note", required=False)))
+    rules_mod._check_repeats(name, [(r.order, "short", r.like) for r in out])
+    return tuple(out)
+
+
+def collective_kind(short_name: str | None, rules: tuple[KindRule, ...] | None = None) -> str:
+    """The collective kind the first matching rule gives a communication kernel's short name."""
+    if short_name is not None:
+        for rule in rules if rules is not None else load_kind_rules():
+            if rules_mod.like_to_regex(rule.like).fullmatch(short_name.lower()):
+                return rule.kind
+    return UNKNOWN_KIND
+
+
+def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
+    """Communication vs compute and memcpy vs compute overlap per device (and per collective kind).
+
+    ``rules``: a lineup rules file replacing the packaged one (its "NCCL / communication" category
+    decides which kernels communicate). Raises NoDataError when the trace has no kernels."""
+    trace.require_kernels()
+    if rules is None:
+        trace.use_rules()
+        source = "packaged lineup_rules.toml"
+    else:
+        trace.use_rules(rules_mod.load_lineup_rules(rules), source=str(rules))
+        source = str(rules)
+    kind_rules = load_kind_rules()
+    table = trace.run(
+        "overlap",
+        comm_category=COMM_CATEGORY,
+        kind_names=[r.kind for r in kind_rules],
+        kind_patterns=[r.like for r in kind_rules],
+    )
+    records = table.records()
+    if not any(r["section"] == "device" for r in records):
+        raise NoDataError(f"{trace.path.name} recorded no kernel or memcpy with a start and an end.")
+    category = catalog.get("kernel_category")
+    queries = (*table.queries, f"{category.name}@{category.version}")
+    base = replace(table, rows=[], columns=(), footer={}, notes=(), queries=queries)
+    devices = [_with_pcts(r) for r in records if r["section"] == "device"]
+    collectives = [_with_pcts(r) for r in records if r["section"] == "collective"]
+    footer = _footer(devices, source)
+    notes: tuple[str, ...] = ()
+    if not footer["comm_kernels"]:
+        notes = (f"no kernel is in the {COMM_CATEGORY!r} category ({source}): nothing to overlap.",)
+    return OverlapResult(
+        devices=_table(base, "overlap", DEVICE_COLUMNS, devices, footer, notes),
+        collectives=_table(base, "overlap_collectives", COLLECTIVE_COLUMNS, collectives, {}, ()),
+    )
+
+
+def _with_pcts(record: dict[str, Any]) -> dict[str, Any]:
+    out = dict(record)
+    out["overlap_pct"] = _pct(record["overlap_ns"], record["comm_ns"])
+    out["memcpy_overlap_pct"] = _pct(record["memcpy_overlap_ns"], record["memcpy_ns"])
+    return out
+
+
+def _pct(part: Any, whole: Any) -> float | None:
+    return 100.0 * float(part) / float(whole) if part is not None and whole else None
+
+
+def _footer(devices: list[dict[str, Any]], source: str) -> dict[str, Any]:
+    def total(key: str) -> int:
+        return sum(int(r[key]) for r in devices)
+
+    return {
+        "devices": len(devices),
+        "comm_kernels": total("comm_kernels"),
+        "comm_ns": total("comm_ns"),
+        "overlap_ns": total("overlap_ns"),
+        "exposed_ns": total("exposed_ns"),
+        "memcpy_ns": total("memcpy_ns"),
+        "memcpy_overlap_ns": total("memcpy_overlap_ns"),
+        "memcpy_exposed_ns": total("memcpy_exposed_ns"),
+        "comm_category": COMM_CATEGORY,
+        "rules": source,
+    }
+
+
+def _table(
+    base: Table,
+    kind: str,
+    columns: tuple[str, ...],
+    records: list[dict[str, Any]],
+    footer: dict[str, Any],
+    notes: tuple[str, ...],
+) -> Table:
+    rows = [tuple(_plain(c, r[c]) for c in columns) for r in records]
+    return replace(base, kind=kind, columns=columns, rows=rows, footer=footer, notes=notes)
+
+
+def _plain(column: str, value: Any) -> Any:
+    """Sums come back from DuckDB as HUGEINT/Decimal: hand out plain ints."""
+    if value is not None and (column.endswith("_ns") or column in ("kernels", "comm_kernels", "memcpys")):
+        return int(value)
+    return value
