@@ -69,6 +69,8 @@ def literal(value: Any) -> str:
         return f"CAST({text} AS DOUBLE)"
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, list | tuple):  # a DuckDB list; an empty one needs the caller's CAST
+        return "[" + ", ".join(literal(item) for item in value) + "]"
     raise QueryError(f"cannot write a {type(value).__name__} parameter as an SQL literal.")
 
 

@@ -184,8 +184,7 @@ named_ops AS (
 labelled_ops AS (
     SELECT o.kind, o.dev, o.stream, o.s, o.e,
            CASE o.kind
-               WHEN 0 THEN COALESCE(n.value, CASE WHEN o.name_id IS NULL THEN '<null name id>'
-                                    ELSE '<unresolved id ' || CAST(o.name_id AS VARCHAR) || '>' END)
+               WHEN 0 THEN nsysq_name_label(o.name_id, n.value)
                WHEN 1 THEN 'memcpy ' || COALESCE(x.label, 'copyKind=' || CAST(o.name_id AS VARCHAR))
                ELSE 'memset' END AS name
     FROM named_ops AS o

@@ -275,8 +275,8 @@ def test_gaps_units_sections_and_sql(scenario: Path) -> None:
     assert lines[1].startswith("1,1,320.0,550.0,host_wait,350.0,5.0,195.0,0.0,kernel,gemm_b,7,memcpy,")
     assert len(lines) == 3
     shown = _cli("gaps", str(scenario), "--show-sql", "--min-gap", "0.1")
-    assert shown.returncode == 0 and "-- gaps@1 on gaps_overlap.sqlite" in shown.stdout
-    assert "'min_gap': 100000" in shown.stdout
+    assert shown.returncode == 0 and shown.stdout.startswith("-- nsysq --show-sql for gaps_overlap.sqlite")
+    assert "\n-- gaps@1 with " in shown.stdout and "min_gap = 100000" in shown.stdout
     for fmt in ("table", "markdown"):
         out = _cli("gaps", str(scenario), "-f", fmt)
         assert out.returncode == 0 and "longest idle gaps" in out.stdout and "host_wait" in out.stdout
@@ -297,7 +297,7 @@ def test_overlap_cli(scenario: Path) -> None:
     }
     csv = _cli("overlap", str(scenario), "-f", "csv", "--section", "collectives")
     assert csv.stdout.splitlines()[1] == "0,AllReduce,2,500000,250000,250000,50.0"
-    assert "-- overlap@1 on" in _cli("overlap", str(scenario), "--show-sql").stdout
+    assert "\n-- overlap@1 with " in _cli("overlap", str(scenario), "--show-sql").stdout
 
 
 @pytest.mark.parametrize("command", ["gaps", "overlap"])
@@ -434,3 +434,13 @@ def test_plot_overlap_bars(scenario: Path, tmp_path: Path) -> None:
     out = tmp_path / "overlap.png"
     proc = _cli("plot", "overlap", str(scenario), "-o", str(out))
     assert proc.returncode == 0 and out.stat().st_size > 1000, proc.stderr
+
+
+@pytest.mark.parametrize("command", ["gaps", "overlap"])
+def test_show_sql_script_runs_as_printed(command: str, scenario: Path) -> None:
+    """The printed script runs in a fresh DuckDB exactly as printed (list parameters as literals)."""
+    from tests.test_show_sql import run_script
+
+    shown = _cli(command, str(scenario), "--show-sql")
+    assert shown.returncode == 0, shown.stderr
+    assert run_script(shown.stdout), "the script's last statement returned no rows"
