@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -230,16 +231,25 @@ class ScannerGuard:
     def verify(self, tables: Iterable[str]) -> None:
         import duckdb
 
-        for table in tables:
-            if table in self.verified or table not in schema.present_tables(self.source):
-                continue
-            expected = sqlite_reading(self.path, table, schema.text_columns(table, self.source))
-            try:
-                row = self.con.execute(f"SELECT count(*) FROM src.{schema.quote(table)}").fetchone()
-            except duckdb.Error as exc:
-                raise DamagedTraceError(self.path, table, None, str(exc).splitlines()[0]) from None
-            checked_count(self.path, table, expected, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
-            self.verified.add(table)
+        present = schema.present_tables(self.source)
+        todo = [t for t in dict.fromkeys(tables) if t not in self.verified and t in present]
+        if not todo:
+            return
+        # SQLite's reading runs in a thread (sqlite3 releases the GIL) while DuckDB counts the same
+        # table through the scanner: a count(*) reads no text, so the order does not matter.
+        with ThreadPoolExecutor(1, thread_name_prefix="nsysq-guard") as pool:
+            readings = [
+                pool.submit(sqlite_reading, self.path, t, schema.text_columns(t, self.source)) for t in todo
+            ]
+            for table, reading in zip(todo, readings, strict=True):
+                try:
+                    row = self.con.execute(f"SELECT count(*) FROM src.{schema.quote(table)}").fetchone()
+                except duckdb.Error as exc:
+                    reading.result()  # SQLite's own verdict on the table first, when it has one
+                    raise DamagedTraceError(self.path, table, None, str(exc).splitlines()[0]) from None
+                scanned = int(row[0]) if row else 0
+                checked_count(self.path, table, reading.result(), scanned, "DuckDB's sqlite scanner")
+                self.verified.add(table)
 
 
 def locate_damage(path: Path, tables: Iterable[str]) -> str | None:
