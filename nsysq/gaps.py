@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq import rules as rules_mod
-from nsysq.errors import NoDataError, RulesError, UsageError
+from nsysq.errors import NoDataError, UsageError
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -78,19 +77,12 @@ class GapsResult:
 @functools.cache
 def load_call_rules(path: str | None = None) -> tuple[CallRule, ...]:
     """The API-call rules (packaged ``gap_cause_rules.toml`` unless ``path``), validated."""
-    name, raw = rules_mod._read("gap_cause_rules.toml", None if path is None else Path(path))
-    out: list[CallRule] = []
-    keys = {"cause": True, "like": True, "note": False}
-    for n, entry in enumerate(rules_mod._rule_tables(name, raw, keys), start=1):
-        cause = rules_mod._text(name, n, entry, "cause")
-        if cause not in CALL_CAUSES:
-            raise RulesError(f"{name}: rule {n} has cause {cause!r}; use one of {', '.join(CALL_CAUSES)}.")
-        like = rules_mod._text(name, n, entry, "like")
-        if like != like.lower():
-            raise RulesError(f"{name}: rule {n} has upper-case pattern {like!r}; write {like.lower()!r}.")
-        out.append(CallRule(n, cause, like, rules_mod._text(name, n, entry, "note", required=False)))
-    rules_mod._check_repeats(name, [(r.order, "call", r.like) for r in out])
-    return tuple(out)
+
+    def refused(cause: str) -> str | None:
+        return None if cause in CALL_CAUSES else f"use one of {', '.join(CALL_CAUSES)}"
+
+    rules = rules_mod.load_like_rules("gap_cause_rules.toml", path, "cause", "call", refused)
+    return tuple(CallRule(r.order, r.label, r.like, r.note) for r in rules)
 
 
 def call_cause(name: str | None, rules: tuple[CallRule, ...] | None = None) -> str | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
 from nsysq import rules as rules_mod
-from nsysq.errors import NoDataError, RulesError
+from nsysq.errors import NoDataError
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -71,22 +71,17 @@ class OverlapResult:
 @functools.cache
 def load_kind_rules(path: str | None = None) -> tuple[KindRule, ...]:
     """The collective-kind rules (packaged ``collective_rules.toml`` unless ``path``), validated."""
-    name, raw = rules_mod._read("collective_rules.toml", None if path is None else Path(path))
-    out: list[KindRule] = []
-    keys = {"kind": True, "like": True, "note": False}
-    for n, entry in enumerate(rules_mod._rule_tables(name, raw, keys), start=1):
-        kind = rules_mod._text(name, n, entry, "kind")
-        if not _KIND_RE.fullmatch(kind) or kind == UNKNOWN_KIND:
-            raise RulesError(
-                f"{name}: rule {n} has kind {kind!r}; use a word of letters and digits such as "
-                f"'AllReduce' (not {UNKNOWN_KIND!r}, which means no rule matched)."
-            )
-        like = rules_mod._text(name, n, entry, "like")
-        if like != like.lower():
-            raise RulesError(f"{name}: rule {n} has upper-case pattern {like!r}; write {like.lower()!r}.")
-        out.append(KindRule(n, kind, like, rules_mod._text(name, n, entry, "note", required=False)))
-    rules_mod._check_repeats(name, [(r.order, "short", r.like) for r in out])
-    return tuple(out)
+
+    def refused(kind: str) -> str | None:
+        if _KIND_RE.fullmatch(kind) and kind != UNKNOWN_KIND:
+            return None
+        return (
+            "use a word of letters and digits such as 'AllReduce' "
+            f"(not {UNKNOWN_KIND!r}, which means no rule matched)"
+        )
+
+    rules = rules_mod.load_like_rules("collective_rules.toml", path, "kind", "short", refused)
+    return tuple(KindRule(r.order, r.label, r.like, r.note) for r in rules)
 
 
 def collective_kind(short_name: str | None, rules: tuple[KindRule, ...] | None = None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -230,3 +230,35 @@ def _check_repeats(name: str, keyed: list[tuple[int, str, str]]) -> None:
                 f"{name}: rule {n} repeats field {field!r} and pattern {like!r} of rule {first}, "
                 f"so it can never match; delete rule {n} or change its pattern."
             )
+
+
+@dataclass(frozen=True)
+class LikeRule:
+    """One rule of a small "label + lower-case LIKE pattern" rules file (gap causes, collective
+    kinds): ``order`` from 1, the ``label`` it gives, its ``like`` pattern and an optional note."""
+
+    order: int
+    label: str
+    like: str
+    note: str
+
+
+def load_like_rules(
+    packaged: str, path: str | Path | None, key: str, field: str, check: Callable[[str], str | None]
+) -> list[LikeRule]:
+    """Read and validate a rules file whose entries are ``{key = "...", like = "...", note = "..."}``
+    (the packaged ``packaged`` unless ``path``). ``check(label)`` returns why a label is refused, or
+    None; ``field`` names what the patterns match, for the repeated-pattern check."""
+    name, raw = _read(packaged, path)
+    out: list[LikeRule] = []
+    for n, entry in enumerate(_rule_tables(name, raw, {key: True, "like": True, "note": False}), start=1):
+        label = _text(name, n, entry, key)
+        why = check(label)
+        if why is not None:
+            raise RulesError(f"{name}: rule {n} has {key} {label!r}; {why}.")
+        like = _text(name, n, entry, "like")
+        if like != like.lower():
+            raise RulesError(f"{name}: rule {n} has upper-case pattern {like!r}; write {like.lower()!r}.")
+        out.append(LikeRule(n, label, like, _text(name, n, entry, "note", required=False)))
+    _check_repeats(name, [(r.order, field, r.like) for r in out])
+    return out
