@@ -222,7 +222,8 @@ class Trace:
         self._record(
             Statement(
                 f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS\n{category.sql}", label=category.label
-            )
+            ),
+            category.declared_columns,  # its header names what it reads (the parser cannot: macros)
         )
         self._rules_loaded = source
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
