@@ -228,19 +228,28 @@ class Trace:
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
 
     def _record(self, statement: Statement, declared: dict[str, tuple[str, ...]] | None = None) -> None:
-        """Run one parameter-free statement that builds a helper table, and record it."""
+        """Run one statement that builds a helper table (parameters bound from it), and record it."""
         self.executed.append(statement)
-        self._fetch(statement.sql, None, declared)
+        self._fetch(statement.sql, dict(statement.params) or None, declared)
 
-    def materialize(self, name: str, table: str) -> None:
-        """Keep the rows of packaged query ``name`` as temp table ``table`` for later queries."""
+    def materialize(self, name: str, table: str, *, rebuild: bool = False, **params: Any) -> None:
+        """Keep the rows of packaged query ``name`` (bound ``params``) as temp table ``table`` for
+        later queries; built once per table and parameters (other parameters, or ``rebuild``, build
+        it again: for a table made from another one that was rebuilt)."""
         import duckdb
 
-        if table in self._materialized:
+        key = table if not params else f"{table} {sorted(params.items())!r}"
+        if key in self._materialized and not rebuild:
             return
         query = catalog.get(name)
+        missing = set(query.params) - set(params)
+        if missing:
+            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         self._define_macros()
-        statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{query.sql}", label=query.label)
+        bound = {p: params[p] for p in query.params}
+        statement = Statement(
+            f"CREATE OR REPLACE TEMP TABLE {table} AS\n{query.sql}", bound, label=query.label
+        )
         try:
             self._record(statement, query.declared_columns)
         except duckdb.Error as exc:
@@ -248,7 +257,8 @@ class Trace:
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
                 f"{str(exc).splitlines()[0]}"
             ) from None
-        self._materialized.add(table)
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+        self._materialized.add(key)
 
     # -- analyses (DataFrames for notebooks) ----------------------------------------------------
     def info(self) -> dict[str, Any]:

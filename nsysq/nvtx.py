@@ -1,0 +1,161 @@
+"""NVTX: where in the program the GPU work happens, per range name.
+
+Attribution follows NVIDIA's projection (nsys's ``nvtx_gpu_proj_*`` / ``nvtx_kern_sum``): a GPU
+operation belongs to every range on the same thread whose interval holds its launching CUDA runtime
+or driver call (``eventClass IN (0, 1)``, joined by correlation id within the process). The packaged
+queries build it in steps, each kept as a temp table (docs/nvtx.md explains each one):
+
+    nvtx_ranges     every range row: name (text or textId), domain name, kept or why dropped
+    nvtx_marks      the push/pop stacks as a sweep of +1/-1 boundaries per thread and domain
+    nvtx_stack      each kept range's nesting level and parent
+    nvtx_ops        every kernel, memcpy and memset with its launching call
+    nvtx_inner      per operation and domain, the innermost range open during its call (ASOF join)
+    nvtx_ancestors  each range and the ranges enclosing it (recursive, over ranges only)
+    nvtx_pairs      (operation, range) attributions: every enclosing range, or the innermost only;
+                    nvtx_window_pairs instead: ranges whose interval holds the GPU interval
+    nvtx_rows       one row per (domain, range name); nvtx the top rows, nvtx_totals the footer
+
+:func:`attributed_launches` gives the other commands the GPU work of the ranges a selector names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from nsysq import schema
+from nsysq.errors import NoDataError, UsageError
+from nsysq.table import Table
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+DEFAULT_LIMIT = 20
+"""Rows `nsysq nvtx` shows unless --limit says otherwise (0 = every range name)."""
+COLUMNS = (
+    "rank", "domain", "name", "instances", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
+    "kernels", "kernel_ns", "gpu_span_ns", "gpu_busy_ns", "memcpys", "memsets",
+)  # fmt: skip
+_BASE_TABLES = (
+    ("nvtx_ranges", "nsysq_nvtx_ranges"),
+    ("nvtx_marks", "nsysq_nvtx_marks"),
+    ("nvtx_stack", "nsysq_nvtx_stack"),
+    ("nvtx_ops", "nsysq_nvtx_ops"),
+    ("nvtx_inner", "nsysq_nvtx_inner"),
+    ("nvtx_ancestors", "nsysq_nvtx_ancestors"),
+)
+_NO_NVTX = (
+    "{name} recorded no NVTX ranges; annotate the program with NVTX (torch.cuda.nvtx.range, "
+    "nvtx.annotate, nvtxRangePush) and profile with nsys profile --trace=cuda,nvtx."
+)
+
+
+def require_ranges(trace: Trace) -> None:
+    """Raise NoDataError when the export holds no NVTX range rows (push/pop or start/end)."""
+    if not trace.schema.has(schema.NVTX):
+        raise NoDataError(_NO_NVTX.format(name=trace.path.name))
+    trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges")
+    if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0]:
+        raise NoDataError(_NO_NVTX.format(name=trace.path.name))
+
+
+def build_attribution(trace: Trace) -> None:
+    """Build (once per Trace) the temp tables every NVTX question reads: ranges, stacks, GPU
+    operations with their launching calls, innermost ranges and ancestors."""
+    require_ranges(trace)
+    for name, table in _BASE_TABLES:
+        trace.materialize(name, table)
+
+
+def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) -> None:
+    """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for."""
+    if innermost and window:
+        raise UsageError(
+            "--innermost and --window do not combine: the time window gives an operation to every "
+            "range whose interval holds it; choose one."
+        )
+    build_attribution(trace)
+    if window:
+        trace.materialize("nvtx_window_pairs", "nsysq_nvtx_pairs", rebuild=True)
+    else:
+        trace.materialize("nvtx_pairs", "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+
+
+def nvtx(
+    trace: Trace,
+    *,
+    innermost: bool = False,
+    window: bool = False,
+    depth: int | None = None,
+    like: str | None = None,
+    domain: str | None = None,
+    group_names: bool = False,
+    limit: int = 0,
+) -> Table:
+    """One row per (domain, range name): CPU-side durations and the GPU work attributed to it.
+
+    ``innermost``: only the deepest range of each domain gets an operation; ``window``: every
+    operation whose GPU interval lies inside a range, whatever thread launched it; ``depth``: only
+    ranges at that nesting level (0 = outermost); ``like``: names matching a case-insensitive LIKE
+    pattern; ``domain``: only that domain ('' = the default one); ``group_names``: fold PyTorch
+    emit_nvtx suffixes; ``limit`` > 0: the top rows only (by kernel time)."""
+    if limit < 0:
+        raise UsageError("--limit must be 0 (every range name) or a positive number of rows.")
+    if depth is not None and depth < 0:
+        raise UsageError("--depth must be 0 (outermost ranges) or more.")
+    build_pairs(trace, innermost=innermost, window=window)
+    trace.materialize(
+        "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
+        group_names=group_names,
+    )  # fmt: skip
+    totals = trace.run("nvtx_totals").records()[0]
+    table = trace.run("nvtx", limit=limit)
+    mode = "window" if window else ("innermost" if innermost else "launch")
+    footer = _footer(totals, mode, len(table.rows))
+    notes = _notes(totals, group_names)
+    return replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(window)))
+
+
+def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:
+    gpu_ns = int(totals["gpu_ns"] or 0)
+    unattributed_ns = int(totals["unattributed_gpu_ns"] or 0)
+    return {
+        "attribution": mode,
+        "range_names": int(totals["range_names"]),
+        "shown_rows": shown,
+        "ranges": int(totals["ranges"]),
+        "ignored_ranges": int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"]),
+        "ignored_other_thread": int(totals["ignored_other_thread"]),
+        "ignored_never_ended": int(totals["ignored_never_ended"]),
+        "gpu_ops": int(totals["gpu_ops"]),
+        "gpu_ns": gpu_ns,
+        "unattributed_ops": int(totals["unattributed_ops"]),
+        "unattributed_gpu_ns": unattributed_ns,
+        "unattributed_pct": 100.0 * unattributed_ns / gpu_ns if gpu_ns else None,
+        "ops_without_call": int(totals["ops_without_call"]),
+        "emit_nvtx_names": int(totals["emit_nvtx_names"]),
+    }
+
+
+def _notes(totals: dict[str, Any], group_names: bool) -> tuple[str, ...]:
+    notes = []
+    if totals["emit_nvtx_names"] and not group_names:
+        notes.append(
+            f"{totals['emit_nvtx_names']} range names carry PyTorch emit_nvtx suffixes "
+            "(', seq = N, op_id = N'); --group-names folds them into one row per op."
+        )
+    ignored = int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"])
+    if ignored:
+        notes.append(
+            f"{ignored} ranges get no GPU work and no row: {totals['ignored_other_thread']} ended on "
+            f"another thread, {totals['ignored_never_ended']} never ended."
+        )
+    return tuple(notes)
+
+
+def _pipeline_labels(window: bool) -> tuple[str, ...]:
+    from nsysq import catalog
+
+    names = [name for name, _ in _BASE_TABLES]
+    names += ["nvtx_window_pairs" if window else "nvtx_pairs", "nvtx_rows", "nvtx_totals"]
+    return tuple(catalog.get(n).label for n in names)
