@@ -290,6 +290,13 @@ class Trace:
         unit = kwargs.pop("unit", "ns")
         return timeline(self, **kwargs).in_unit(unit).to_pandas()
 
+    def nvtx(self, **kwargs: Any) -> pd.DataFrame:
+        """Per NVTX range name: CPU time and the GPU work attributed to it (see nsysq.nvtx.nvtx)."""
+        from nsysq.nvtx import nvtx
+
+        unit = kwargs.pop("unit", "ns")
+        return nvtx(self, **kwargs).in_unit(unit).to_pandas()
+
 
 _RULE_COLUMNS = (
     ("rule_order", "INTEGER"),
