@@ -9,8 +9,8 @@ queries build it in steps, each kept as a temp table (docs/nvtx.md explains each
     nvtx_marks      the push/pop stacks as a sweep of +1/-1 boundaries per thread and domain
     nvtx_stack      each kept range's nesting level and parent
     nvtx_ops        every kernel, memcpy and memset with its launching call
-    nvtx_inner      per operation and domain, the innermost range open during its call (ASOF join)
     nvtx_ancestors  each range and the ranges enclosing it (recursive, over ranges only)
+    nvtx_inner      per operation and domain, the innermost range open during its call (ASOF join)
     nvtx_pairs      (operation, range) attributions: every enclosing range, or the innermost only;
                     nvtx_window_pairs instead: ranges whose interval holds the GPU interval
     nvtx_rows       one row per (domain, range name); nvtx the top rows, nvtx_totals the footer
@@ -41,8 +41,8 @@ _BASE_TABLES = (
     ("nvtx_marks", "nsysq_nvtx_marks"),
     ("nvtx_stack", "nsysq_nvtx_stack"),
     ("nvtx_ops", "nsysq_nvtx_ops"),
-    ("nvtx_inner", "nsysq_nvtx_inner"),
     ("nvtx_ancestors", "nsysq_nvtx_ancestors"),
+    ("nvtx_inner", "nsysq_nvtx_inner"),
 )
 _NO_NVTX = (
     "{name} recorded no NVTX ranges; annotate the program with NVTX (torch.cuda.nvtx.range, "
@@ -67,8 +67,9 @@ def build_attribution(trace: Trace) -> None:
         trace.materialize(name, table)
 
 
-def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) -> None:
-    """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for."""
+def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) -> str:
+    """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for.
+    Returns the packaged query that made them."""
     if innermost and window:
         raise UsageError(
             "--innermost and --window do not combine: the time window gives an operation to every "
@@ -77,8 +78,17 @@ def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) 
     build_attribution(trace)
     if window:
         trace.materialize("nvtx_window_pairs", "nsysq_nvtx_pairs", rebuild=True)
-    else:
-        trace.materialize("nvtx_pairs", "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+        return "nvtx_window_pairs"
+    query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
+    trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+    return query
+
+
+def unnested_ranges(trace: Trace) -> int:
+    """Push/pop ranges that leave their stack out of order (never with a real NVTX stack): when
+    there are any, attribution takes the plain interval join instead of the stack lookup."""
+    build_attribution(trace)
+    return int(trace.run("nvtx_unnested").rows[0][0])
 
 
 def nvtx(
@@ -103,7 +113,8 @@ def nvtx(
         raise UsageError("--limit must be 0 (every range name) or a positive number of rows.")
     if depth is not None and depth < 0:
         raise UsageError("--depth must be 0 (outermost ranges) or more.")
-    build_pairs(trace, innermost=innermost, window=window)
+    pairs = build_pairs(trace, innermost=innermost, window=window)
+    unnested = unnested_ranges(trace)
     trace.materialize(
         "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
         group_names=group_names,
@@ -111,9 +122,14 @@ def nvtx(
     totals = trace.run("nvtx_totals").records()[0]
     table = trace.run("nvtx", limit=limit)
     mode = "window" if window else ("innermost" if innermost else "launch")
-    footer = _footer(totals, mode, len(table.rows))
+    footer = {**_footer(totals, mode, len(table.rows)), "unnested_ranges": unnested}
     notes = _notes(totals, group_names)
-    return replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(window)))
+    if unnested and not window:
+        notes += (
+            f"{unnested} push/pop ranges overlap without nesting on their thread (a real NVTX stack "
+            "cannot); GPU work was attributed by the plain interval join.",
+        )
+    return replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
 
 
 def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:
@@ -153,9 +169,9 @@ def _notes(totals: dict[str, Any], group_names: bool) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _pipeline_labels(window: bool) -> tuple[str, ...]:
+def _pipeline_labels(pairs: str) -> tuple[str, ...]:
     from nsysq import catalog
 
     names = [name for name, _ in _BASE_TABLES]
-    names += ["nvtx_window_pairs" if window else "nvtx_pairs", "nvtx_rows", "nvtx_totals"]
+    names += ["nvtx_unnested", pairs, "nvtx_rows", "nvtx_totals"]
     return tuple(catalog.get(n).label for n in names)

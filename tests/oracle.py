@@ -9,6 +9,7 @@ import re
 import sqlite3
 import statistics
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -334,3 +335,126 @@ def trace_t0(path: Path) -> int:
         for t in (*_GPU_OP_TABLES, "CUPTI_ACTIVITY_KIND_RUNTIME")
     ]
     return min(s for s in starts if s is not None)
+
+
+# -- NVTX (nsysq nvtx, --nvtx scopes) ---------------------------------------------------------------
+_PID_MASK = ~0xFFFFFF  # globalTid -> globalPid: the thread bits cleared, as nsys documents
+
+
+@dataclass(frozen=True)
+class NvtxRange:
+    """One NVTX range row the projection keeps: same-thread, ended, push/pop or start/end."""
+
+    tid: int
+    domain: str
+    dom: int
+    name: str
+    start: int
+    end: int
+    push_pop: bool
+
+
+def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
+    """The kept ranges, and the counts of range rows ended on another thread and never ended.
+    Domain names come from the DomainCreate (75) row of the same id in the same process."""
+    if "NVTX_EVENTS" not in tables(path):
+        return [], 0, 0
+    rows = _rows(
+        path,
+        'SELECT n.eventType, n.start, n."end", n.globalTid, n.endGlobalTid, n.domainId, n.text, s.value '
+        "FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId",
+    )
+    domains = {
+        (tid & _PID_MASK, dom): text if text is not None else value
+        for kind, _, _, tid, _, dom, text, value in rows
+        if kind == 75
+    }
+    kept, other_thread, never_ended = [], 0, 0
+    for kind, start, end, tid, end_tid, dom, text, value in rows:
+        if kind not in (59, 60, 70, 71):
+            continue
+        if end_tid is not None and end_tid != tid:
+            other_thread += 1
+            continue
+        if end is None:
+            never_ended += 1
+            continue
+        dom = dom or 0
+        domain = "" if dom == 0 else domains.get((tid & _PID_MASK, dom), f"domain {dom}")
+        name = text if text is not None else (value if value is not None else "<unnamed range>")
+        kept.append(NvtxRange(tid, domain, dom, name, start, end, kind in (59, 70)))
+    return kept, other_thread, never_ended
+
+
+def nvtx_kernels(path: Path) -> list[tuple[int, int, int, int]]:
+    """(globalPid, correlationId, start, end) of every kernel."""
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables(path):
+        return []
+    return _rows(path, 'SELECT globalPid, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL')
+
+
+def nvtx_calls(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
+    """(globalPid, correlationId) -> [(globalTid, start, end)] of the runtime and driver calls
+    (eventClass 0 and 1 only: eventClass-67 backtrace rows share the correlationId)."""
+    out: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    sql = (
+        'SELECT globalTid, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_RUNTIME '
+        "WHERE eventClass IN (0, 1)"
+    )
+    for tid, corr, start, end in _rows(path, sql):
+        out.setdefault((tid & _PID_MASK, corr), []).append((tid, start, end))
+    return out
+
+
+def nvtx_kernel_ranges(
+    path: Path, *, innermost: bool = False
+) -> list[tuple[tuple[int, int, int, int], NvtxRange]]:
+    """(kernel, range) for every kernel and every kept range on its launching call's thread whose
+    interval holds the whole call (a plain interval test, no stacks). With ``innermost``, of the
+    push/pop ranges of each domain only the deepest: the latest start (then the earliest end)."""
+    ranges, _, _ = nvtx_ranges(path)
+    by_thread: dict[int, list[NvtxRange]] = {}
+    for r in ranges:
+        by_thread.setdefault(r.tid, []).append(r)
+    calls = nvtx_calls(path)
+    out = []
+    for kernel in nvtx_kernels(path):
+        for tid, start, end in calls.get((kernel[0], kernel[1]), []):
+            holding = [r for r in by_thread.get(tid, []) if r.start <= start and end <= r.end]
+            if innermost:
+                deepest: dict[int, NvtxRange] = {}
+                for r in holding:
+                    if r.push_pop:
+                        best = deepest.get(r.dom)
+                        if best is None or (r.start, -r.end) > (best.start, -best.end):
+                            deepest[r.dom] = r
+                holding = [r for r in holding if not r.push_pop] + list(deepest.values())
+            out += [(kernel, r) for r in holding]
+    return out
+
+
+def nvtx_by_name(path: Path, *, innermost: bool = False) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """(domain, name) -> (instances, total_ns, kernels, kernel_ns) over the kept ranges: CPU-side
+    instances and summed durations, and the kernels their ranges hold the launching call of."""
+    ranges, _, _ = nvtx_ranges(path)
+    out: dict[tuple[str, str], list[int]] = {}
+    for r in ranges:
+        row = out.setdefault((r.domain, r.name), [0, 0, 0, 0])
+        row[0] += 1
+        row[1] += r.end - r.start
+    for kernel, r in nvtx_kernel_ranges(path, innermost=innermost):
+        row = out[(r.domain, r.name)]
+        row[2] += 1
+        row[3] += kernel[3] - kernel[2]
+    return {key: (a, b, c, d) for key, (a, b, c, d) in out.items()}
+
+
+def nvtx_scoped_kernels(path: Path, name: str, domain: str | None = None) -> tuple[int, int]:
+    """(kernels, kernel_ns) of the distinct kernels launched inside any kept range named ``name``
+    (of ``domain`` when given): what a census scoped to that range adds up to."""
+    seen = {
+        kernel
+        for kernel, r in nvtx_kernel_ranges(path)
+        if r.name == name and (domain is None or r.domain == domain)
+    }
+    return len(seen), sum(e - s for _, _, s, e in seen)

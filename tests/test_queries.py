@@ -34,10 +34,27 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "comm_category": "NCCL / communication",
     "kind_names": ["AllReduce"],
     "kind_patterns": ["%allreduce%"],
+    "innermost": False,
+    "depth": None,
+    "like": None,
+    "domain": None,
+    "group_names": False,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
 BUILT = {"nsysq_lineup_rules", "nsysq_kernel_category", "nsysq_kernel_pairs", "nsysq_kernel_groups"}
+# The NVTX attribution's temp tables (nsysq.nvtx), built in this order.
+NVTX_BUILT = {
+    "nsysq_nvtx_ranges": "nvtx_ranges",
+    "nsysq_nvtx_marks": "nvtx_marks",
+    "nsysq_nvtx_stack": "nvtx_stack",
+    "nsysq_nvtx_ops": "nvtx_ops",
+    "nsysq_nvtx_ancestors": "nvtx_ancestors",
+    "nsysq_nvtx_inner": "nvtx_inner",
+    "nsysq_nvtx_pairs": "nvtx_pairs",
+    "nsysq_nvtx_rows": "nvtx_rows",
+}
+BUILT |= set(NVTX_BUILT)
 DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}
 # The queries that run on a trace (not a macro, not a diff/ file over the diff's scratch tables).
 QUERIES = sorted(
@@ -106,6 +123,9 @@ def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
     with Trace(fixture_trace) as trace:
         trace.materialize("kernel_groups", "nsysq_kernel_groups")
         trace.use_rules()
+        for table_name, step in NVTX_BUILT.items():  # on empty views too: no NVTX table, no ranges
+            params = {p: DEFAULT_PARAMS[p] for p in catalog.get(step).params}
+            trace.materialize(step, table_name, **params)
         table = trace.run(name, **{p: DEFAULT_PARAMS[p] for p in query.params})
     assert table.columns, name
     assert table.queries[0] == query.label
