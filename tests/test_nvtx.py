@@ -262,3 +262,21 @@ def test_unnested_stacks_fall_back_to_the_interval_join(fixture_dir: Path) -> No
     for path in REAL_WITH_NVTX:
         real = run(path)
         assert real.footer["unnested_ranges"] == 0 and "nvtx_pairs@1" in real.queries, path.name
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_benchmark_generator_nests_like_a_real_stack(tmp_path: Path, nested: bool) -> None:
+    """nsysq.synth.big writes NVTX ranges as a real push/pop stack (bench/ times the projection on
+    it): the fast path is taken and agrees with the oracle."""
+    from nsysq.synth import big
+
+    path = big(tmp_path / "big.sqlite", 4_000, seed=5, nested_nvtx=nested)
+    table = run(path, limit=0)
+    assert table.footer["unnested_ranges"] == 0
+    got = {
+        k: tuple(r[c] for c in ("instances", "total_ns", "kernels", "kernel_ns"))
+        for k, r in by_name(table).items()
+    }
+    assert got == oracle.nvtx_by_name(path)
+    levels = {r["name"] for r in run(path, depth=1, limit=0).records()}
+    assert levels == ({f"layer_{i}" for i in range(20)} if nested else set())

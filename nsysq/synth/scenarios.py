@@ -1344,12 +1344,22 @@ def _sqlite_scanner_path() -> str:
     raise RuntimeError("sqlite_scanner extension file not found in duckdb_extension_sqlite_scanner")
 
 
-def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, streams: int = 4) -> Path:
+def big(
+    path: str | Path,
+    n_kernels: int,
+    *,
+    seed: int = 0,
+    devices: int = 2,
+    streams: int = 4,
+    nested_nvtx: bool = False,
+) -> Path:
     """A large realistic export (schema 2025.1) for benchmarks, bulk-written with DuckDB.
 
     ~200 distinct kernel names with Zipf-like call counts and Pareto-tailed durations;
     kernels never overlap within a (deviceId, streamId); memcpy = n/8, memset = n/25,
-    NVTX push/pop ranges = n/4, RUNTIME = one API call per kernel/memcpy/memset (~1.17x).
+    NVTX push/pop ranges = n/4 (one per 4 kernel launches, on the launching thread), or with
+    ``nested_nvtx`` n/3 + n/60 (a "step_N" range per 60 launches holding 20 "layer_N" ranges of 3),
+    RUNTIME = one API call per kernel/memcpy/memset (~1.17x).
     """
     import duckdb
 
@@ -1468,13 +1478,20 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, st
                 i + 1, {ids[api[0]]}, 0, NULL
             FROM k ORDER BY i
         """)
-        db.execute(f"""
-            INSERT INTO t.NVTX_EVENTS (start, "end", eventType, text, globalTid, domainId)
-            SELECT st - 4000, nxt - 500, 59, 'layer_' || ((seq // 4) % 32),
-                {tid0} + dev * {streams} + s, 0
-            FROM (SELECT *, LEAD(st, 3) OVER (PARTITION BY dev, s ORDER BY seq) AS nxt FROM k)
-            WHERE seq % 4 = 0 AND nxt IS NOT NULL ORDER BY i
-        """)
+        # NVTX push/pop ranges on each lane's launching thread, nested as a real stack: a range opens
+        # just before its first launch call and closes just after its last one (calls on a lane
+        # never overlap: a kernel lasts >= 1.5 us, the next call starts >= 1.5 us after it ends).
+        groups = [(60, 50, "'step'"), (3, 25, "'layer_' || ((seq // 3) % 20)")]
+        for size, pad, name in groups if nested_nvtx else [(4, 25, "'layer_' || ((seq // 4) % 32)")]:
+            db.execute(f"""
+                INSERT INTO t.NVTX_EVENTS (start, "end", eventType, text, globalTid, domainId)
+                SELECT st - 2900 - {pad}, last_st - 2900 + 1500 + (last_i % 1300) + {pad}, 59, {name},
+                    {tid0} + dev * {streams} + s, 0
+                FROM (SELECT *, LEAD(st, {size - 1}) OVER lane AS last_st,
+                        LEAD(i, {size - 1}) OVER lane AS last_i
+                      FROM k WINDOW lane AS (PARTITION BY dev, s ORDER BY seq))
+                WHERE seq % {size} = 0 AND last_st IS NOT NULL ORDER BY i
+            """)
         db.execute("DROP TABLE k")
         n_copy = n_kernels // 8
         n_set = n_kernels // 25
