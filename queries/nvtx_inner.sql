@@ -13,13 +13,18 @@ calls AS (
     FROM nsysq_nvtx_ops AS o
     JOIN stacks AS k ON k.tid = o.tid
 ),
-seen AS (
-    -- The stack as a call starting at ts sees it: its depth and innermost range (and that range's end).
-    SELECT m.tid, m.dom, m.ts, m.depth, i.rid AS inner_rid, i."end" AS inner_end
+top AS (
+    -- The stack as a call starting at ts sees it: its depth and innermost range (after an end: the
+    -- parent of the range that ended).
+    SELECT m.tid, m.dom, m.ts, m.depth, CASE WHEN m.d = 1 THEN m.rid ELSE t.prid END AS inner_rid
     FROM nsysq_nvtx_marks AS m
-    LEFT JOIN nsysq_nvtx_stack AS t ON t.rid = m.rid AND m.d = -1
-    LEFT JOIN nsysq_nvtx_ranges AS i ON i.rid = CASE WHEN m.d = 1 THEN m.rid ELSE t.prid END
+    JOIN nsysq_nvtx_stack AS t ON t.rid = m.rid
     WHERE m.last_at_ts
+),
+seen AS (
+    SELECT p.tid, p.dom, p.ts, p.depth, p.inner_rid, i."end" AS inner_end
+    FROM top AS p
+    LEFT JOIN nsysq_nvtx_ranges AS i ON i.rid = p.inner_rid
 ),
 pushed AS (
     SELECT c.oid, c.dom, c.e, m.inner_rid, m.inner_end
