@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from nsysq.errors import UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table
         "unresolved_names": _sum(records, "unresolved"),
         "zero_length_kernels": _sum(records, "zero_length"),
     }
-    return replace(table, footer=footer)
+    return stamp(replace(table, footer=footer), trace.scope)
 
 
 def _sum(records: list[dict[str, Any]], key: str) -> int:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError, UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -123,7 +124,8 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
     streams = trace.run("gap_streams", t0=trace.t0)
     sections["stream"] = streams.records()
     queries = (*feeders.queries, *table.queries, *streams.queries)
-    return _result(replace(table, queries=queries), sections, top, min_gap_ns)
+    result = _result(replace(table, queries=queries), sections, top, min_gap_ns)
+    return replace(result, devices=stamp(result.devices, trace.scope))
 
 
 def _pct(part: int | None, whole: int | None) -> float | None:

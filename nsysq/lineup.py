@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsysq import catalog
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ def lineup(trace: Trace, *, rules: str | Path | None = None) -> Table:
         "categories": len(table.rows),
         "rules": source,
     }
-    return replace(table, footer=footer, queries=(*table.queries, catalog.get("kernel_category").label))
+    table = replace(table, footer=footer, queries=(*table.queries, catalog.get("kernel_category").label))
+    return stamp(table, trace.scope)
 
 
 def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from nsysq.errors import UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 from nsysq.units import ms_to_ns
 
@@ -55,4 +56,4 @@ def timeline(
         "limit": limit,
         "truncated": bool(limit) and len(table.rows) == limit,
     }
-    return replace(table, footer=footer)
+    return stamp(replace(table, footer=footer), trace.scope)
