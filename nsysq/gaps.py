@@ -125,7 +125,9 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
     sections["stream"] = streams.records()
     queries = (*feeders.queries, *table.queries, *streams.queries)
     result = _result(replace(table, queries=queries), sections, top, min_gap_ns)
-    return replace(result, devices=stamp(result.devices, trace.scope))
+    note = trace.whole_graph_note()
+    devices = replace(result.devices, notes=(*result.devices.notes, note)) if note else result.devices
+    return replace(result, devices=stamp(devices, trace.scope))
 
 
 def _pct(part: int | None, whole: int | None) -> float | None:

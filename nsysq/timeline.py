@@ -56,4 +56,5 @@ def timeline(
         "limit": limit,
         "truncated": bool(limit) and len(table.rows) == limit,
     }
-    return stamp(replace(table, footer=footer), trace.scope)
+    note = trace.whole_graph_note()
+    return stamp(replace(table, footer=footer, notes=(note,) if note else ()), trace.scope)

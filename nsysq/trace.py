@@ -141,6 +141,7 @@ class Trace:
         self._materialized.clear()  # helper tables built from kernels are rebuilt in the new scope
         self._rules_loaded = None
         self.__dict__.pop("kernel_totals", None)
+        self.__dict__.pop("whole_graphs", None)
 
     def _in_scope(
         self, sql: str, declared: dict[str, tuple[str, ...]], *, scoped: bool = True
@@ -243,6 +244,20 @@ class Trace:
     @functools.cached_property
     def kernel_totals(self) -> dict[str, Any]:
         return self.run("kernel_totals").records()[0]
+
+    @functools.cached_property
+    def whole_graphs(self) -> dict[str, int]:
+        """CUDA graphs traced whole, in scope: ``executions``, ``graphs``, ``graph_ns``."""
+        return {k: int(v) for k, v in self.run("graph_executions").records()[0].items()}
+
+    def whole_graph_note(self) -> str | None:
+        """The one line that says graphs were traced whole and how to see inside them (None: none)."""
+        found = self.whole_graphs
+        if not found["executions"]:
+            return None
+        return WHOLE_GRAPH_NOTE.format(
+            executions=found["executions"], graphs=found["graphs"], ms=found["graph_ns"] / 1e6
+        )
 
     def require_kernels(self) -> None:
         """Raise NoDataError when the export recorded no CUDA kernels."""
@@ -347,6 +362,12 @@ class Trace:
         unit = kwargs.pop("unit", "ns")
         return timeline(self, **kwargs).in_unit(unit).to_pandas()
 
+
+WHOLE_GRAPH_NOTE = (
+    "{executions:,} executions of {graphs:,} CUDA graph(s) were traced whole ({ms:,.3f} ms of GPU time): "
+    "they appear as 'graph <id>' rows, their kernels are not in the kernel table; profile with "
+    "nsys profile --cuda-graph-trace=node to see inside them."
+)
 
 _RULE_COLUMNS = (
     ("rule_order", "INTEGER"),

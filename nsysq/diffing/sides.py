@@ -43,6 +43,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "gpus": meta["gpus"],
         "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
         "has_kernel_table": has_kernel_table,
+        "scope": trace.scope.describe() or None,  # the GPU work compared (nsysq.scope); None: all
     }
     return {
         "about": about,
