@@ -1108,6 +1108,8 @@ def _graph_trace() -> TraceSpec:
     rng = random.Random(3030)
     tl = Timeline(rng)
     _kernels_on(tl, rng, EDGE_NAMES[:4], 30)
+    _memcpys_on(tl, rng, 4)  # every kind of GPU op, so portable queries can be checked on this file
+    _memsets_on(tl, rng, 3)
     graphs: list[Row] = []
     for i in range(12):
         s = tl.cursor[(0, 7)] + 4_000
@@ -1225,8 +1227,9 @@ def _graph_node() -> TraceSpec:
     _kernels_on(first, rng, EDGE_NAMES[:3], 12)
     nvtx = _graph_replays(first, rng, 0, 8, 1)
     _kernels_on(second, rng, EDGE_NAMES[2:5], 9, extra=None)
-    for row in second.kernels:
+    for row in second.kernels:  # the second process runs on device 1: its replays follow its kernels
         row["deviceId"] = 1
+    second.cursor[(1, 7)] = second.cursor[(0, 7)]
     nvtx += _graph_replays(second, rng, 1, 5, 2)
     tl = first
     tl.kernels += second.kernels
