@@ -104,6 +104,7 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
     if min_gap_ns < 0:
         raise UsageError("--min-gap must be 0 or more.")
     call_rules = load_call_rules()
+    note = trace.whole_graph_note()  # first: the result's own queries run last (see --show-sql)
     # Three queries, so the correlationId join and the two sorts never hold memory at once.
     feeders = trace.run("gap_feeders")
     table = trace.run(
@@ -125,7 +126,6 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
     sections["stream"] = streams.records()
     queries = (*feeders.queries, *table.queries, *streams.queries)
     result = _result(replace(table, queries=queries), sections, top, min_gap_ns)
-    note = trace.whole_graph_note()
     devices = replace(result.devices, notes=(*result.devices.notes, note)) if note else result.devices
     return replace(result, devices=stamp(devices, trace.scope))
 
