@@ -356,6 +356,12 @@ class Trace:
         unit = kwargs.pop("unit", "ns")
         return stakeout(self, kernel, **kwargs).in_unit(unit).to_pandas()
 
+    def graphs(self, **kwargs: Any) -> pd.DataFrame:
+        from nsysq.graphs import graphs
+
+        unit = kwargs.pop("unit", "ns")
+        return graphs(self, **kwargs).in_unit(unit).to_pandas()
+
     def timeline(self, **kwargs: Any) -> pd.DataFrame:
         from nsysq.timeline import timeline
 
