@@ -250,9 +250,29 @@ def check_graphs(path: Path) -> None:
     assert table.footer["launches"] == sum(len(w["spans"]) for w in expected.values())
 
 
-@pytest.mark.parametrize("name", ["graph_node", "graph_trace"])
+@pytest.mark.parametrize("name", ["graph_node", "graph_node_v2024_6", "graph_trace"])
 def test_graphs_both_modes(name: str, fixture_dir: Path) -> None:
     check_graphs(fixture_dir / f"{name}.sqlite")
+
+
+def test_graphs_before_graph_ids(fixture_dir: Path) -> None:
+    """nsys 2024.6 kernels carry graphNodeId only: a graph is named by its lowest node id."""
+    with Trace(fixture_dir / "graph_node_v2024_6.sqlite") as trace:
+        rows = {r["graph"]: r for r in graphs(trace).records()}
+    assert set(rows) == {"graph of node 1000", "graph of node 2000"}
+    assert rows["graph of node 1000"]["graph_id"] is None
+
+
+@pytest.mark.parametrize("name", ["graph_node", "graph_trace"])
+def test_graphs_show_sql_reproduces_the_result(name: str, fixture_dir: Path) -> None:
+    path = fixture_dir / f"{name}.sqlite"
+    proc = _cli("graphs", path, "--pid", "4242", "--show-sql")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(_cli("graphs", path, "--pid", "4242", "-f", "json").stdout)
+    got = run_script(proc.stdout)
+    assert [(r[1], r[3], r[4]) for r in got] == [
+        (r["graph"], r["launches"], r["total_ns"]) for r in doc["rows"]
+    ]
 
 
 def test_graphs_node_mode_values(fixture_dir: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -1249,6 +1249,12 @@ def _graph_node() -> TraceSpec:
     )
 
 
+def _graph_node_v2024_6() -> TraceSpec:
+    """The same replays written by nsys 2024.6, whose kernel table has graphNodeId but no graphId:
+    a graph is then known by its nodes only."""
+    return replace(_graph_node(), version="2024.6", cuda_devices=[])
+
+
 def _not_nsys(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
@@ -1276,6 +1282,7 @@ _SPECS: dict[str, Callable[[], TraceSpec]] = {
     "no_kernels": _no_kernels,
     "graph_trace": _graph_trace,
     "graph_node": _graph_node,
+    "graph_node_v2024_6": _graph_node_v2024_6,
 }
 
 #: Fixture name -> nsys schema version it is written with (``None``: not an nsys export).
@@ -1290,6 +1297,7 @@ FIXTURE_VERSIONS: dict[str, str | None] = {
     "no_kernels": "2023.1",
     "graph_trace": "2025.1",
     "graph_node": "2025.5",
+    "graph_node_v2024_6": "2024.6",
     "not_nsys": None,
 }
 
