@@ -322,3 +322,12 @@ def test_scope_and_graph_keys_are_documented(fixture_dir: Path) -> None:
     proc = json.loads(_cli("info", fixture_dir / "graph_node.sqlite", "-f", "json").stdout)["processes"][0]
     keys |= set(proc)
     assert not {k for k in keys if f"`{k}`" not in text}
+
+
+def test_diff_warns_about_whole_graphs(fixture_dir: Path) -> None:
+    path = fixture_dir / "graph_trace.sqlite"
+    executions = sum(n for n, _ in oracle.graph_executions(path).values())
+    with Trace(path) as a, Trace(path) as b:
+        result = diff(a, b)
+    graph_warnings = [w for w in result.warnings if "traced whole" in w]
+    assert len(graph_warnings) == 2 and all(f"{executions:,} executions" in w for w in graph_warnings)

@@ -51,6 +51,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "copies": copies,
         "span": span,
         "span_queries": span_queries,
+        "whole_graphs": trace.whole_graphs,  # CUDA graphs traced whole: not in the kernel rows compared
         "kernel_types": _column_types(trace, "diff_side_kernels"),
         "copy_types": _column_types(trace, "copies"),
     }
