@@ -23,9 +23,11 @@ What each field keeps (all that are set must hold):
 * ``ops``: an :class:`OpFilter`, GPU ops given as a set of launches (see below).
 
 Device and stream do not restrict CUDA API calls or NVTX events (a call has no device); the pid
-does. The trace's time origin (``t0``) stays the unscoped one, so ``--from/--to`` mean the same
-window in every scope. A device, stream or pid with no GPU op in the trace is a UsageError that
-lists the ones there are.
+does. A row whose deviceId, streamId or globalPid is NULL is in no scope of that dimension (nsys
+fills them in every export seen so far, so the scopes of one dimension add up to the whole trace;
+tests/test_scope.py checks it on the fixtures and every real export). The trace's time origin
+(``t0``) stays the unscoped one, so ``--from/--to`` mean the same window in every scope. A device,
+stream or pid with no GPU op in the trace is a UsageError that lists the ones there are.
 
 Plugging in another filter (NVTX attribution, a time window, ...). Build an :class:`OpFilter`
 whose ``sql`` is one SELECT returning the columns ``globalPid`` and ``correlationId`` (BIGINT)
@@ -40,7 +42,14 @@ not rowids: rowids differ between the export and its cached copy (which stores k
 by name), while a launch's ``(globalPid, correlationId)`` pair is the same in both, and it is
 exactly what NVIDIA's projection attributes (the launching API call's correlation id within its
 process; in node-traced graphs every kernel of one launch shares the ``cudaGraphLaunch`` id).
-``label`` says what the filter is ("nvtx decoder_layer_%") in footers and ``--show-sql``.
+``label`` says what the filter is ("nvtx decoder_layer_%") in footers (``scope`` key) and
+``--show-sql``. A filter that selects nothing is the filter's own error to raise (with the names
+that do exist) before it builds the Scope; the Trace does not check ``ops``.
+
+Wiring it into the CLI: every command that reads GPU work builds its scope with
+``nsysq.cli.common.scope_of(device, stream, pid)`` and passes ``scope=`` to ``open_trace`` /
+``run_table`` (``diff`` and ``plot diff`` give the same scope to both traces). Add the new options
+there and return ``Scope(device, stream, pid, ops=OpFilter(...))``: nothing else changes.
 """
 
 from __future__ import annotations
@@ -116,7 +125,7 @@ class Scope:
 
     def gpu_predicate(self) -> str:
         """The SQL condition a row of GPU work (any of GPU_TABLES) meets to be in scope."""
-        terms = ["true"]
+        terms = []
         if self.device is not None:
             terms.append(f"deviceId = {int(self.device)}")
         if self.stream is not None:
@@ -127,7 +136,7 @@ class Scope:
             terms.append(
                 f"(globalPid, correlationId) IN (SELECT (globalPid, correlationId) FROM {OPS_TABLE})"
             )
-        return " AND ".join(terms[1:]) if len(terms) > 1 else "true"
+        return " AND ".join(terms) or "true"
 
     def thread_predicate(self) -> str:
         """The SQL condition a host event (CUDA API call, NVTX event) meets to be in scope."""
