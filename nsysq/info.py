@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 _MODE_KEY_SUFFIX = "CUDA_GRAPH_TRACE_OPTIONS:MODE"
-# The packaged queries info reads (graph_launches too when the capture traced graphs whole).
+# The packaged queries info reads (graph_launches is added by _warnings, which runs it).
 _QUERIES = ("event_counts", "trace_span", "kernel_totals", "process_work")
 
 
@@ -115,12 +115,10 @@ def _warnings(
         if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
         else 0
     )
-    launches = 0
-    if "Graph" in graph_mode:
-        graph = trace.run("graph_launches")
-        launches = int(graph.rows[0][0])
-        queries.extend(graph.queries)
-    if graph_rows or launches:
+    graph = trace.run("graph_launches").records()[0]
+    queries.append(catalog.get("graph_launches").label)
+    launches, node_kernels = int(graph["graph_launches"]), int(graph["node_kernels"])
+    if graph_rows or (launches and "Graph" in graph_mode):
         seen = f"{graph_rows} graph executions" if graph_rows else f"{launches} cudaGraphLaunch calls"
         shown = (
             "census, lineup, timeline and gaps show each graph as a 'graph <id>' row "
@@ -131,6 +129,12 @@ def _warnings(
         warns.append(
             f"CUDA graphs were traced as whole graphs ({seen}): the kernels they ran are missing "
             f"from the kernel table; {shown}profile with --cuda-graph-trace=node to see them."
+        )
+    elif launches and not node_kernels:
+        warns.append(
+            f"CUDA graphs were launched ({launches} cudaGraphLaunch calls) but neither their executions "
+            "nor their kernels are in the export: their GPU time is missing from every total; profile "
+            "with nsys profile --cuda-graph-trace=node to see them."
         )
     partial = {
         k: v

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -331,3 +333,23 @@ def test_diff_warns_about_whole_graphs(fixture_dir: Path) -> None:
         result = diff(a, b)
     graph_warnings = [w for w in result.warnings if "traced whole" in w]
     assert len(graph_warnings) == 2 and all(f"{executions:,} executions" in w for w in graph_warnings)
+
+
+def test_info_warns_when_graph_launches_were_not_traced(fixture_dir: Path, tmp_path: Path) -> None:
+    """A capture without the graph-mode key (before nsys 2023.3) whose cudaGraphLaunch calls left
+    neither executions nor node kernels: the graphs' GPU time is missing, and info says so."""
+    copy = tmp_path / "untraced.sqlite"
+    shutil.copy(fixture_dir / "graph_trace.sqlite", copy)
+    with sqlite3.connect(copy) as con:
+        con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+        con.execute("DELETE FROM META_DATA_CAPTURE WHERE name LIKE '%CUDA_GRAPH_TRACE_OPTIONS:MODE'")
+    launches = oracle._rows(
+        copy,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass IN (0, 1) AND nameId IN "
+        "(SELECT id FROM StringIds WHERE value LIKE 'cudaGraphLaunch%')",
+    )[0][0]
+    with Trace(copy) as trace:
+        (warning,) = [w for w in info(trace)["warnings"] if "graph" in w.lower()]
+    assert f"({launches} cudaGraphLaunch calls) but neither" in warning
+    with Trace(fixture_dir / "graph_node.sqlite") as trace:  # traced per node: nothing missing
+        assert not [w for w in info(trace)["warnings"] if "graph" in w.lower()]
