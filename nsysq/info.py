@@ -115,9 +115,15 @@ def _warnings(
         if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
         else 0
     )
-    graph = trace.run("graph_launches").records()[0]
-    queries.append(catalog.get("graph_launches").label)
-    launches, node_kernels = int(graph["graph_launches"]), int(graph["node_kernels"])
+    launches = node_kernels = 0
+    if not graph_rows and "Node" not in graph_mode:  # graphs traced whole, or a capture that does not say
+        graph = trace.run("graph_launches")
+        launches = int(graph.rows[0][0])
+        queries.extend(graph.queries)
+    if launches and "Graph" not in graph_mode:  # per node, or not traced at all?
+        node = trace.run("graph_node_kernels")
+        node_kernels = int(node.rows[0][0])
+        queries.extend(node.queries)
     if graph_rows or (launches and "Graph" in graph_mode):
         seen = f"{graph_rows} graph executions" if graph_rows else f"{launches} cudaGraphLaunch calls"
         shown = (
