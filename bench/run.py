@@ -312,6 +312,13 @@ def main(argv: list[str] | None = None) -> int:
         warm_env,
         **new,
     )
+    r["census_device_warm"] = measure(  # a scope: per-name statistics computed from the device's kernels
+        "nsysq census --device 0 (cached copy, new question)",
+        [*NSYSQ, "census", str(a), "--device", "0"],
+        repeat,
+        warm_env,
+        **new,
+    )
     measure("nsysq census (cached copy, warm-up)", [*NSYSQ, "census", str(a)], 1, warm_env)
     r["census_again"] = measure(
         "nsysq census (asked before: kept answer)", [*NSYSQ, "census", str(a)], repeat, warm_env

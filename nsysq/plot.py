@@ -836,12 +836,18 @@ def _events(df: pd.DataFrame) -> list[_Event]:
     return [_Event(*values) for values in zip(*columns, strict=True)]
 
 
+GRAPH_CATEGORY = "CUDA graph (traced whole)"  # the lineup category of whole-graph executions
+
+
 def _event_style(event: _Event, categories: Mapping[str, str] | None) -> tuple[str, str, bool]:
     """(legend label, colour, half height) of a GPU event: kernels by category (from the frame, else
-    from ``categories`` by short name), memcpys by copy kind, memsets black."""
+    from ``categories`` by short name), whole-graph executions as their lineup category, memcpys by
+    copy kind, memsets black."""
     if event.kind == "memcpy":
         label = "memcpy" if is_missing(event.copy_kind) else f"memcpy {event.copy_kind}"
         return label, copy_kind_color(event.copy_kind), True
+    if event.kind == "graph":  # an execution of a CUDA graph traced whole: its kernels are not known
+        return GRAPH_CATEGORY, category_color(GRAPH_CATEGORY), False
     if event.kind != "kernel":
         return "memset", _MEMSET_COLOR, True
     if not is_missing(event.category):

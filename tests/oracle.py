@@ -111,7 +111,14 @@ def census_totals(path: Path) -> dict[str, Any]:
 # Nothing below imports nsysq: interval unions by a sort-and-merge loop, causes by intersecting
 # merged interval lists, categories and kinds by re-reading the TOML rule files (data, not code).
 
-_GPU_OP_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+# GPU work: kernels, memcpys, memsets and executions of CUDA graphs traced whole (their kernels are
+# not in the kernel table; each execution occupies its device and stream from start to end).
+_GPU_OP_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+)
 Interval = tuple[int, int]
 _CAUSES = ("host_wait", "launch_bound", "host_busy", "unknown")
 
@@ -458,3 +465,134 @@ def nvtx_scoped_kernels(path: Path, name: str, domain: str | None = None) -> tup
         if r.name == name and (domain is None or r.domain == domain)
     }
     return len(seen), sum(e - s for _, _, s, e in seen)
+
+
+# -- scopes and CUDA graphs (issue 10): raw SQL and plain Python over the export ----------------------
+_GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+_SCOPE_COLUMNS = {"device": "deviceId", "stream": "streamId", "pid": "(globalPid >> 24) & 16777215"}
+
+
+def _scope_where(scope: dict[str, int | None]) -> str:
+    terms = [f"{_SCOPE_COLUMNS[k]} = {int(v)}" for k, v in scope.items() if v is not None]
+    return ("WHERE " + " AND ".join(terms)) if terms else ""
+
+
+def gpu_scope_values(path: Path) -> dict[str, list[int]]:
+    """The devices, streams and pids that hold any GPU op (kernel, memcpy, memset, graph execution)."""
+    values: dict[str, set[int]] = {k: set() for k in _SCOPE_COLUMNS}
+    present = tables(path)
+    for table in _GPU_OP_TABLES:
+        if table not in present:
+            continue
+        for dim, column in _SCOPE_COLUMNS.items():
+            for (value,) in _rows(path, f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL"):
+                values[dim].add(int(value))
+    return {k: sorted(v) for k, v in values.items()}
+
+
+def scoped_kernels(path: Path, **scope: int | None) -> tuple[int, int]:
+    """(launches, total ns) of the kernels in scope (device=, stream=, pid=)."""
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables(path):
+        return 0, 0
+    rows = _rows(
+        path, f'SELECT count(*), sum("end" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL {_scope_where(scope)}'
+    )
+    return int(rows[0][0]), int(rows[0][1] or 0)
+
+
+def graph_executions(path: Path, **scope: int | None) -> dict[int, tuple[int, int]]:
+    """graphId -> (executions, total ns) of the CUDA graphs traced whole, in scope."""
+    if _GRAPH_TRACE not in tables(path):
+        return {}
+    sql = f'SELECT graphId, count(*), sum("end" - start) FROM {_GRAPH_TRACE} {_scope_where(scope)} GROUP BY 1'
+    return {int(g): (int(n), int(ns)) for g, n, ns in _rows(path, sql)}
+
+
+def process_work(path: Path) -> dict[int, tuple[int, int]]:
+    """pid -> (kernels, kernel ns), for every process with a kernel."""
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables(path):
+        return {}
+    sql = (
+        'SELECT (globalPid >> 24) & 16777215, count(*), sum("end" - start) '
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1"
+    )
+    return {int(p): (int(n), int(ns)) for p, n, ns in _rows(path, sql)}
+
+
+def _innermost_ranges(
+    path: Path, calls: dict[tuple[int, int], tuple[int, int, int]]
+) -> dict[tuple[int, int], str]:
+    """(pid, correlationId) -> the name of the innermost NVTX range (same thread, containing the call)."""
+    if "NVTX_EVENTS" not in tables(path):
+        return {}
+    strings = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    by_tid: dict[int, list[tuple[int, int, str]]] = {}
+    sql = (
+        'SELECT globalTid, start, "end", text, textId FROM NVTX_EVENTS '
+        "WHERE eventType IN (59, 60, 70, 71) AND endGlobalTid IS NULL"
+    )
+    for tid, start, end, text, text_id in _rows(path, sql):
+        name = text if text is not None else strings.get(text_id, "<unnamed range>")
+        by_tid.setdefault(tid, []).append((start, end if end is not None else 2**63 - 1, name))
+    out = {}
+    for key, (tid, cs, ce) in calls.items():
+        inside = [r for r in by_tid.get(tid, []) if r[0] <= cs and r[1] >= ce]
+        if inside:
+            out[key] = max(inside, key=lambda r: r[0])[2]
+    return out
+
+
+def graph_table(path: Path) -> dict[str, dict[str, Any]]:
+    """What ``nsysq graphs`` should say, per graph label, computed from the raw rows in Python:
+    node-traced launches are the kernels sharing (pid, correlationId) with graphNodeId or graphId set,
+    whole-graph launches the GRAPH_TRACE rows; the NVTX range is the innermost on the launching thread."""
+    present = tables(path)
+    launches: dict[tuple[str, int, int], dict[str, Any]] = {}
+    if "CUPTI_ACTIVITY_KIND_KERNEL" in present:
+        cols = {r[1] for r in _rows(path, "PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)")}
+        gid = "graphId" if "graphId" in cols else "NULL"
+        sql = (
+            f'SELECT globalPid >> 24, correlationId, start, "end", {gid}, graphNodeId '
+            f"FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphNodeId IS NOT NULL OR {gid} IS NOT NULL"
+        )
+        for pid, corr, start, end, graph_id, node in _rows(path, sql):
+            one = launches.setdefault(
+                ("node", pid, corr), {"s": start, "e": end, "graph_id": None, "nodes": [], "n": 0}
+            )
+            one["s"], one["e"], one["n"] = min(one["s"], start), max(one["e"], end), one["n"] + 1
+            one["graph_id"] = graph_id if graph_id is not None else one["graph_id"]
+            one["nodes"].append(node)
+    if _GRAPH_TRACE in present:
+        for pid, corr, start, end, graph_id in _rows(
+            path, f'SELECT globalPid >> 24, correlationId, start, "end", graphId FROM {_GRAPH_TRACE}'
+        ):
+            launches[("graph", pid, corr)] = {
+                "s": start,
+                "e": end,
+                "graph_id": graph_id,
+                "nodes": [],
+                "n": None,
+            }
+    calls = {}
+    for tid, corr, start, end in _rows(
+        path,
+        'SELECT globalTid, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_RUNTIME '
+        "WHERE eventClass IN (0, 1)",
+    ):
+        if any((mode, tid >> 24, corr) in launches for mode in ("node", "graph")):
+            calls[(tid >> 24, corr)] = (tid, start, end)
+    ranges = _innermost_ranges(path, calls)
+    out: dict[str, dict[str, Any]] = {}
+    for (mode, pid, corr), one in launches.items():
+        label = (
+            f"graph {one['graph_id']}"
+            if one["graph_id"] is not None
+            else f"graph of node {min(one['nodes'])}"
+        )
+        row = out.setdefault(label, {"traced": mode, "spans": [], "kernels": [], "ranges": []})
+        row["spans"].append(one["e"] - one["s"])
+        if one["n"] is not None:
+            row["kernels"].append(one["n"])
+        if (pid, corr) in ranges:
+            row["ranges"].append(ranges[(pid, corr)])
+    return out

@@ -133,14 +133,14 @@ def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
 
 
 def _portable_targets() -> list[Path]:
-    return REAL_TRACES
+    return REAL_TRACES  # graph_trace (every kind of GPU op, whole-graph executions too) is added below
 
 
 @pytest.mark.parametrize("name", [q for q in QUERIES if catalog.get(q).dialect == "portable"])
 def test_portable_query_matches_sqlite3(name: str, fixture_dir: Path) -> None:
     """The file runs unchanged in SQLite wherever the tables it names exist, with equal results."""
     query = catalog.get(name)
-    targets = [fixture_dir / f"{n}.sqlite" for n in ("v2021_2", "v2024_6", "v2025_5")]
+    targets = [fixture_dir / f"{n}.sqlite" for n in ("v2021_2", "v2024_6", "v2025_5", "graph_trace")]
     targets += _portable_targets()
     checked = 0
     for path in targets:

@@ -14,6 +14,7 @@ import typer
 
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli.common import (
+    DeviceOpt,
     Format,
     FormatOpt,
     KernelArg,
@@ -21,8 +22,10 @@ from nsysq.cli.common import (
     Names,
     NamesOpt,
     NoCacheOpt,
+    PidOpt,
     RulesOpt,
     ShowSqlOpt,
+    StreamOpt,
     TimelineEndOpt,
     TimelineStartOpt,
     TraceArg,
@@ -32,6 +35,7 @@ from nsysq.cli.common import (
     open_trace,
     run_table,
     say,
+    scope_of,
 )
 from nsysq.timeline import ROWS_TO_READ
 
@@ -70,6 +74,9 @@ def census_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
@@ -78,7 +85,16 @@ def census_command(
     def compute(t: Trace) -> Table:
         return census(t, limit=limit, names=names.value)
 
-    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="census")
+    run_table(
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        title="census",
+    )
 
 
 def lineup_command(
@@ -87,6 +103,9 @@ def lineup_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
@@ -95,7 +114,17 @@ def lineup_command(
     def compute(t: Trace) -> Table:
         return lineup(t, rules=rules)
 
-    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="lineup", prefetch="lineup")
+    run_table(
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        title="lineup",
+        prefetch="lineup",
+    )
 
 
 def stakeout_command(
@@ -106,6 +135,9 @@ def stakeout_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
@@ -116,7 +148,15 @@ def stakeout_command(
 
     title = f"stakeout {kernel}"
     launches = run_table(
-        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title=title, prefetch="stakeout"
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        title=title,
+        prefetch="stakeout",
     )
     if launches is not None and fmt in (Format.table, Format.markdown):
         sys.stdout.write("\n")
@@ -132,6 +172,9 @@ def timeline_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernels, memcpys (by copy kind), memsets and NVTX on one clock, ordered by start."""
@@ -141,5 +184,13 @@ def timeline_command(
         return timeline(t, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
 
     run_table(
-        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="timeline", prefetch="timeline"
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        title="timeline",
+        prefetch="timeline",
     )

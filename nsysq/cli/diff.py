@@ -14,17 +14,21 @@ import typer
 
 from nsysq.cli.common import (
     DangerRulesOpt,
+    DeviceOpt,
     Format,
     FormatOpt,
     MinTimeOpt,
     NoCacheOpt,
+    PidOpt,
     RulesOpt,
+    StreamOpt,
     ThresholdOpt,
     TraceAArg,
     TraceBArg,
     UnitOpt,
     open_trace,
     say,
+    scope_of,
     unit_for,
 )
 from nsysq.diff_report import DEFAULT_KERNEL_ROWS
@@ -75,6 +79,9 @@ def diff_command(
             help="Print only this section (csv prints the kernels section unless told otherwise).",
         ),
     ] = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
@@ -85,8 +92,8 @@ def diff_command(
     section_name = section.value if section else None
     check_options(section_name, limit)
     with (  # A's kernel pass starts decoding now; B's once A's rows are freed (nsysq.diffing)
-        open_trace(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
-        open_trace(b, no_cache=no_cache, prefetch=None) as tb,
+        open_trace(a, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="kernel_groups") as ta,
+        open_trace(b, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=None) as tb,
     ):
         result = diff(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold

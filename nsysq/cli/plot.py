@@ -17,13 +17,16 @@ import typer
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli.common import (
     DangerRulesOpt,
+    DeviceOpt,
     KernelArg,
     LikeOpt,
     MinTimeOpt,
     Names,
     NamesOpt,
     NoCacheOpt,
+    PidOpt,
     RulesOpt,
+    StreamOpt,
     ThresholdOpt,
     TimelineEndOpt,
     TimelineStartOpt,
@@ -32,6 +35,7 @@ from nsysq.cli.common import (
     TraceBArg,
     open_trace,
     say,
+    scope_of,
 )
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 from nsysq.errors import UsageError
@@ -123,6 +127,9 @@ def plot_census_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
@@ -131,7 +138,7 @@ def plot_census_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
-    with open_trace(trace, no_cache=no_cache, prefetch="census") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="census") as t:
         df = t.census(limit=limit, names=names.value)
     _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
 
@@ -145,13 +152,16 @@ def plot_lineup_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """One bar per kernel category, coloured by category, with time, share, calls, top kernel."""
     from nsysq.plot import plot_lineup
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="lineup") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="lineup") as t:
         df = t.lineup(rules=rules)
     _save(plot_lineup(df, ax=_axes(size), log=log), output, dpi, title)
 
@@ -168,13 +178,16 @@ def plot_stakeout_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Duration of every launch of one kernel in launch order, with a histogram beside it."""
     from nsysq.plot import plot_stakeout
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="stakeout") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="stakeout") as t:
         df = t.stakeout(kernel, like=like, limit=limit)
     _save(plot_stakeout(df, ax=_axes(size)), output, dpi, title)
 
@@ -193,6 +206,9 @@ def plot_timeline_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
@@ -200,7 +216,7 @@ def plot_timeline_cmd(
     from nsysq.plot import plot_timeline
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="timeline") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="timeline") as t:
         df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
         say(f"only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.")
@@ -231,6 +247,9 @@ def plot_diff_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
@@ -241,8 +260,8 @@ def plot_diff_cmd(
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
     with (
-        open_trace(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
-        open_trace(b, no_cache=no_cache, prefetch=None) as tb,
+        open_trace(a, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="kernel_groups") as ta,
+        open_trace(b, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=None) as tb,
     ):
         result = diff(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
