@@ -175,3 +175,71 @@ def _pipeline_labels(pairs: str) -> tuple[str, ...]:
     names = [name for name, _ in _BASE_TABLES]
     names += ["nvtx_unnested", pairs, "nvtx_rows", "nvtx_totals"]
     return tuple(catalog.get(n).label for n in names)
+
+
+def parse_selector(selector: str) -> tuple[str, str | None, int | None]:
+    """``name[@domain][/index]`` (the nsys recipes' --filter-nvtx grammar) as (name, domain or None
+    for any domain, zero-based index or None for every instance). ``@*`` is any domain, ``name@``
+    the default one. The index is the text after the last ``/`` when it is a number, the domain the
+    text after the last ``@`` before it; ``\\@`` and ``\\/`` are a literal @ and / (other slashes,
+    as in TensorRT's "/conv1/Conv", need no escape)."""
+    chars: list[tuple[str, bool]] = []  # (character, escaped)
+    escaped = False
+    for ch in selector:
+        if escaped or ch != "\\":
+            chars.append((ch, escaped))
+            escaped = False
+        else:
+            escaped = True
+    index = None
+    slash = max((i for i, (ch, esc) in enumerate(chars) if ch == "/" and not esc), default=-1)
+    tail = "".join(ch for ch, _ in chars[slash + 1 :])
+    if slash >= 0 and tail.isdigit():
+        index, chars = int(tail), chars[:slash]
+    at = max((i for i, (ch, esc) in enumerate(chars) if ch == "@" and not esc), default=-1)
+    domain = "".join(ch for ch, _ in chars[at + 1 :]) if at >= 0 else None
+    name = "".join(ch for ch, _ in (chars[:at] if at >= 0 else chars))
+    if not name:
+        raise UsageError(f"--nvtx {selector!r} names no range; give NAME[@DOMAIN][/INDEX].")
+    return name, None if domain == "*" else domain, index
+
+
+def restrict(trace: Trace, selector: str, *, like: bool = False) -> None:
+    """Scope ``trace`` to the GPU work attributed (launch attribution, every enclosing range) to the
+    ranges ``selector`` names (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern).
+    Every later query reads only that work (nsysq.scope.OpFilter); raises UsageError naming the
+    closest range names when nothing matches."""
+    from nsysq import catalog
+    from nsysq.scope import OpFilter
+
+    name, domain, index = parse_selector(selector)
+    build_pairs(trace)
+    trace.materialize(
+        "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
+        match="like" if like else "exact", domain=domain, instance=index,
+    )  # fmt: skip
+    if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_selected").rows[0][0]:
+        raise UsageError(_no_match(trace, selector, name, like, index))
+    option = "--nvtx-like" if like else "--nvtx"
+    query = catalog.get("nvtx_scope_launches")
+    trace.set_scope(trace.scope.with_ops(OpFilter(f"{option.lstrip('-')} {selector}", query.sql)))
+
+
+def _no_match(trace: Trace, selector: str, name: str, like: bool, index: int | None) -> str:
+    import difflib
+
+    rows = trace.sql_table(
+        "SELECT name, count(*) FROM nsysq_nvtx_ranges WHERE dropped IS NULL GROUP BY name ORDER BY 2 DESC"
+    ).rows
+    counts = {str(n): int(c) for n, c in rows}
+    if index is not None and (name in counts or like):
+        return (
+            f"no range instance {index} matches {selector!r} in {trace.path.name} (instances count from 0)."
+        )
+    close = difflib.get_close_matches(name, list(counts), n=3, cutoff=0.5)
+    close = close or [n for n in counts if name.lower().strip("%") in n.lower()][:3]
+    hint = "; closest range names: " + ", ".join(repr(c) for c in close) if close else ""
+    return (
+        f"no NVTX range {'matches' if like else 'is named'} {selector!r} in {trace.path.name}{hint} "
+        "(nsysq nvtx lists them)."
+    )

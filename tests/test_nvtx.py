@@ -280,3 +280,84 @@ def test_benchmark_generator_nests_like_a_real_stack(tmp_path: Path, nested: boo
     assert got == oracle.nvtx_by_name(path)
     levels = {r["name"] for r in run(path, depth=1, limit=0).records()}
     assert levels == ({f"layer_{i}" for i in range(20)} if nested else set())
+
+
+# -- --nvtx scopes (census, lineup, stakeout, timeline, diff, plot) ----------------------------------
+def test_selector_grammar() -> None:
+    from nsysq.nvtx import parse_selector
+
+    assert parse_selector("step") == ("step", None, None)
+    assert parse_selector("MPI_Send@MPI/2") == ("MPI_Send", "MPI", 2)
+    assert parse_selector("step@/0") == ("step", "", 0)
+    assert parse_selector("x@*") == ("x", None, None)
+    assert parse_selector("/conv1/Conv + /relu/Relu") == ("/conv1/Conv + /relu/Relu", None, None)
+    assert parse_selector("a\\@b\\/3") == ("a@b/3", None, None)
+    with pytest.raises(UsageError, match="names no range"):
+        parse_selector("@MPI")
+
+
+def scoped_census(path: Path, selector: str, *, like: bool = False) -> Table:
+    from nsysq.census import census
+    from nsysq.nvtx import restrict
+
+    with Trace(path) as trace:
+        restrict(trace, selector, like=like)
+        return census(trace, limit=0)
+
+
+def _escape(name: str) -> str:
+    return name.replace("\\", "\\\\").replace("@", "\\@").replace("/", "\\/")
+
+
+def test_scoped_census_reconciles_by_hand(nvtx_dir: Path) -> None:
+    path = nvtx_dir / "nvtx_2024.sqlite"
+    for (domain, name), expected in scenarios.EXPECTED_2024.items():
+        if expected[2] == 0:
+            continue
+        table = scoped_census(path, f"{_escape(name)}@{domain}")
+        assert (table.footer["total_kernels"], table.footer["total_kernel_ns"]) == expected[2:4], name
+        assert table.footer["scope"] == f"nvtx {_escape(name)}@{domain}"
+    second_step = scoped_census(path, "step/1")  # R7: c7 and c8
+    assert (second_step.footer["total_kernels"], second_step.footer["total_kernel_ns"]) == (2, 18_000)
+    grouped = scoped_census(path, "ATEN::MM%", like=True)
+    assert grouped.footer["total_kernels"] == 2
+
+
+@pytest.mark.parametrize("path", REAL_WITH_NVTX or [None], ids=lambda p: p.stem if p else "none")
+def test_scoped_census_matches_nvtx_and_the_oracle(path: Path | None) -> None:
+    """For the range names with most kernels: census --nvtx NAME@DOMAIN adds up to the distinct
+    kernels the oracle finds inside those ranges, and to nsysq nvtx's row (names that never
+    enclose themselves: nested same-name ranges count a kernel once per instance in nsysq nvtx)."""
+    if path is None:
+        pytest.skip("no real exports")
+    rows = [r for r in run(path, limit=0).records() if r["kernels"]][:3]
+    assert rows
+    for row in rows:
+        table = scoped_census(path, f"{_escape(row['name'])}@{row['domain']}")
+        want = oracle.nvtx_scoped_kernels(path, row["name"], row["domain"])
+        assert (table.footer["total_kernels"], table.footer["total_kernel_ns"]) == want, row["name"]
+        if oracle.nvtx_by_name(path)[(row["domain"], row["name"])][2] == want[0]:
+            assert (row["kernels"], row["kernel_ns"]) == want
+
+
+def test_nvtx_scope_on_the_command_line(nvtx_dir: Path, tmp_path: Path) -> None:
+    path = nvtx_dir / "nvtx_2024.sqlite"
+    proc = cli("census", path, "--nvtx", "forwrd", code=2)
+    assert proc.stdout == "" and "closest range names: 'forward'" in proc.stderr
+    proc = cli("census", path, "--nvtx", "step/5", code=2)
+    assert "no range instance 5" in proc.stderr
+    assert "not both" in cli("lineup", path, "--nvtx", "a", "--nvtx-like", "b", code=2).stderr
+    doc = json.loads(cli("diff", path, path, "--nvtx", "forward", "-f", "json").stdout)
+    kernels = next(r for r in doc["totals"] if r["metric"] == "kernels")
+    assert kernels["a"] == kernels["b"] == 5
+    stake = json.loads(cli("stakeout", path, "mm_kernel", "--nvtx", "forward/0", "-f", "json").stdout)
+    assert len(stake["rows"]) == 2
+    timeline = json.loads(cli("timeline", path, "--nvtx-like", "backward", "-f", "json", "-n", "0").stdout)
+    assert {r["kind"] for r in timeline["rows"]} == {"kernel", "memset"}
+    out = tmp_path / "census.png"
+    cli("plot", "census", path, "-o", out, "--nvtx", "MPI_Barrier@MPI")
+    assert out.stat().st_size > 1000
+    args = ("census", path, "--nvtx", "step", "-n", "0")
+    doc = json.loads(cli(*args, "-f", "json").stdout)
+    assert doc["footer"]["scope"] == "nvtx step" and doc["footer"]["total_kernels"] == 6
+    assert_same_rows(run_script(cli(*args, "--show-sql").stdout), doc)

@@ -39,6 +39,8 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "like": None,
     "domain": None,
     "group_names": False,
+    "range_name": "%",
+    "instance": None,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
@@ -53,6 +55,7 @@ NVTX_BUILT = {
     "nsysq_nvtx_inner": "nvtx_inner",
     "nsysq_nvtx_pairs": "nvtx_pairs",
     "nsysq_nvtx_rows": "nvtx_rows",
+    "nsysq_nvtx_selected": "nvtx_select",
 }
 BUILT |= set(NVTX_BUILT)
 DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}

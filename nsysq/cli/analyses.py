@@ -22,6 +22,8 @@ from nsysq.cli.common import (
     Names,
     NamesOpt,
     NoCacheOpt,
+    NvtxLikeOpt,
+    NvtxOpt,
     PidOpt,
     RulesOpt,
     ShowSqlOpt,
@@ -32,6 +34,7 @@ from nsysq.cli.common import (
     Unit,
     UnitOpt,
     emit,
+    nvtx_of,
     open_trace,
     run_table,
     say,
@@ -77,6 +80,8 @@ def census_command(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
@@ -93,6 +98,7 @@ def census_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(nvtx, nvtx_like),
         title="census",
     )
 
@@ -106,6 +112,8 @@ def lineup_command(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
@@ -122,6 +130,7 @@ def lineup_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(nvtx, nvtx_like),
         title="lineup",
         prefetch="lineup",
     )
@@ -138,6 +147,8 @@ def stakeout_command(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
@@ -155,6 +166,7 @@ def stakeout_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(nvtx, nvtx_like),
         title=title,
         prefetch="stakeout",
     )
@@ -175,6 +187,7 @@ def timeline_command(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernels, memcpys (by copy kind), memsets and NVTX on one clock, ordered by start."""
@@ -191,6 +204,7 @@ def timeline_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(None, nvtx_like),
         title="timeline",
         prefetch="timeline",
     )

@@ -28,6 +28,7 @@ __all__ = [
     "open_trace",
     "run_table",
     "say",
+    "nvtx_of",
     "scope_of",
     "show_sql",
     "unit_for",
@@ -139,6 +140,26 @@ PidOpt = Annotated[
         show_default=False,
     ),
 ]
+NvtxOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nvtx",
+        metavar="NAME[@DOMAIN][/INDEX]",
+        help="Only the GPU work launched inside NVTX ranges of this exact name (every enclosing range "
+        "counts; @DOMAIN one domain, '@' the default one; /INDEX the INDEX-th instance, from 0). "
+        "See docs/nvtx.md.",
+        show_default=False,
+    ),
+]
+NvtxLikeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nvtx-like",
+        metavar="PATTERN[@DOMAIN][/INDEX]",
+        help="As --nvtx, with a case-insensitive LIKE pattern for the range name (% any run, _ any char).",
+        show_default=False,
+    ),
+]
 TimelineStartOpt = Annotated[
     float | None, typer.Option("--from", help="Window start, ms from the trace start.")
 ]
@@ -164,13 +185,30 @@ def scope_of(device: int | None = None, stream: int | None = None, pid: int | No
     return Scope(device=device, stream=stream, pid=pid)
 
 
+def nvtx_of(name: str | None = None, like: str | None = None) -> tuple[str, bool] | None:
+    """The NVTX selector ``--nvtx`` / ``--nvtx-like`` ask for: (selector, is a LIKE pattern)."""
+    from nsysq.errors import UsageError
+
+    if name is not None and like is not None:
+        raise UsageError("give --nvtx NAME or --nvtx-like PATTERN, not both.")
+    if like is not None:
+        return like, True
+    return None if name is None else (name, False)
+
+
 @contextmanager
 def open_trace(
-    path: Path, *, no_cache: bool = False, prefetch: str | None = "census", scope: Scope | None = None
+    path: Path,
+    *,
+    no_cache: bool = False,
+    prefetch: str | None = "census",
+    scope: Scope | None = None,
+    nvtx: tuple[str, bool] | None = None,
 ) -> Iterator[Trace]:
     """Open a trace for one command; ``prefetch``: the packaged query whose kernel columns the
     command needs first (they start decoding while DuckDB loads; see Trace). ``scope``: the GPU
-    work every query reads (nsysq.scope)."""
+    work every query reads (nsysq.scope); ``nvtx``: (selector, like) of ``--nvtx``/``--nvtx-like``,
+    which narrows the scope to the GPU work of those NVTX ranges (nsysq.nvtx.restrict)."""
     from nsysq.trace import Trace
 
     kwargs: dict[str, Any] = {"prefetch": prefetch, "scope": scope}
@@ -178,6 +216,10 @@ def open_trace(
         kwargs["cache"] = False
     trace = Trace(path, **kwargs)
     try:
+        if nvtx is not None:
+            from nsysq.nvtx import restrict
+
+            restrict(trace, nvtx[0], like=nvtx[1])
         yield trace
     finally:
         trace.close()
@@ -210,11 +252,12 @@ def run_table(
     title: str | None = None,
     prefetch: str = "census",
     scope: Scope | None = None,
+    nvtx: tuple[str, bool] | None = None,
 ) -> Table | None:
     """Open ``path``, compute one table and print it (or, with ``sql``, the SQL that made it).
 
     Returns the table that was printed, None when the SQL was printed instead."""
-    with open_trace(path, no_cache=no_cache, prefetch=prefetch, scope=scope) as trace:
+    with open_trace(path, no_cache=no_cache, prefetch=prefetch, scope=scope, nvtx=nvtx) as trace:
         table = compute(trace)
         if sql:
             show_sql([trace])

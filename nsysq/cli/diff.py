@@ -19,6 +19,8 @@ from nsysq.cli.common import (
     FormatOpt,
     MinTimeOpt,
     NoCacheOpt,
+    NvtxLikeOpt,
+    NvtxOpt,
     PidOpt,
     RulesOpt,
     StreamOpt,
@@ -26,6 +28,7 @@ from nsysq.cli.common import (
     TraceAArg,
     TraceBArg,
     UnitOpt,
+    nvtx_of,
     open_trace,
     say,
     scope_of,
@@ -82,6 +85,8 @@ def diff_command(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
@@ -91,9 +96,14 @@ def diff_command(
     kinds = parse_fail_on(fail_on) if fail_on else ()
     section_name = section.value if section else None
     check_options(section_name, limit)
+    selector = nvtx_of(nvtx, nvtx_like)
     with (  # A's kernel pass starts decoding now; B's once A's rows are freed (nsysq.diffing)
-        open_trace(a, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="kernel_groups") as ta,
-        open_trace(b, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=None) as tb,
+        open_trace(
+            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
+        ) as ta,
+        open_trace(
+            b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None
+        ) as tb,
     ):
         result = diff(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold

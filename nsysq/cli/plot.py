@@ -24,6 +24,8 @@ from nsysq.cli.common import (
     Names,
     NamesOpt,
     NoCacheOpt,
+    NvtxLikeOpt,
+    NvtxOpt,
     PidOpt,
     RulesOpt,
     StreamOpt,
@@ -33,6 +35,7 @@ from nsysq.cli.common import (
     TraceAArg,
     TraceArg,
     TraceBArg,
+    nvtx_of,
     open_trace,
     say,
     scope_of,
@@ -130,6 +133,8 @@ def plot_census_cmd(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
@@ -138,7 +143,10 @@ def plot_census_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="census") as t:
+    selector = nvtx_of(nvtx, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="census"
+    ) as t:
         df = t.census(limit=limit, names=names.value)
     _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
 
@@ -155,13 +163,18 @@ def plot_lineup_cmd(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """One bar per kernel category, coloured by category, with time, share, calls, top kernel."""
     from nsysq.plot import plot_lineup
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="lineup") as t:
+    selector = nvtx_of(nvtx, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="lineup"
+    ) as t:
         df = t.lineup(rules=rules)
     _save(plot_lineup(df, ax=_axes(size), log=log), output, dpi, title)
 
@@ -181,13 +194,18 @@ def plot_stakeout_cmd(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Duration of every launch of one kernel in launch order, with a histogram beside it."""
     from nsysq.plot import plot_stakeout
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="stakeout") as t:
+    selector = nvtx_of(nvtx, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="stakeout"
+    ) as t:
         df = t.stakeout(kernel, like=like, limit=limit)
     _save(plot_stakeout(df, ax=_axes(size)), output, dpi, title)
 
@@ -209,6 +227,7 @@ def plot_timeline_cmd(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
@@ -216,7 +235,10 @@ def plot_timeline_cmd(
     from nsysq.plot import plot_timeline
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="timeline") as t:
+    selector = nvtx_of(None, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="timeline"
+    ) as t:
         df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
         say(f"only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.")
@@ -250,6 +272,8 @@ def plot_diff_cmd(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
@@ -259,9 +283,14 @@ def plot_diff_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
+    selector = nvtx_of(nvtx, nvtx_like)
     with (
-        open_trace(a, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="kernel_groups") as ta,
-        open_trace(b, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=None) as tb,
+        open_trace(
+            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
+        ) as ta,
+        open_trace(
+            b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None
+        ) as tb,
     ):
         result = diff(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
