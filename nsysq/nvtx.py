@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsysq import schema
 from nsysq.errors import NoDataError, UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -129,7 +130,8 @@ def nvtx(
             f"{unnested} push/pop ranges overlap without nesting on their thread (a real NVTX stack "
             "cannot); GPU work was attributed by the plain interval join.",
         )
-    return replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
+    labelled = replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
+    return stamp(labelled, trace.scope)
 
 
 def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:

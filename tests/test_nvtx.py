@@ -361,3 +361,19 @@ def test_nvtx_scope_on_the_command_line(nvtx_dir: Path, tmp_path: Path) -> None:
     doc = json.loads(cli(*args, "-f", "json").stdout)
     assert doc["footer"]["scope"] == "nvtx step" and doc["footer"]["total_kernels"] == 6
     assert_same_rows(run_script(cli(*args, "--show-sql").stdout), doc)
+
+
+def test_nvtx_takes_the_process_scope(nvtx_dir: Path) -> None:
+    """nsysq nvtx --pid N reads that process's NVTX ranges, calls and GPU work; the processes add up."""
+    path = nvtx_dir / "nvtx_2024.sqlite"
+    docs = {
+        pid: json.loads(cli("nvtx", path, "--pid", pid, "-f", "json", "-n", "0").stdout)
+        for pid in ("4242", "5000")
+    }
+    assert sum(d["footer"]["gpu_ops"] for d in docs.values()) == scenarios.FOOTER_2024["gpu_ops"]
+    assert docs["5000"]["footer"]["scope"] == "pid 5000"
+    assert {(r["domain"], r["name"]) for r in docs["5000"]["rows"]} == {("NCCL", "allreduce")}
+    step = next(r for r in docs["4242"]["rows"] if r["name"] == "step")
+    assert step["kernels"] == scenarios.EXPECTED_2024[("", "step")][2]
+    args = ("nvtx", path, "--pid", "4242")
+    assert_same_rows(run_script(cli(*args, "--show-sql").stdout), json.loads(cli(*args, "-f", "json").stdout))

@@ -11,14 +11,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nsysq.cli.common import (
+    DeviceOpt,
     Format,
     FormatOpt,
     NoCacheOpt,
+    PidOpt,
     ShowSqlOpt,
+    StreamOpt,
     TraceArg,
     UnitOpt,
     open_trace,
     run_table,
+    scope_of,
 )
 from nsysq.cli.plot import DpiOpt, OutputOpt, SizeOpt, TitleOpt, _axes, _check_output, _save
 from nsysq.errors import UsageError
@@ -82,6 +86,9 @@ def nvtx_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where in the program: per NVTX range name, instances, CPU time, and the GPU work its
@@ -94,7 +101,10 @@ def nvtx_command(
             group_names=group_names, limit=limit,
         )  # fmt: skip
 
-    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="nvtx", prefetch="nvtx_ops")
+    run_table(
+        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="nvtx", prefetch="nvtx_ops",
+        scope=scope_of(device, stream, pid),
+    )  # fmt: skip
 
 
 def plot_nvtx_command(
@@ -110,6 +120,9 @@ def plot_nvtx_command(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Range names by GPU time: per name, CPU time (total duration) beside GPU kernel and busy time."""
@@ -118,7 +131,7 @@ def plot_nvtx_command(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of range names.")
-    with open_trace(trace, no_cache=no_cache, prefetch="nvtx_ops") as t:
+    with open_trace(trace, no_cache=no_cache, prefetch="nvtx_ops", scope=scope_of(device, stream, pid)) as t:
         df = t.nvtx(
             innermost=innermost, window=window, depth=depth, like=like, domain=domain,
             group_names=group_names, limit=limit,
