@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 from nsysq.errors import NsysqError
 
 __version__ = "0.1.0"
-__all__ = ["NsysqError", "Trace", "__version__", "diff", "open"]
+__all__ = ["NsysqError", "Scope", "Trace", "__version__", "diff", "open"]
 
 if TYPE_CHECKING:
+    from nsysq.scope import Scope
     from nsysq.trace import Trace
 
 
@@ -37,4 +38,8 @@ def __getattr__(name: str) -> Any:
         from nsysq.trace import Trace
 
         return Trace
+    if name == "Scope":  # nsysq.open(path, scope=nsysq.Scope(device=0))
+        from nsysq.scope import Scope
+
+        return Scope
     raise AttributeError(f"module 'nsysq' has no attribute {name!r}")

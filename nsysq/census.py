@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from nsysq import catalog
 from nsysq.errors import UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -22,22 +24,28 @@ def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table
     if limit < 0:
         raise UsageError("--limit must be 0 (every kernel) or a positive number of rows.")
     trace.require_kernels()
+    graphs = trace.whole_graphs  # first: the result's own query runs last (see --show-sql)
     table = trace.run("census", names=names, limit=limit)
     records = table.records()
     shown = [r for r in records if r["rank"] is not None]
-    total_ns = _sum(records, "total_ns")
+    gpu_ns = _sum(records, "total_ns")  # kernels and whole-graph executions
     shown_ns = _sum(shown, "total_ns")
     footer = {
-        "total_kernels": _sum(records, "instances"),
-        "total_kernel_ns": total_ns,
+        "total_kernels": _sum(records, "instances") - graphs["executions"],
+        "total_kernel_ns": gpu_ns - graphs["graph_ns"],
         "distinct_names": _sum(records, "kernel_names"),
         "shown_rows": len(shown),
         "shown_kernel_ns": shown_ns,
-        "shown_pct": 100.0 * shown_ns / total_ns if total_ns else None,
+        "shown_pct": 100.0 * shown_ns / gpu_ns if gpu_ns else None,
         "unresolved_names": _sum(records, "unresolved"),
         "zero_length_kernels": _sum(records, "zero_length"),
     }
-    return replace(table, footer=footer)
+    if graphs["executions"]:
+        footer.update(graph_executions=graphs["executions"], graph_ns=graphs["graph_ns"], total_gpu_ns=gpu_ns)
+    note = trace.whole_graph_note()
+    label = catalog.get("graph_executions").label
+    table = replace(table, notes=(note,) if note else (), queries=(*table.queries, label))
+    return stamp(replace(table, footer=footer), trace.scope)
 
 
 def _sum(records: list[dict[str, Any]], key: str) -> int:

@@ -119,7 +119,8 @@ def header(result: DiffResult) -> str:
 
     def side(label: str, about: dict[str, object]) -> str:
         gpus = ", ".join(str(g) for g in about["gpus"]) or "unknown GPU"  # type: ignore[attr-defined]
-        return f"{label}: {about['name']} ({gpus}, nsys {about['nsys_version']})"
+        scope = f", scope {about['scope']}" if about.get("scope") else ""
+        return f"{label}: {about['name']} ({gpus}, nsys {about['nsys_version']}{scope})"
 
     return f"nsysq diff   {side('A', result.a)}   →   {side('B', result.b)}"
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError, UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
     if min_gap_ns < 0:
         raise UsageError("--min-gap must be 0 or more.")
     call_rules = load_call_rules()
+    note = trace.whole_graph_note()  # first: the result's own queries run last (see --show-sql)
     # Three queries, so the correlationId join and the two sorts never hold memory at once.
     feeders = trace.run("gap_feeders")
     table = trace.run(
@@ -123,7 +125,9 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
     streams = trace.run("gap_streams", t0=trace.t0)
     sections["stream"] = streams.records()
     queries = (*feeders.queries, *table.queries, *streams.queries)
-    return _result(replace(table, queries=queries), sections, top, min_gap_ns)
+    result = _result(replace(table, queries=queries), sections, top, min_gap_ns)
+    devices = replace(result.devices, notes=(*result.devices.notes, note)) if note else result.devices
+    return replace(result, devices=stamp(devices, trace.scope))
 
 
 def _pct(part: int | None, whole: int | None) -> float | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nsysq import catalog
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -25,14 +26,21 @@ def lineup(trace: Trace, *, rules: str | Path | None = None) -> Table:
         trace.use_rules(load_lineup_rules(rules), source=str(rules))
         source = str(rules)
     totals = trace.kernel_totals  # first: the result's own query runs last (see --show-sql)
+    graphs = trace.whole_graphs
     table = trace.run("lineup")
-    footer = {
+    footer: dict[str, object] = {
         "total_kernels": int(totals["kernels"]),
         "total_kernel_ns": int(totals["kernel_ns"]),
         "categories": len(table.rows),
         "rules": source,
     }
-    return replace(table, footer=footer, queries=(*table.queries, catalog.get("kernel_category").label))
+    if graphs["executions"]:
+        footer.update(graph_executions=graphs["executions"], graph_ns=graphs["graph_ns"])
+        footer["total_gpu_ns"] = int(totals["kernel_ns"]) + graphs["graph_ns"]
+    note = trace.whole_graph_note()
+    labels = (catalog.get("kernel_category").label, catalog.get("graph_executions").label)
+    table = replace(table, footer=footer, queries=(*table.queries, *labels), notes=(note,) if note else ())
+    return stamp(table, trace.scope)
 
 
 def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from nsysq import catalog
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
     if not footer["comm_kernels"]:
         notes = (f"no kernel is in the {COMM_CATEGORY!r} category ({source}): nothing to overlap.",)
     return OverlapResult(
-        devices=_table(base, "overlap", DEVICE_COLUMNS, devices, footer, notes),
+        devices=stamp(_table(base, "overlap", DEVICE_COLUMNS, devices, footer, notes), trace.scope),
         collectives=_table(base, "overlap_collectives", COLLECTIVE_COLUMNS, collectives, {}, ()),
     )
 

@@ -43,6 +43,7 @@ __all__ = [
     "plot_census",
     "plot_diff",
     "plot_lineup",
+    "plot_nvtx",
     "plot_stakeout",
     "plot_timeline",
     "save_figure",
@@ -835,12 +836,18 @@ def _events(df: pd.DataFrame) -> list[_Event]:
     return [_Event(*values) for values in zip(*columns, strict=True)]
 
 
+GRAPH_CATEGORY = "CUDA graph (traced whole)"  # the lineup category of whole-graph executions
+
+
 def _event_style(event: _Event, categories: Mapping[str, str] | None) -> tuple[str, str, bool]:
     """(legend label, colour, half height) of a GPU event: kernels by category (from the frame, else
-    from ``categories`` by short name), memcpys by copy kind, memsets black."""
+    from ``categories`` by short name), whole-graph executions as their lineup category, memcpys by
+    copy kind, memsets black."""
     if event.kind == "memcpy":
         label = "memcpy" if is_missing(event.copy_kind) else f"memcpy {event.copy_kind}"
         return label, copy_kind_color(event.copy_kind), True
+    if event.kind == "graph":  # an execution of a CUDA graph traced whole: its kernels are not known
+        return GRAPH_CATEGORY, category_color(GRAPH_CATEGORY), False
     if event.kind != "kernel":
         return "memset", _MEMSET_COLOR, True
     if not is_missing(event.category):
@@ -1215,3 +1222,74 @@ def _diff_labels(data: Any) -> tuple[str, str]:
 
 def _stem(path: Any) -> str:
     return os.path.splitext(os.path.basename(str(path)))[0]
+
+
+# -- nvtx -------------------------------------------------------------------------------------------
+_CPU_BAR = "#9ecae1"
+_GPU_BAR = "#2ca02c"
+
+
+def plot_nvtx(
+    data: Any,
+    *,
+    ax: Axes | None = None,
+    top: int = 15,
+    unit: str | None = None,
+    log: bool | None = None,
+    name_width: int = 44,
+    title: str | None = None,
+) -> Axes:
+    """NVTX range names by GPU time: per name two bars side by side, CPU time (the ranges' summed
+    durations) and GPU busy time (the union of the GPU work attributed to them, summed over
+    instances), each labelled with its value; the GPU bar also with the kernel count.
+
+    ``data`` is ``Trace.nvtx()`` (any ``unit``), in its order (by kernel time); the first ``top``
+    rows are drawn. The title says how the work was attributed and how much GPU time no range got.
+    """
+    df = _frame(data).head(top)
+    cpu_col, src = _time_column(df, "total")
+    gpu_col, _ = _time_column(df, "gpu_busy")
+    cpu = [float(v or 0) for v in df[cpu_col]]
+    gpu = [float(v or 0) for v in df[gpu_col]]
+    shown_unit = _shown_unit(cpu + gpu, src, unit)
+    cpu = [convert(v, src, shown_unit) for v in cpu]
+    gpu = [convert(v, src, shown_unit) for v in gpu]
+    domains = list(df["domain"]) if "domain" in df.columns else [""] * len(df)
+    names = [f"{n} @{d}" if d else str(n) for n, d in zip(df["name"], domains, strict=True)]
+    labels = _unique_labels(names, name_width)
+    ax = _new_axes(ax, _hbar_figsize(2 * len(df), any("\n" in lab for lab in labels)))
+    use_log = _want_log(cpu + gpu, log)
+    y = [2.4 * i for i in range(len(df))]
+    cpu_bars = ax.barh(
+        [v - 0.45 for v in y], cpu, height=0.85, color=_CPU_BAR, log=use_log, label="CPU (range)"
+    )
+    gpu_bars = ax.barh([v + 0.45 for v in y], gpu, height=0.85, color=_GPU_BAR, log=use_log, label="GPU busy")
+    kernels = [int(v or 0) for v in df["kernels"]] if "kernels" in df.columns else [0] * len(df)
+    gpu_texts = [
+        f"{fmt_in_unit(v, shown_unit)} · {k:,} kernel{'s' if k != 1 else ''}"
+        for v, k in zip(gpu, kernels, strict=True)
+    ]
+    _bar_labels(
+        ax,
+        list(cpu_bars) + list(gpu_bars),
+        [fmt_in_unit(v, shown_unit) for v in cpu] + gpu_texts,
+        log=use_log,
+    )
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(_axis_label("time", shown_unit, use_log))
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_title(title if title is not None else _nvtx_title(_footer(df)), loc="left", fontsize=11)
+    _tidy_axes(ax)
+    return ax
+
+
+def _nvtx_title(footer: Mapping[str, Any]) -> str:
+    """ "NVTX ranges by GPU time — launch attribution; 12.3% of GPU time in no range"."""
+    title = "NVTX ranges by GPU time"
+    if footer.get("attribution"):
+        title += f" — {footer['attribution']} attribution"
+    pct = footer.get("unattributed_pct")
+    if pct is not None and not is_missing(pct):
+        title += f"; {_pct(float(pct))} of GPU time in no range"
+    return title

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "NVTX_EVENTS"
 STRINGS = "StringIds"
@@ -94,6 +95,22 @@ CANONICAL: dict[str, tuple[tuple[str, str], ...]] = {
             "bytes",
             "memKind",
             "graphNodeId",
+        )
+    ),
+    # One row per execution of a CUDA graph traced whole (nsys --cuda-graph-trace=graph, the default):
+    # its kernels are then absent from the kernel table.
+    GRAPH_TRACE: tuple(
+        (c, _I)
+        for c in (
+            "start",
+            "end",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "graphId",
+            "graphExecId",
         )
     ),
     RUNTIME: tuple(

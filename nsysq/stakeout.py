@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq.errors import UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def stakeout(trace: Trace, kernel: str, *, like: bool = False, limit: int = 0) -
         "total_ns": int(sum(r["total_ns"] for r in records)),
         "summary": records,
     }
-    return replace(launches, footer=footer, queries=launches.queries + summary.queries)
+    return stamp(replace(launches, footer=footer, queries=launches.queries + summary.queries), trace.scope)
 
 
 def stakeout_summary(trace: Trace, kernel: str, *, like: bool = False) -> Table:

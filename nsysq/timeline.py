@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from nsysq.errors import UsageError
+from nsysq.scope import stamp
 from nsysq.table import Table
 from nsysq.units import ms_to_ns
 
@@ -38,6 +39,7 @@ def timeline(
         raise UsageError("--limit must be 0 (every event) or a positive number of rows.")
     from_ns = None if start_ms is None else ms_to_ns(start_ms)
     to_ns = None if end_ms is None else ms_to_ns(end_ms)
+    note = trace.whole_graph_note()  # first: the result's own query runs last (see --show-sql)
     table = trace.run(
         "timeline",
         t0=trace.t0,
@@ -55,4 +57,4 @@ def timeline(
         "limit": limit,
         "truncated": bool(limit) and len(table.rows) == limit,
     }
-    return replace(table, footer=footer)
+    return stamp(replace(table, footer=footer, notes=(note,) if note else ()), trace.scope)

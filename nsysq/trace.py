@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog, extension, schema
+from nsysq import scope as scope_mod
 from nsysq.cache import CacheState
 from nsysq.decoded import DecodedTables
 from nsysq.errors import NoDataError, QueryError, UsageError
 from nsysq.reader import Reader, open_reader
+from nsysq.scope import Scope
 from nsysq.source import SourceSchema, check_path, read_schema
 from nsysq.sqlscript import Statement, rows_table
 from nsysq.table import Table
@@ -33,12 +35,18 @@ class Trace:
     """An nsys SQLite export, opened read-only. Use ``nsysq.open(path)``; close it (or use ``with``)."""
 
     def __init__(
-        self, path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census"
+        self,
+        path: str | Path,
+        *,
+        cache: bool | str = True,
+        prefetch: str | None = "census",
+        scope: Scope | None = None,
     ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
         (read the file only; write nothing to the cache), or "build" (build the copy now).
         ``prefetch``: on a direct read, the packaged query whose columns start decoding from the
-        file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand)."""
+        file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand).
+        ``scope``: the GPU work every analysis reads (nsysq.scope; default the whole trace)."""
         self.path: Path = check_path(path)
         self.schema: SourceSchema = read_schema(self.path)
         self._reader: Reader = open_reader(self.path, self.schema, cache=cache, prefetch=prefetch)
@@ -49,6 +57,8 @@ class Trace:
         # Every statement run after opening, in order: nsysq.sqlscript turns them into --show-sql.
         self.executed: list[Statement] = []
         self._macros_defined = False
+        self.scope: Scope = scope or Scope()
+        self._scope_ready = False
 
     @property
     def _decoded(self) -> DecodedTables | None:
@@ -90,7 +100,11 @@ class Trace:
             self._macros_defined = True
 
     def run(self, name: str, **params: Any) -> Table:
-        """Run the packaged query ``name`` with bound parameters; return its rows as a Table."""
+        """Run the packaged query ``name`` with bound parameters, in this Trace's scope; return its
+        rows as a Table."""
+        return self._run(name, params, scoped=True)
+
+    def _run(self, name: str, params: dict[str, Any], *, scoped: bool) -> Table:
         import duckdb
 
         query = catalog.get(name)
@@ -101,14 +115,16 @@ class Trace:
             raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         bound = {p: params[p] for p in query.params}
         self._define_macros()
-        self.executed.append(Statement(query.sql, bound, query.label))
-        salt = self._rules_digest if "nsysq_" in query.tables else ""
-        digest = self._reader.answer_digest(query.sql, bound, salt + _macros_salt(query))
+        sql, declared, salt = self._in_scope(query.sql, query.declared_columns, scoped=scoped)
+        self.executed.append(Statement(sql, bound, query.label))
+        if "nsysq_" in query.tables:
+            salt += self._rules_digest
+        digest = self._reader.answer_digest(sql, bound, salt + _macros_salt(query))
         known = self._reader.recall(digest)
         if known is not None:
             return Table(kind=name, columns=known[0], rows=known[1], queries=_labels(query))
         try:
-            columns, rows = self._fetch(query.sql, bound, query.declared_columns)
+            columns, rows = self._fetch(sql, bound, declared)
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
@@ -116,6 +132,55 @@ class Trace:
             ) from None
         self._reader.remember(digest, columns, rows)
         return Table(kind=name, columns=columns, rows=rows, queries=_labels(query))
+
+    # -- scope ----------------------------------------------------------------------------------
+    def set_scope(self, scope: Scope | None) -> None:
+        """Read only the GPU work in ``scope`` from now on (None: the whole trace); see nsysq.scope."""
+        self.scope = scope or Scope()
+        self._scope_ready = False
+        self._materialized.clear()  # helper tables built from kernels are rebuilt in the new scope
+        self._rules_loaded = None
+        self.__dict__.pop("kernel_totals", None)
+        self.__dict__.pop("whole_graphs", None)
+
+    def _in_scope(
+        self, sql: str, declared: dict[str, tuple[str, ...]], *, scoped: bool = True
+    ) -> tuple[str, dict[str, tuple[str, ...]], str]:
+        """``sql`` as it runs in this Trace's scope, the columns it reads, and the salt of its answer."""
+        if not scoped or not self.scope.active:
+            return sql, declared, ""
+        self._apply_scope()
+        sql = scope_mod.rewrite(sql)
+        if scope_mod.reads_scoped(sql):
+            self._scoped_name_stats()
+        merged = scope_mod.merge_declared(declared, self.scope.declared_extra()) or declared
+        return sql, merged, self.scope.key()
+
+    def _apply_scope(self) -> None:
+        """Create the scoped views once, after checking the scope names GPU work the trace has."""
+        if self._scope_ready:
+            return
+        self._define_macros()
+        scope_mod.check(self.scope, self._run("scope_values", {}, scoped=False).rows, self.path.name)
+        ops = self.scope.ops_statement()
+        if ops is not None and self.scope.ops is not None:
+            self._record(ops, dict(self.scope.ops.declared))
+        for statement in self.scope.view_statements():
+            self._record(statement)
+        self._scope_ready = True
+
+    def _scoped_name_stats(self) -> None:
+        """Per-name statistics of the kernels in scope (the unscoped ones are precomputed)."""
+        table = scope_mod.SCOPED[scope_mod.NAME_STATS]
+        if table in self._materialized:
+            return
+        query = catalog.get(schema.DERIVED[scope_mod.NAME_STATS])
+        sql = scope_mod.rewrite(query.sql)
+        declared = scope_mod.merge_declared(query.declared_columns, self.scope.declared_extra())
+        self._record(
+            Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", label=query.label), declared
+        )
+        self._materialized.add(table)
 
     def _fetch(
         self, sql: str, params: Any = None, declared: dict[str, tuple[str, ...]] | None = None
@@ -170,7 +235,7 @@ class Trace:
     @functools.cached_property
     def span(self) -> dict[str, Any]:
         """``t0`` (earliest GPU/API start, ns), ``t_end`` and ``span_ns``."""
-        return self.run("trace_span").records()[0]
+        return self._run("trace_span", {}, scoped=False).records()[0]  # one clock in every scope
 
     @property
     def t0(self) -> int:
@@ -179,6 +244,20 @@ class Trace:
     @functools.cached_property
     def kernel_totals(self) -> dict[str, Any]:
         return self.run("kernel_totals").records()[0]
+
+    @functools.cached_property
+    def whole_graphs(self) -> dict[str, int]:
+        """CUDA graphs traced whole, in scope: ``executions``, ``graphs``, ``graph_ns``."""
+        return {k: int(v) for k, v in self.run("graph_executions").records()[0].items()}
+
+    def whole_graph_note(self) -> str | None:
+        """The one line that says graphs were traced whole and how to see inside them (None: none)."""
+        found = self.whole_graphs
+        if not found["executions"]:
+            return None
+        return WHOLE_GRAPH_NOTE.format(
+            executions=found["executions"], graphs=found["graphs"], ms=found["graph_ns"] / 1e6
+        )
 
     def require_kernels(self) -> None:
         """Raise NoDataError when the export recorded no CUDA kernels."""
@@ -189,6 +268,8 @@ class Trace:
                 + "."
             )
         if not self.run("kernel_presence").rows[0][0]:
+            if self.scope.active:
+                raise NoDataError(f"{self.path.name} has no CUDA kernels in scope {self.scope.describe()}.")
             raise NoDataError(
                 f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); " + _KERNEL_HINT + "."
             )
@@ -229,27 +310,36 @@ class Trace:
         self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
 
     def _record(self, statement: Statement, declared: dict[str, tuple[str, ...]] | None = None) -> None:
-        """Run one parameter-free statement that builds a helper table, and record it."""
+        """Run one statement that builds a helper table (parameters bound from it), and record it."""
         self.executed.append(statement)
-        self._fetch(statement.sql, None, declared)
+        self._fetch(statement.sql, dict(statement.params) or None, declared)
 
-    def materialize(self, name: str, table: str) -> None:
-        """Keep the rows of packaged query ``name`` as temp table ``table`` for later queries."""
+    def materialize(self, name: str, table: str, *, rebuild: bool = False, **params: Any) -> None:
+        """Keep the rows of packaged query ``name`` (bound ``params``) as temp table ``table`` for
+        later queries; built once per table and parameters (other parameters, or ``rebuild``, build
+        it again: for a table made from another one that was rebuilt)."""
         import duckdb
 
-        if table in self._materialized:
+        key = table if not params else f"{table} {sorted(params.items())!r}"
+        if key in self._materialized and not rebuild:
             return
         query = catalog.get(name)
+        missing = set(query.params) - set(params)
+        if missing:
+            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         self._define_macros()
-        statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{query.sql}", label=query.label)
+        bound = {p: params[p] for p in query.params}
+        sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
+        statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", bound, label=query.label)
         try:
-            self._record(statement, query.declared_columns)
+            self._record(statement, declared)
         except duckdb.Error as exc:
             raise QueryError(
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
                 f"{str(exc).splitlines()[0]}"
             ) from None
-        self._materialized.add(table)
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+        self._materialized.add(key)
 
     # -- analyses (DataFrames for notebooks) ----------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -275,12 +365,31 @@ class Trace:
         unit = kwargs.pop("unit", "ns")
         return stakeout(self, kernel, **kwargs).in_unit(unit).to_pandas()
 
+    def graphs(self, **kwargs: Any) -> pd.DataFrame:
+        from nsysq.graphs import graphs
+
+        unit = kwargs.pop("unit", "ns")
+        return graphs(self, **kwargs).in_unit(unit).to_pandas()
+
     def timeline(self, **kwargs: Any) -> pd.DataFrame:
         from nsysq.timeline import timeline
 
         unit = kwargs.pop("unit", "ns")
         return timeline(self, **kwargs).in_unit(unit).to_pandas()
 
+    def nvtx(self, **kwargs: Any) -> pd.DataFrame:
+        """Per NVTX range name: CPU time and the GPU work attributed to it (see nsysq.nvtx.nvtx)."""
+        from nsysq.nvtx import nvtx
+
+        unit = kwargs.pop("unit", "ns")
+        return nvtx(self, **kwargs).in_unit(unit).to_pandas()
+
+
+WHOLE_GRAPH_NOTE = (
+    "{executions:,} executions of {graphs:,} CUDA graph(s) were traced whole ({ms:,.3f} ms of GPU time): "
+    "they appear as 'graph <id>' rows, their kernels are not in the kernel table; profile with "
+    "nsys profile --cuda-graph-trace=node to see inside them."
+)
 
 _RULE_COLUMNS = (
     ("rule_order", "INTEGER"),
@@ -301,6 +410,8 @@ def _macros_salt(query: catalog.Query) -> str:
     return "".join(m.sql for m in catalog.macros() if m.macro and m.macro in query.sql)
 
 
-def open_trace(path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census") -> Trace:
+def open_trace(
+    path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census", scope: Scope | None = None
+) -> Trace:
     """Open an nsys SQLite export read-only. Raises an NsysqError subclass naming the fix."""
-    return Trace(path, cache=cache, prefetch=prefetch)
+    return Trace(path, cache=cache, prefetch=prefetch, scope=scope)

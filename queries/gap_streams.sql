@@ -1,7 +1,7 @@
 -- name: gap_streams
--- version: 1
--- returns: one row per (device_id, stream_id) with GPU ops: ops (kernels + memcpys + memsets with a start and an end), start_ns (first op start relative to t0), span_ns (first op start to last op end), busy_ns (length of the union of the stream's op intervals). An op whose end is before its start counts as zero-length.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId)
+-- version: 2
+-- returns: one row per (device_id, stream_id) with GPU ops: ops (kernels + memcpys + memsets + executions of CUDA graphs traced whole, with a start and an end), start_ns (first op start relative to t0), span_ns (first op start to last op end), busy_ns (length of the union of the stream's op intervals). An op whose end is before its start counts as zero-length.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, deviceId, streamId)
 -- params: t0 (trace start, ns)
 -- dialect: duckdb
 WITH raw_ops AS (
@@ -10,6 +10,8 @@ WITH raw_ops AS (
     SELECT deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMCPY
     UNION ALL
     SELECT deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMSET
+    UNION ALL
+    SELECT deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE
 ),
 ops AS (
     SELECT dev, stream, s, greatest(e, s) AS e FROM raw_ops WHERE s IS NOT NULL AND e IS NOT NULL

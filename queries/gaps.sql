@@ -1,7 +1,7 @@
 -- name: gaps
--- version: 1
--- returns: GPU busy and idle time, one result in two sections told apart by `section` (per stream: queries/gap_streams.sql). 'device': one row per deviceId: ops (kernels + memcpys + memsets), start_ns (first op start relative to t0), span_ns (first op start to last op end), busy_ns (length of the union of the op intervals; overlapping streams counted once), idle_ns = span_ns - busy_ns, idle_gaps (maximal idle intervals inside the span), feeding_threads (host threads whose CUDA API calls launched the device's ops, from queries/gap_feeders.sql), and idle time by cause: host_wait_ns + launch_bound_ns + host_busy_ns + unknown_ns = idle_ns (rules in docs/gaps.md). 'gap': the top idle gaps of at least min_gap ns, longest first: device_id, rank, start_ns, gap_ns, the same four cause columns (adding up to gap_ns) and cause (the one with most time), the op that ended last before the gap and the op that starts it (kind, name, stream). Ops with a NULL start or end are left out and counted in skipped_ops (device rows); an op whose end is before its start counts as zero-length.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, shortName), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, copyKind), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, nameId), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
+-- version: 2
+-- returns: GPU busy and idle time, one result in two sections told apart by `section` (per stream: queries/gap_streams.sql). 'device': one row per deviceId: ops (kernels + memcpys + memsets + executions of CUDA graphs traced whole, CUPTI_ACTIVITY_KIND_GRAPH_TRACE, named 'graph <graphId>'), start_ns (first op start relative to t0), span_ns (first op start to last op end), busy_ns (length of the union of the op intervals; overlapping streams counted once), idle_ns = span_ns - busy_ns, idle_gaps (maximal idle intervals inside the span), feeding_threads (host threads whose CUDA API calls launched the device's ops, from queries/gap_feeders.sql), and idle time by cause: host_wait_ns + launch_bound_ns + host_busy_ns + unknown_ns = idle_ns (rules in docs/gaps.md). 'gap': the top idle gaps of at least min_gap ns, longest first: device_id, rank, start_ns, gap_ns, the same four cause columns (adding up to gap_ns) and cause (the one with most time), the op that ended last before the gap and the op that starts it (kind, name, stream). Ops with a NULL start or end are left out and counted in skipped_ops (device rows); an op whose end is before its start counts as zero-length.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, shortName), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, copyKind), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, deviceId, streamId, graphId), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, nameId), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
 -- params: t0 (trace start, ns); feeder_devices (list: device of each feeding thread, from queries/gap_feeders.sql); feeder_threads (list: its globalTid); top (integer: how many gaps to list); min_gap (integer ns: shortest gap listed); call_causes (list: the cause of each API-call rule, 'host_wait' or 'launch_bound'); call_patterns (list: the LIKE pattern of each rule, on the lower-cased call name, first match wins)
 -- dialect: duckdb
 WITH raw_ops AS (
@@ -11,6 +11,8 @@ WITH raw_ops AS (
     SELECT 1, deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMCPY
     UNION ALL
     SELECT 2, deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMSET
+    UNION ALL
+    SELECT 3, deviceId, streamId, start, "end" FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE
 ),
 ops AS (
     SELECT kind, dev, stream, s, greatest(e, s) AS e
@@ -180,12 +182,20 @@ named_ops AS (
     SELECT 2, z.deviceId, z.streamId, z.start, greatest(z."end", z.start), NULL
     FROM CUPTI_ACTIVITY_KIND_MEMSET AS z
     JOIN gap_ends AS g ON g.dev = z.deviceId AND g.t = greatest(z."end", z.start)
+    UNION
+    SELECT 3, x.deviceId, x.streamId, x.start, greatest(x."end", x.start), x.graphId
+    FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE AS x JOIN gap_ends AS g ON g.dev = x.deviceId AND g.t = x.start
+    UNION
+    SELECT 3, x.deviceId, x.streamId, x.start, greatest(x."end", x.start), x.graphId
+    FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE AS x
+    JOIN gap_ends AS g ON g.dev = x.deviceId AND g.t = greatest(x."end", x.start)
 ),
 labelled_ops AS (
     SELECT o.kind, o.dev, o.stream, o.s, o.e,
            CASE o.kind
                WHEN 0 THEN nsysq_name_label(o.name_id, n.value)
                WHEN 1 THEN 'memcpy ' || COALESCE(x.label, 'copyKind=' || CAST(o.name_id AS VARCHAR))
+               WHEN 3 THEN 'graph ' || CAST(o.name_id AS VARCHAR)
                ELSE 'memset' END AS name
     FROM named_ops AS o
     LEFT JOIN StringIds AS n ON o.kind = 0 AND n.id = o.name_id
@@ -221,8 +231,8 @@ UNION ALL
 SELECT
     'gap', g.dev, NULL, g.rank, NULL, NULL, g.gs - $t0, NULL, NULL, NULL, NULL, NULL,
     g.host_wait_ns, g.launch_bound_ns, g.host_busy_ns, g.unknown_ns, g.gap_ns,
-    ['kernel', 'memcpy', 'memset'][b.op[1]::INTEGER + 1], b.op[2], b.op[3]::BIGINT,
-    ['kernel', 'memcpy', 'memset'][a.op[1]::INTEGER + 1], a.op[2], a.op[3]::BIGINT
+    ['kernel', 'memcpy', 'memset', 'graph'][b.op[1]::INTEGER + 1], b.op[2], b.op[3]::BIGINT,
+    ['kernel', 'memcpy', 'memset', 'graph'][a.op[1]::INTEGER + 1], a.op[2], a.op[3]::BIGINT
 FROM top_gaps AS g
 LEFT JOIN before_op AS b ON b.rank = g.rank
 LEFT JOIN after_op AS a ON a.rank = g.rank

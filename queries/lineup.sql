@@ -1,7 +1,7 @@
 -- name: lineup
--- version: 3
--- returns: one row per category (category, instances, total_ns, avg_ns, min_ns, max_ns, share_pct, kernels = distinct short names, top_kernel = the short name with most time) sorted by total time; rows add up to the census totals.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), nsysq_kernel_category (temp table built by nsysq from queries/kernel_category.sql)
+-- version: 4
+-- returns: one row per category (category, instances, total_ns, avg_ns, min_ns, max_ns, share_pct, kernels = distinct short names, top_kernel = the short name with most time) sorted by total time; rows add up to the census totals. CUDA graphs traced whole (nsys --cuda-graph-trace=graph) add one row, category 'CUDA graph (traced whole)': instances = executions, kernels = distinct graphs, top_kernel = the 'graph <graphId>' with most time.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId), nsysq_kernel_category (temp table built by nsysq from queries/kernel_category.sql)
 -- params: none
 -- dialect: duckdb
 -- Everything goes through a per-(name id pair) aggregate. No median: a category mixes different
@@ -22,10 +22,15 @@ per_name AS (
     FROM per_pair AS p JOIN c ON c.sid = p.sid AND c.did = p.did
     GROUP BY c.category, c.short_name
 ),
+graphs AS (  -- CUDA graphs traced whole: their kernels are not in the kernel table
+    SELECT 'CUDA graph (traced whole)' AS category, 'graph ' || CAST(graphId AS VARCHAR) AS short_name,
+           count(*) AS n, sum("end" - start) AS ns, min("end" - start) AS lo, max("end" - start) AS hi
+    FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE GROUP BY graphId
+),
 per_category AS (
     SELECT category, sum(n) AS instances, sum(ns) AS total_ns, min(lo) AS min_ns, max(hi) AS max_ns,
            count(*) AS kernels, arg_max(short_name, ns) AS top_kernel
-    FROM per_name GROUP BY category
+    FROM (SELECT * FROM per_name UNION ALL SELECT * FROM graphs) GROUP BY category
 ),
 grand AS (
     SELECT sum(total_ns) AS all_ns FROM per_category

@@ -1,7 +1,7 @@
 -- name: timeline
 -- version: 2
--- returns: kernels, memcpys, memsets and (when nvtx is true) NVTX ranges and marks on one clock, ordered by start: kind ('kernel', 'memcpy', 'memset', 'nvtx'), start_ns and end_ns relative to the trace start t0, duration_ns, name (kernel short name, "<unresolved id N>" / "<null name id>" as in census, copy kind label, 'memset', or NVTX text), device_id, stream_id, copy_kind, bytes, throughput_gbps (bytes per ns = GB/s). Events overlapping the window [from_ns, to_ns) are kept; NULL bounds mean open.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, bytes, copyKind, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, bytes, deviceId, streamId), NVTX_EVENTS(start, end, eventType, text, textId, globalTid), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
+-- returns: kernels, memcpys, memsets and (when nvtx is true) NVTX ranges and marks on one clock, ordered by start: kind ('kernel', 'memcpy', 'memset', 'graph' = one execution of a CUDA graph traced whole, named 'graph <graphId>', 'nvtx'), start_ns and end_ns relative to the trace start t0, duration_ns, name (kernel short name, "<unresolved id N>" / "<null name id>" as in census, copy kind label, 'memset', or NVTX text), device_id, stream_id, copy_kind, bytes, throughput_gbps (bytes per ns = GB/s). Events overlapping the window [from_ns, to_ns) are kept; NULL bounds mean open.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, bytes, copyKind, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, bytes, deviceId, streamId), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId, deviceId, streamId), NVTX_EVENTS(start, end, eventType, text, textId, globalTid), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); nvtx (boolean); row_limit (integer)
 -- dialect: duckdb
 WITH events AS (
@@ -23,6 +23,9 @@ WITH events AS (
     UNION ALL
     SELECT 'memset', z.start, z."end", 'memset', z.deviceId, z.streamId, NULL, z.bytes
     FROM CUPTI_ACTIVITY_KIND_MEMSET AS z
+    UNION ALL  -- a CUDA graph traced whole: one row per execution (its kernels are not in the kernel table)
+    SELECT 'graph', g.start, g."end", 'graph ' || CAST(g.graphId AS VARCHAR), g.deviceId, g.streamId, NULL, NULL
+    FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE AS g
     UNION ALL
     SELECT
         'nvtx', n.start, COALESCE(n."end", n.start),

@@ -9,6 +9,7 @@ import re
 import sqlite3
 import statistics
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,14 @@ def census_totals(path: Path) -> dict[str, Any]:
 # Nothing below imports nsysq: interval unions by a sort-and-merge loop, causes by intersecting
 # merged interval lists, categories and kinds by re-reading the TOML rule files (data, not code).
 
-_GPU_OP_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+# GPU work: kernels, memcpys, memsets and executions of CUDA graphs traced whole (their kernels are
+# not in the kernel table; each execution occupies its device and stream from start to end).
+_GPU_OP_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+)
 Interval = tuple[int, int]
 _CAUSES = ("host_wait", "launch_bound", "host_busy", "unknown")
 
@@ -334,3 +342,257 @@ def trace_t0(path: Path) -> int:
         for t in (*_GPU_OP_TABLES, "CUPTI_ACTIVITY_KIND_RUNTIME")
     ]
     return min(s for s in starts if s is not None)
+
+
+# -- NVTX (nsysq nvtx, --nvtx scopes) ---------------------------------------------------------------
+_PID_MASK = ~0xFFFFFF  # globalTid -> globalPid: the thread bits cleared, as nsys documents
+
+
+@dataclass(frozen=True)
+class NvtxRange:
+    """One NVTX range row the projection keeps: same-thread, ended, push/pop or start/end."""
+
+    tid: int
+    domain: str
+    dom: int
+    name: str
+    start: int
+    end: int
+    push_pop: bool
+
+
+def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
+    """The kept ranges, and the counts of range rows ended on another thread and never ended.
+    Domain names come from the DomainCreate (75) row of the same id in the same process."""
+    if "NVTX_EVENTS" not in tables(path):
+        return [], 0, 0
+    rows = _rows(
+        path,
+        'SELECT n.eventType, n.start, n."end", n.globalTid, n.endGlobalTid, n.domainId, n.text, s.value '
+        "FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId",
+    )
+    domains = {
+        (tid & _PID_MASK, dom): text if text is not None else value
+        for kind, _, _, tid, _, dom, text, value in rows
+        if kind == 75
+    }
+    kept, other_thread, never_ended = [], 0, 0
+    for kind, start, end, tid, end_tid, dom, text, value in rows:
+        if kind not in (59, 60, 70, 71):
+            continue
+        if end_tid is not None and end_tid != tid:
+            other_thread += 1
+            continue
+        if end is None:
+            never_ended += 1
+            continue
+        dom = dom or 0
+        domain = "" if dom == 0 else domains.get((tid & _PID_MASK, dom), f"domain {dom}")
+        name = text if text is not None else (value if value is not None else "<unnamed range>")
+        kept.append(NvtxRange(tid, domain, dom, name, start, end, kind in (59, 70)))
+    return kept, other_thread, never_ended
+
+
+def nvtx_kernels(path: Path) -> list[tuple[int, int, int, int]]:
+    """(globalPid, correlationId, start, end) of every kernel."""
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables(path):
+        return []
+    return _rows(path, 'SELECT globalPid, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL')
+
+
+def nvtx_calls(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
+    """(globalPid, correlationId) -> [(globalTid, start, end)] of the runtime and driver calls
+    (eventClass 0 and 1 only: eventClass-67 backtrace rows share the correlationId)."""
+    out: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    sql = (
+        'SELECT globalTid, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_RUNTIME '
+        "WHERE eventClass IN (0, 1)"
+    )
+    for tid, corr, start, end in _rows(path, sql):
+        out.setdefault((tid & _PID_MASK, corr), []).append((tid, start, end))
+    return out
+
+
+def nvtx_kernel_ranges(
+    path: Path, *, innermost: bool = False
+) -> list[tuple[tuple[int, int, int, int], NvtxRange]]:
+    """(kernel, range) for every kernel and every kept range on its launching call's thread whose
+    interval holds the whole call (a plain interval test, no stacks). With ``innermost``, of the
+    push/pop ranges of each domain only the deepest: the latest start (then the earliest end)."""
+    ranges, _, _ = nvtx_ranges(path)
+    by_thread: dict[int, list[NvtxRange]] = {}
+    for r in ranges:
+        by_thread.setdefault(r.tid, []).append(r)
+    calls = nvtx_calls(path)
+    out = []
+    for kernel in nvtx_kernels(path):
+        for tid, start, end in calls.get((kernel[0], kernel[1]), []):
+            holding = [r for r in by_thread.get(tid, []) if r.start <= start and end <= r.end]
+            if innermost:
+                deepest: dict[int, NvtxRange] = {}
+                for r in holding:
+                    if r.push_pop:
+                        best = deepest.get(r.dom)
+                        if best is None or (r.start, -r.end) > (best.start, -best.end):
+                            deepest[r.dom] = r
+                holding = [r for r in holding if not r.push_pop] + list(deepest.values())
+            out += [(kernel, r) for r in holding]
+    return out
+
+
+def nvtx_by_name(path: Path, *, innermost: bool = False) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """(domain, name) -> (instances, total_ns, kernels, kernel_ns) over the kept ranges: CPU-side
+    instances and summed durations, and the kernels their ranges hold the launching call of."""
+    ranges, _, _ = nvtx_ranges(path)
+    out: dict[tuple[str, str], list[int]] = {}
+    for r in ranges:
+        row = out.setdefault((r.domain, r.name), [0, 0, 0, 0])
+        row[0] += 1
+        row[1] += r.end - r.start
+    for kernel, r in nvtx_kernel_ranges(path, innermost=innermost):
+        row = out[(r.domain, r.name)]
+        row[2] += 1
+        row[3] += kernel[3] - kernel[2]
+    return {key: (a, b, c, d) for key, (a, b, c, d) in out.items()}
+
+
+def nvtx_scoped_kernels(path: Path, name: str, domain: str | None = None) -> tuple[int, int]:
+    """(kernels, kernel_ns) of the distinct kernels launched inside any kept range named ``name``
+    (of ``domain`` when given): what a census scoped to that range adds up to."""
+    seen = {
+        kernel
+        for kernel, r in nvtx_kernel_ranges(path)
+        if r.name == name and (domain is None or r.domain == domain)
+    }
+    return len(seen), sum(e - s for _, _, s, e in seen)
+
+
+# -- scopes and CUDA graphs (issue 10): raw SQL and plain Python over the export ----------------------
+_GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+_SCOPE_COLUMNS = {"device": "deviceId", "stream": "streamId", "pid": "(globalPid >> 24) & 16777215"}
+
+
+def _scope_where(scope: dict[str, int | None]) -> str:
+    terms = [f"{_SCOPE_COLUMNS[k]} = {int(v)}" for k, v in scope.items() if v is not None]
+    return ("WHERE " + " AND ".join(terms)) if terms else ""
+
+
+def gpu_scope_values(path: Path) -> dict[str, list[int]]:
+    """The devices, streams and pids that hold any GPU op (kernel, memcpy, memset, graph execution)."""
+    values: dict[str, set[int]] = {k: set() for k in _SCOPE_COLUMNS}
+    present = tables(path)
+    for table in _GPU_OP_TABLES:
+        if table not in present:
+            continue
+        for dim, column in _SCOPE_COLUMNS.items():
+            for (value,) in _rows(path, f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL"):
+                values[dim].add(int(value))
+    return {k: sorted(v) for k, v in values.items()}
+
+
+def scoped_kernels(path: Path, **scope: int | None) -> tuple[int, int]:
+    """(launches, total ns) of the kernels in scope (device=, stream=, pid=)."""
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables(path):
+        return 0, 0
+    rows = _rows(
+        path, f'SELECT count(*), sum("end" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL {_scope_where(scope)}'
+    )
+    return int(rows[0][0]), int(rows[0][1] or 0)
+
+
+def graph_executions(path: Path, **scope: int | None) -> dict[int, tuple[int, int]]:
+    """graphId -> (executions, total ns) of the CUDA graphs traced whole, in scope."""
+    if _GRAPH_TRACE not in tables(path):
+        return {}
+    sql = f'SELECT graphId, count(*), sum("end" - start) FROM {_GRAPH_TRACE} {_scope_where(scope)} GROUP BY 1'
+    return {int(g): (int(n), int(ns)) for g, n, ns in _rows(path, sql)}
+
+
+def process_work(path: Path) -> dict[int, tuple[int, int]]:
+    """pid -> (kernels, kernel ns), for every process with a kernel."""
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables(path):
+        return {}
+    sql = (
+        'SELECT (globalPid >> 24) & 16777215, count(*), sum("end" - start) '
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1"
+    )
+    return {int(p): (int(n), int(ns)) for p, n, ns in _rows(path, sql)}
+
+
+def _innermost_ranges(
+    path: Path, calls: dict[tuple[int, int], tuple[int, int, int]]
+) -> dict[tuple[int, int], str]:
+    """(pid, correlationId) -> the name of the innermost NVTX range (same thread, containing the call)."""
+    if "NVTX_EVENTS" not in tables(path):
+        return {}
+    strings = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    by_tid: dict[int, list[tuple[int, int, str]]] = {}
+    sql = (
+        'SELECT globalTid, start, "end", text, textId FROM NVTX_EVENTS '
+        "WHERE eventType IN (59, 60, 70, 71) AND endGlobalTid IS NULL"
+    )
+    for tid, start, end, text, text_id in _rows(path, sql):
+        name = text if text is not None else strings.get(text_id, "<unnamed range>")
+        by_tid.setdefault(tid, []).append((start, end if end is not None else 2**63 - 1, name))
+    out = {}
+    for key, (tid, cs, ce) in calls.items():
+        inside = [r for r in by_tid.get(tid, []) if r[0] <= cs and r[1] >= ce]
+        if inside:
+            out[key] = max(inside, key=lambda r: r[0])[2]
+    return out
+
+
+def graph_table(path: Path) -> dict[str, dict[str, Any]]:
+    """What ``nsysq graphs`` should say, per graph label, computed from the raw rows in Python:
+    node-traced launches are the kernels sharing (pid, correlationId) with graphNodeId or graphId set,
+    whole-graph launches the GRAPH_TRACE rows; the NVTX range is the innermost on the launching thread."""
+    present = tables(path)
+    launches: dict[tuple[str, int, int], dict[str, Any]] = {}
+    if "CUPTI_ACTIVITY_KIND_KERNEL" in present:
+        cols = {r[1] for r in _rows(path, "PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)")}
+        gid = "graphId" if "graphId" in cols else "NULL"
+        sql = (
+            f'SELECT globalPid >> 24, correlationId, start, "end", {gid}, graphNodeId '
+            f"FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphNodeId IS NOT NULL OR {gid} IS NOT NULL"
+        )
+        for pid, corr, start, end, graph_id, node in _rows(path, sql):
+            one = launches.setdefault(
+                ("node", pid, corr), {"s": start, "e": end, "graph_id": None, "nodes": [], "n": 0}
+            )
+            one["s"], one["e"], one["n"] = min(one["s"], start), max(one["e"], end), one["n"] + 1
+            one["graph_id"] = graph_id if graph_id is not None else one["graph_id"]
+            one["nodes"].append(node)
+    if _GRAPH_TRACE in present:
+        for pid, corr, start, end, graph_id in _rows(
+            path, f'SELECT globalPid >> 24, correlationId, start, "end", graphId FROM {_GRAPH_TRACE}'
+        ):
+            launches[("graph", pid, corr)] = {
+                "s": start,
+                "e": end,
+                "graph_id": graph_id,
+                "nodes": [],
+                "n": None,
+            }
+    calls = {}
+    for tid, corr, start, end in _rows(
+        path,
+        'SELECT globalTid, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_RUNTIME '
+        "WHERE eventClass IN (0, 1)",
+    ):
+        if any((mode, tid >> 24, corr) in launches for mode in ("node", "graph")):
+            calls[(tid >> 24, corr)] = (tid, start, end)
+    ranges = _innermost_ranges(path, calls)
+    out: dict[str, dict[str, Any]] = {}
+    for (mode, pid, corr), one in launches.items():
+        label = (
+            f"graph {one['graph_id']}"
+            if one["graph_id"] is not None
+            else f"graph of node {min(one['nodes'])}"
+        )
+        row = out.setdefault(label, {"traced": mode, "spans": [], "kernels": [], "ranges": []})
+        row["spans"].append(one["e"] - one["s"])
+        if one["n"] is not None:
+            row["kernels"].append(one["n"])
+        if (pid, corr) in ranges:
+            row["ranges"].append(ranges[(pid, corr)])
+    return out

@@ -139,6 +139,7 @@ TABLE_COMMANDS = [
     ("lineup", ("lineup", "{a}")),
     ("stakeout", ("stakeout", "{a}", "reshape_and_cache_flash_kernel", "--limit", "3")),
     ("timeline", ("timeline", "{a}", "--nvtx", "--limit", "50")),
+    ("nvtx", ("nvtx", "{a}", "--limit", "0")),
     ("sql", ("sql", "{a}", "SELECT 1 AS one")),
     ("queries", ("queries",)),
     ("cache list", ("cache", "list")),

@@ -34,10 +34,30 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "comm_category": "NCCL / communication",
     "kind_names": ["AllReduce"],
     "kind_patterns": ["%allreduce%"],
+    "innermost": False,
+    "depth": None,
+    "like": None,
+    "domain": None,
+    "group_names": False,
+    "range_name": "%",
+    "instance": None,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
 BUILT = {"nsysq_lineup_rules", "nsysq_kernel_category", "nsysq_kernel_pairs", "nsysq_kernel_groups"}
+# The NVTX attribution's temp tables (nsysq.nvtx), built in this order.
+NVTX_BUILT = {
+    "nsysq_nvtx_ranges": "nvtx_ranges",
+    "nsysq_nvtx_marks": "nvtx_marks",
+    "nsysq_nvtx_stack": "nvtx_stack",
+    "nsysq_nvtx_ops": "nvtx_ops",
+    "nsysq_nvtx_ancestors": "nvtx_ancestors",
+    "nsysq_nvtx_inner": "nvtx_inner",
+    "nsysq_nvtx_pairs": "nvtx_pairs",
+    "nsysq_nvtx_rows": "nvtx_rows",
+    "nsysq_nvtx_selected": "nvtx_select",
+}
+BUILT |= set(NVTX_BUILT)
 DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}
 # The queries that run on a trace (not a macro, not a diff/ file over the diff's scratch tables).
 QUERIES = sorted(
@@ -106,6 +126,9 @@ def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
     with Trace(fixture_trace) as trace:
         trace.materialize("kernel_groups", "nsysq_kernel_groups")
         trace.use_rules()
+        for table_name, step in NVTX_BUILT.items():  # on empty views too: no NVTX table, no ranges
+            params = {p: DEFAULT_PARAMS[p] for p in catalog.get(step).params}
+            trace.materialize(step, table_name, **params)
         table = trace.run(name, **{p: DEFAULT_PARAMS[p] for p in query.params})
     assert table.columns, name
     assert table.queries[0] == query.label
@@ -113,14 +136,14 @@ def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
 
 
 def _portable_targets() -> list[Path]:
-    return REAL_TRACES
+    return REAL_TRACES  # graph_trace (every kind of GPU op, whole-graph executions too) is added below
 
 
 @pytest.mark.parametrize("name", [q for q in QUERIES if catalog.get(q).dialect == "portable"])
 def test_portable_query_matches_sqlite3(name: str, fixture_dir: Path) -> None:
     """The file runs unchanged in SQLite wherever the tables it names exist, with equal results."""
     query = catalog.get(name)
-    targets = [fixture_dir / f"{n}.sqlite" for n in ("v2021_2", "v2024_6", "v2025_5")]
+    targets = [fixture_dir / f"{n}.sqlite" for n in ("v2021_2", "v2024_6", "v2025_5", "graph_trace")]
     targets += _portable_targets()
     checked = 0
     for path in targets:

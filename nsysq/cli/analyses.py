@@ -14,6 +14,7 @@ import typer
 
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli.common import (
+    DeviceOpt,
     Format,
     FormatOpt,
     KernelArg,
@@ -21,17 +22,23 @@ from nsysq.cli.common import (
     Names,
     NamesOpt,
     NoCacheOpt,
+    NvtxLikeOpt,
+    NvtxOpt,
+    PidOpt,
     RulesOpt,
     ShowSqlOpt,
+    StreamOpt,
     TimelineEndOpt,
     TimelineStartOpt,
     TraceArg,
     Unit,
     UnitOpt,
     emit,
+    nvtx_of,
     open_trace,
     run_table,
     say,
+    scope_of,
 )
 from nsysq.timeline import ROWS_TO_READ
 
@@ -70,6 +77,11 @@ def census_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
@@ -78,7 +90,17 @@ def census_command(
     def compute(t: Trace) -> Table:
         return census(t, limit=limit, names=names.value)
 
-    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="census")
+    run_table(
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(nvtx, nvtx_like),
+        title="census",
+    )
 
 
 def lineup_command(
@@ -87,6 +109,11 @@ def lineup_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
@@ -95,7 +122,18 @@ def lineup_command(
     def compute(t: Trace) -> Table:
         return lineup(t, rules=rules)
 
-    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="lineup", prefetch="lineup")
+    run_table(
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(nvtx, nvtx_like),
+        title="lineup",
+        prefetch="lineup",
+    )
 
 
 def stakeout_command(
@@ -106,6 +144,11 @@ def stakeout_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
@@ -116,7 +159,16 @@ def stakeout_command(
 
     title = f"stakeout {kernel}"
     launches = run_table(
-        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title=title, prefetch="stakeout"
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(nvtx, nvtx_like),
+        title=title,
+        prefetch="stakeout",
     )
     if launches is not None and fmt in (Format.table, Format.markdown):
         sys.stdout.write("\n")
@@ -132,6 +184,10 @@ def timeline_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernels, memcpys (by copy kind), memsets and NVTX on one clock, ordered by start."""
@@ -141,5 +197,14 @@ def timeline_command(
         return timeline(t, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
 
     run_table(
-        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="timeline", prefetch="timeline"
+        trace,
+        compute,
+        fmt,
+        unit,
+        sql=show_sql,
+        no_cache=no_cache,
+        scope=scope_of(device, stream, pid),
+        nvtx=nvtx_of(None, nvtx_like),
+        title="timeline",
+        prefetch="timeline",
     )

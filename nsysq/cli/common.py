@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from nsysq.scope import Scope
     from nsysq.table import Table
     from nsysq.trace import Trace
 
@@ -27,6 +28,8 @@ __all__ = [
     "open_trace",
     "run_table",
     "say",
+    "nvtx_of",
+    "scope_of",
     "show_sql",
     "unit_for",
 ]
@@ -113,6 +116,50 @@ NoCacheOpt = Annotated[
     bool,
     typer.Option("--no-cache", help="Read the trace directly; don't use or build the columnar cache."),
 ]
+DeviceOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--device",
+        help="Only GPU work on this CUDA device (deviceId; nsysq info lists them).",
+        show_default=False,
+    ),
+]
+StreamOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--stream",
+        help="Only GPU work on this stream (streamId, numbered per process: add --pid when several).",
+        show_default=False,
+    ),
+]
+PidOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--pid",
+        help="Only the GPU work, CUDA calls and NVTX ranges of this process (nsysq info lists them).",
+        show_default=False,
+    ),
+]
+NvtxOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nvtx",
+        metavar="NAME[@DOMAIN][/INDEX]",
+        help="Only the GPU work launched inside NVTX ranges of this exact name (every enclosing range "
+        "counts; @DOMAIN one domain, '@' the default one; /INDEX the INDEX-th instance, from 0). "
+        "See docs/nvtx.md.",
+        show_default=False,
+    ),
+]
+NvtxLikeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nvtx-like",
+        metavar="PATTERN[@DOMAIN][/INDEX]",
+        help="As --nvtx, with a case-insensitive LIKE pattern for the range name (% any run, _ any char).",
+        show_default=False,
+    ),
+]
 TimelineStartOpt = Annotated[
     float | None, typer.Option("--from", help="Window start, ms from the trace start.")
 ]
@@ -131,17 +178,48 @@ def unit_for(fmt: Format, unit: Unit | None) -> str:
     return "ms" if fmt in (Format.table, Format.markdown) else "ns"
 
 
+def scope_of(device: int | None = None, stream: int | None = None, pid: int | None = None) -> Scope:
+    """The scope ``--device``, ``--stream`` and ``--pid`` ask for (nsysq.scope)."""
+    from nsysq.scope import Scope
+
+    return Scope(device=device, stream=stream, pid=pid)
+
+
+def nvtx_of(name: str | None = None, like: str | None = None) -> tuple[str, bool] | None:
+    """The NVTX selector ``--nvtx`` / ``--nvtx-like`` ask for: (selector, is a LIKE pattern)."""
+    from nsysq.errors import UsageError
+
+    if name is not None and like is not None:
+        raise UsageError("give --nvtx NAME or --nvtx-like PATTERN, not both.")
+    if like is not None:
+        return like, True
+    return None if name is None else (name, False)
+
+
 @contextmanager
-def open_trace(path: Path, *, no_cache: bool = False, prefetch: str | None = "census") -> Iterator[Trace]:
+def open_trace(
+    path: Path,
+    *,
+    no_cache: bool = False,
+    prefetch: str | None = "census",
+    scope: Scope | None = None,
+    nvtx: tuple[str, bool] | None = None,
+) -> Iterator[Trace]:
     """Open a trace for one command; ``prefetch``: the packaged query whose kernel columns the
-    command needs first (they start decoding while DuckDB loads; see Trace)."""
+    command needs first (they start decoding while DuckDB loads; see Trace). ``scope``: the GPU
+    work every query reads (nsysq.scope); ``nvtx``: (selector, like) of ``--nvtx``/``--nvtx-like``,
+    which narrows the scope to the GPU work of those NVTX ranges (nsysq.nvtx.restrict)."""
     from nsysq.trace import Trace
 
-    kwargs: dict[str, Any] = {"prefetch": prefetch}
+    kwargs: dict[str, Any] = {"prefetch": prefetch, "scope": scope}
     if no_cache:
         kwargs["cache"] = False
     trace = Trace(path, **kwargs)
     try:
+        if nvtx is not None:
+            from nsysq.nvtx import restrict
+
+            restrict(trace, nvtx[0], like=nvtx[1])
         yield trace
     finally:
         trace.close()
@@ -173,11 +251,13 @@ def run_table(
     no_cache: bool,
     title: str | None = None,
     prefetch: str = "census",
+    scope: Scope | None = None,
+    nvtx: tuple[str, bool] | None = None,
 ) -> Table | None:
     """Open ``path``, compute one table and print it (or, with ``sql``, the SQL that made it).
 
     Returns the table that was printed, None when the SQL was printed instead."""
-    with open_trace(path, no_cache=no_cache, prefetch=prefetch) as trace:
+    with open_trace(path, no_cache=no_cache, prefetch=prefetch, scope=scope, nvtx=nvtx) as trace:
         table = compute(trace)
         if sql:
             show_sql([trace])

@@ -14,17 +14,24 @@ import typer
 
 from nsysq.cli.common import (
     DangerRulesOpt,
+    DeviceOpt,
     Format,
     FormatOpt,
     MinTimeOpt,
     NoCacheOpt,
+    NvtxLikeOpt,
+    NvtxOpt,
+    PidOpt,
     RulesOpt,
+    StreamOpt,
     ThresholdOpt,
     TraceAArg,
     TraceBArg,
     UnitOpt,
+    nvtx_of,
     open_trace,
     say,
+    scope_of,
     unit_for,
 )
 from nsysq.diff_report import DEFAULT_KERNEL_ROWS
@@ -75,6 +82,11 @@ def diff_command(
             help="Print only this section (csv prints the kernels section unless told otherwise).",
         ),
     ] = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
@@ -84,9 +96,14 @@ def diff_command(
     kinds = parse_fail_on(fail_on) if fail_on else ()
     section_name = section.value if section else None
     check_options(section_name, limit)
+    selector = nvtx_of(nvtx, nvtx_like)
     with (  # A's kernel pass starts decoding now; B's once A's rows are freed (nsysq.diffing)
-        open_trace(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
-        open_trace(b, no_cache=no_cache, prefetch=None) as tb,
+        open_trace(
+            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
+        ) as ta,
+        open_trace(
+            b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None
+        ) as tb,
     ):
         result = diff(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold

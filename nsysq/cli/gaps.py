@@ -16,15 +16,19 @@ from typing import Annotated
 import typer
 
 from nsysq.cli.common import (
+    DeviceOpt,
     Format,
     FormatOpt,
     NoCacheOpt,
+    PidOpt,
     RulesOpt,
     ShowSqlOpt,
+    StreamOpt,
     TraceArg,
     UnitOpt,
     open_trace,
     say,
+    scope_of,
     show_sql,
     unit_for,
 )
@@ -67,6 +71,9 @@ def gaps_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql_: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Why the GPU waited: busy and idle time per device and stream, the longest idle gaps, and
@@ -76,7 +83,7 @@ def gaps_command(
 
     if min_gap < 0:
         raise UsageError("--min-gap must be 0 or more (ms).")
-    with open_trace(trace, no_cache=no_cache, prefetch="gaps") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gaps") as t:
         result = gaps(t, top=top, min_gap_ns=round(min_gap * MS))
         if show_sql_:
             show_sql([t])
@@ -99,6 +106,9 @@ def overlap_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql_: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Is communication hidden behind compute: per device, NCCL/communication kernel time that ran
@@ -106,7 +116,7 @@ def overlap_command(
     from nsysq.overlap import overlap
     from nsysq.sections import render_sections
 
-    with open_trace(trace, no_cache=no_cache, prefetch="overlap") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="overlap") as t:
         result = overlap(t, rules=rules)
         if show_sql_:
             show_sql([t])
@@ -128,6 +138,9 @@ def plot_gaps_command(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Per GPU a utilization strip over time: busy share and idle share by cause in each slice of time."""
@@ -136,7 +149,7 @@ def plot_gaps_command(
     if not 1 <= bins <= 100_000:
         raise UsageError("--bins must be between 1 and 100000.")
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="gaps") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gaps") as t:
         df = gaps_frame(t)
     _save(plot_gaps(df, ax=_axes(size), bins=bins), output, dpi, title)
 
@@ -148,12 +161,15 @@ def plot_overlap_command(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Per GPU, communication (each collective kind) and memcpy time: hidden behind compute or exposed."""
     from nsysq.gaps_plot import overlap_frame, plot_overlap
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="overlap") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="overlap") as t:
         df = overlap_frame(t, rules=None if rules is None else str(rules))
     _save(plot_overlap(df, ax=_axes(size)), output, dpi, title)

@@ -17,21 +17,28 @@ import typer
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli.common import (
     DangerRulesOpt,
+    DeviceOpt,
     KernelArg,
     LikeOpt,
     MinTimeOpt,
     Names,
     NamesOpt,
     NoCacheOpt,
+    NvtxLikeOpt,
+    NvtxOpt,
+    PidOpt,
     RulesOpt,
+    StreamOpt,
     ThresholdOpt,
     TimelineEndOpt,
     TimelineStartOpt,
     TraceAArg,
     TraceArg,
     TraceBArg,
+    nvtx_of,
     open_trace,
     say,
+    scope_of,
 )
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 from nsysq.errors import UsageError
@@ -123,6 +130,11 @@ def plot_census_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
@@ -131,7 +143,10 @@ def plot_census_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
-    with open_trace(trace, no_cache=no_cache, prefetch="census") as t:
+    selector = nvtx_of(nvtx, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="census"
+    ) as t:
         df = t.census(limit=limit, names=names.value)
     _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
 
@@ -145,13 +160,21 @@ def plot_lineup_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """One bar per kernel category, coloured by category, with time, share, calls, top kernel."""
     from nsysq.plot import plot_lineup
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="lineup") as t:
+    selector = nvtx_of(nvtx, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="lineup"
+    ) as t:
         df = t.lineup(rules=rules)
     _save(plot_lineup(df, ax=_axes(size), log=log), output, dpi, title)
 
@@ -168,13 +191,21 @@ def plot_stakeout_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Duration of every launch of one kernel in launch order, with a histogram beside it."""
     from nsysq.plot import plot_stakeout
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="stakeout") as t:
+    selector = nvtx_of(nvtx, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="stakeout"
+    ) as t:
         df = t.stakeout(kernel, like=like, limit=limit)
     _save(plot_stakeout(df, ax=_axes(size)), output, dpi, title)
 
@@ -193,6 +224,10 @@ def plot_timeline_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
@@ -200,7 +235,10 @@ def plot_timeline_cmd(
     from nsysq.plot import plot_timeline
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="timeline") as t:
+    selector = nvtx_of(None, nvtx_like)
+    with open_trace(
+        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="timeline"
+    ) as t:
         df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
         say(f"only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.")
@@ -231,6 +269,11 @@ def plot_diff_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
@@ -240,9 +283,14 @@ def plot_diff_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
+    selector = nvtx_of(nvtx, nvtx_like)
     with (
-        open_trace(a, no_cache=no_cache, prefetch="kernel_groups") as ta,
-        open_trace(b, no_cache=no_cache, prefetch=None) as tb,
+        open_trace(
+            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
+        ) as ta,
+        open_trace(
+            b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None
+        ) as tb,
     ):
         result = diff(
             ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold

@@ -16,6 +16,8 @@ import typer
 
 from nsysq.cli import analyses, cache, diff, plot, sql
 from nsysq.cli import gaps as gaps_cli
+from nsysq.cli import graphs as graphs_cli
+from nsysq.cli import nvtx as nvtx_cli
 from nsysq.cli.common import say
 from nsysq.errors import NsysqError
 
@@ -63,9 +65,12 @@ app.command("queries")(sql.queries_command)
 app.command("diff")(diff.diff_command)
 app.command("gaps")(gaps_cli.gaps_command)
 app.command("overlap")(gaps_cli.overlap_command)
+app.command("nvtx")(nvtx_cli.nvtx_command)
+app.command("graphs")(graphs_cli.graphs_command)
 app.add_typer(cache.cache_app, name="cache")
 plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
 plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)
+plot.plot_app.command("nvtx")(nvtx_cli.plot_nvtx_command)
 app.add_typer(plot.plot_app, name="plot")
 
 

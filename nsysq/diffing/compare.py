@@ -116,6 +116,15 @@ def _warnings(side_a: dict[str, Any], side_b: dict[str, Any]) -> list[str]:
         out.append(
             f"the traces come from different nsys versions (A: {a['nsys_version']}; B: {b['nsys_version']})."
         )
+    for label, whole in (("A", side_a), ("B", side_b)):
+        graphs = whole.get("whole_graphs") or {}
+        if graphs.get("executions"):
+            out.append(
+                f"{label} ({whole['about']['name']}) has {graphs['executions']:,} executions of CUDA "
+                f"graphs traced whole ({graphs['graph_ns'] / 1e6:,.3f} ms): their kernels are not in the "
+                "kernel table and are not compared; profile with nsys profile --cuda-graph-trace=node "
+                "to compare them."
+            )
     for label, side in (("A", a), ("B", b)):
         if not side["kernels"]:
             out.append(

@@ -28,6 +28,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         trace.use_rules()
     else:
         trace.use_rules(rules, source=source)
+    whole_graphs = trace.whole_graphs  # CUDA graphs traced whole: not in the kernel rows compared
     kernels = trace.run("diff_side_kernels")
     # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
     built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
@@ -43,6 +44,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "gpus": meta["gpus"],
         "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
         "has_kernel_table": has_kernel_table,
+        "scope": trace.scope.describe() or None,  # the GPU work compared (nsysq.scope); None: all
     }
     return {
         "about": about,
@@ -50,6 +52,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "copies": copies,
         "span": span,
         "span_queries": span_queries,
+        "whole_graphs": whole_graphs,
         "kernel_types": _column_types(trace, "diff_side_kernels"),
         "copy_types": _column_types(trace, "copies"),
     }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -1108,6 +1108,8 @@ def _graph_trace() -> TraceSpec:
     rng = random.Random(3030)
     tl = Timeline(rng)
     _kernels_on(tl, rng, EDGE_NAMES[:4], 30)
+    _memcpys_on(tl, rng, 4)  # every kind of GPU op, so portable queries can be checked on this file
+    _memsets_on(tl, rng, 3)
     graphs: list[Row] = []
     for i in range(12):
         s = tl.cursor[(0, 7)] + 4_000
@@ -1151,6 +1153,108 @@ def _graph_trace() -> TraceSpec:
     )
 
 
+_GRAPH_NODE_KERNELS = (
+    (
+        "rms_norm_kernel",
+        "void vllm::rms_norm_kernel<c10::BFloat16>(c10::BFloat16 *, const c10::BFloat16 *, float, int, int)",
+    ),
+    ("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", "nvjet_tst_64x8_64x16_4x1_v_bz_TNT"),
+    (
+        "act_and_mul_kernel",
+        "void vllm::act_and_mul_kernel<c10::BFloat16>(c10::BFloat16 *, const c10::BFloat16 *, int)",
+    ),
+)
+
+
+def _graph_replays(tl: Timeline, rng: random.Random, device: int, launches: int, graph_id: int) -> list[Row]:
+    """``launches`` replays of one captured graph traced per node (nsys --cuda-graph-trace=node):
+    every kernel carries graphNodeId and graphId (2025.5) and the cudaGraphLaunch call's
+    correlationId; returns one NVTX push/pop range per replay on the launching thread."""
+    tid = global_tid(tl.pid, tl.pid + device)
+    ranges: list[Row] = []
+    for _ in range(launches):
+        t = tl.cursor.get((device, 7), tl.start) + rng.randint(20_000, 40_000)
+        tl.corr += 1
+        tl.runtime.append(
+            {
+                "start": t - 9_000,
+                "end": t - 2_000,
+                "eventClass": 0,
+                "globalTid": tid,
+                "correlationId": tl.corr,
+                "nameId": "cudaGraphLaunch_v10000",
+                "returnValue": 0,
+            }
+        )
+        ranges.append(
+            {
+                "start": t - 12_000,
+                "end": t - 1_000,
+                "eventType": 59,
+                "text": "decode_step",
+                "globalTid": tid,
+                "domainId": 0,
+            }
+        )
+        for node, (short, dem) in enumerate(_GRAPH_NODE_KERNELS):
+            end = t + rng.randint(3_000, 30_000)
+            tl.kernels.append(
+                {
+                    "start": t,
+                    "end": end,
+                    "deviceId": device,
+                    "streamId": 7,
+                    "correlationId": tl.corr,
+                    "globalPid": global_pid(tl.pid),
+                    "shortName": short,
+                    "demangledName": dem,
+                    "gridX": 132,
+                    "graphNodeId": 1000 * graph_id + node,
+                    "graphId": graph_id,
+                }
+            )
+            t = end + rng.randint(500, 1_500)
+        tl.cursor[(device, 7)] = t
+    return ranges
+
+
+def _graph_node() -> TraceSpec:
+    """Two processes (pid 4242 on device 0, pid 5151 on device 1), each with eager kernels and replays
+    of one CUDA graph traced per node (2025.5 schema: kernels carry graphId and graphNodeId);
+    correlation ids restart in each process, as they do in real exports."""
+    rng = random.Random(5050)
+    first, second = Timeline(rng), Timeline(rng, pid=5151)
+    _kernels_on(first, rng, EDGE_NAMES[:3], 12)
+    nvtx = _graph_replays(first, rng, 0, 8, 1)
+    _kernels_on(second, rng, EDGE_NAMES[2:5], 9, extra=None)
+    for row in second.kernels:  # the second process runs on device 1: its replays follow its kernels
+        row["deviceId"] = 1
+    second.cursor[(1, 7)] = second.cursor[(0, 7)]
+    nvtx += _graph_replays(second, rng, 1, 5, 2)
+    tl = first
+    tl.kernels += second.kernels
+    tl.runtime += second.runtime
+    return _spec_from(
+        tl,
+        "2025.5",
+        nvtx=nvtx,
+        gpus=[_gpu(), _gpu(id=1, cuDevice=1)],
+        threads=[_thread(), _thread(5151)],
+        cuda_devices=[{"gpuId": 0, "cudaId": 0, "pid": DEFAULT_PID}, {"gpuId": 1, "cudaId": 1, "pid": 5151}],
+        capture_metadata={
+            "PROCESS_0:CUDA_GRAPH_TRACE_OPTIONS:MODE": "Node",
+            "PROCESS_1:CUDA_GRAPH_TRACE_OPTIONS:MODE": "Node",
+        },
+        analysis={"duration": 1_000_000_000, "startTime": 0, "stopTime": 1_000_000_000},
+    )
+
+
+def _graph_node_v2024_6() -> TraceSpec:
+    """The same replays written by nsys 2024.6, whose kernel table has graphNodeId but no graphId:
+    a graph is then known by its nodes only."""
+    return replace(_graph_node(), version="2024.6", cuda_devices=[])
+
+
 def _not_nsys(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
@@ -1177,6 +1281,8 @@ _SPECS: dict[str, Callable[[], TraceSpec]] = {
     "edge_cases": _edge_cases,
     "no_kernels": _no_kernels,
     "graph_trace": _graph_trace,
+    "graph_node": _graph_node,
+    "graph_node_v2024_6": _graph_node_v2024_6,
 }
 
 #: Fixture name -> nsys schema version it is written with (``None``: not an nsys export).
@@ -1190,6 +1296,8 @@ FIXTURE_VERSIONS: dict[str, str | None] = {
     "edge_cases": "2025.1",
     "no_kernels": "2023.1",
     "graph_trace": "2025.1",
+    "graph_node": "2025.5",
+    "graph_node_v2024_6": "2024.6",
     "not_nsys": None,
 }
 
@@ -1344,12 +1452,22 @@ def _sqlite_scanner_path() -> str:
     raise RuntimeError("sqlite_scanner extension file not found in duckdb_extension_sqlite_scanner")
 
 
-def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, streams: int = 4) -> Path:
+def big(
+    path: str | Path,
+    n_kernels: int,
+    *,
+    seed: int = 0,
+    devices: int = 2,
+    streams: int = 4,
+    nested_nvtx: bool = False,
+) -> Path:
     """A large realistic export (schema 2025.1) for benchmarks, bulk-written with DuckDB.
 
     ~200 distinct kernel names with Zipf-like call counts and Pareto-tailed durations;
     kernels never overlap within a (deviceId, streamId); memcpy = n/8, memset = n/25,
-    NVTX push/pop ranges = n/4, RUNTIME = one API call per kernel/memcpy/memset (~1.17x).
+    NVTX push/pop ranges = n/4 (one per 4 kernel launches, on the launching thread), or with
+    ``nested_nvtx`` n/3 + n/60 (a "step_N" range per 60 launches holding 20 "layer_N" ranges of 3),
+    RUNTIME = one API call per kernel/memcpy/memset (~1.17x).
     """
     import duckdb
 
@@ -1468,13 +1586,20 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, st
                 i + 1, {ids[api[0]]}, 0, NULL
             FROM k ORDER BY i
         """)
-        db.execute(f"""
-            INSERT INTO t.NVTX_EVENTS (start, "end", eventType, text, globalTid, domainId)
-            SELECT st - 4000, nxt - 500, 59, 'layer_' || ((seq // 4) % 32),
-                {tid0} + dev * {streams} + s, 0
-            FROM (SELECT *, LEAD(st, 3) OVER (PARTITION BY dev, s ORDER BY seq) AS nxt FROM k)
-            WHERE seq % 4 = 0 AND nxt IS NOT NULL ORDER BY i
-        """)
+        # NVTX push/pop ranges on each lane's launching thread, nested as a real stack: a range opens
+        # just before its first launch call and closes just after its last one (calls on a lane
+        # never overlap: a kernel lasts >= 1.5 us, the next call starts >= 1.5 us after it ends).
+        groups = [(60, 50, "'step'"), (3, 25, "'layer_' || ((seq // 3) % 20)")]
+        for size, pad, name in groups if nested_nvtx else [(4, 25, "'layer_' || ((seq // 4) % 32)")]:
+            db.execute(f"""
+                INSERT INTO t.NVTX_EVENTS (start, "end", eventType, text, globalTid, domainId)
+                SELECT st - 2900 - {pad}, last_st - 2900 + 1500 + (last_i % 1300) + {pad}, 59, {name},
+                    {tid0} + dev * {streams} + s, 0
+                FROM (SELECT *, LEAD(st, {size - 1}) OVER lane AS last_st,
+                        LEAD(i, {size - 1}) OVER lane AS last_i
+                      FROM k WINDOW lane AS (PARTITION BY dev, s ORDER BY seq))
+                WHERE seq % {size} = 0 AND last_st IS NOT NULL ORDER BY i
+            """)
         db.execute("DROP TABLE k")
         n_copy = n_kernels // 8
         n_set = n_kernels // 25

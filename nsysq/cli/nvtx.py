@@ -1,0 +1,139 @@
+"""``nsysq nvtx`` (GPU work per NVTX range name) and ``nsysq plot nvtx`` (its picture).
+
+Each parses its options, calls :func:`nsysq.nvtx.nvtx` and prints or draws the Table it returns.
+Registered by :mod:`nsysq.cli.root` (``plot nvtx`` on the plot sub-app).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from nsysq.cli.common import (
+    DeviceOpt,
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    PidOpt,
+    ShowSqlOpt,
+    StreamOpt,
+    TraceArg,
+    UnitOpt,
+    open_trace,
+    run_table,
+    scope_of,
+)
+from nsysq.cli.plot import DpiOpt, OutputOpt, SizeOpt, TitleOpt, _axes, _check_output, _save
+from nsysq.errors import UsageError
+from nsysq.nvtx import DEFAULT_LIMIT
+
+if TYPE_CHECKING:
+    from nsysq.table import Table
+    from nsysq.trace import Trace
+
+InnermostOpt = Annotated[
+    bool,
+    typer.Option(
+        "--innermost",
+        help="Give each GPU op only to the deepest range of each domain open during its launch, "
+        "instead of to every enclosing range.",
+    ),
+]
+WindowOpt = Annotated[
+    bool,
+    typer.Option(
+        "--window",
+        help="Time-window mode: a range gets every GPU op whose GPU interval lies inside it, "
+        "launched from any thread or process (for work launched by other threads).",
+    ),
+]
+DepthOpt = Annotated[
+    int | None,
+    typer.Option("--depth", help="Only ranges at this nesting level on their thread (0 = outermost)."),
+]
+RangeLikeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--like", help="Only range names matching this case-insensitive LIKE pattern (% any run, _ any char)."
+    ),
+]
+DomainOpt = Annotated[
+    str | None,
+    typer.Option("--domain", help="Only ranges of this NVTX domain ('' = the default domain)."),
+]
+GroupNamesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--group-names",
+        help="Fold PyTorch emit_nvtx suffixes (', seq = N, op_id = N', ', sizes = [...]') so one op "
+        "is one row.",
+    ),
+]
+
+
+def nvtx_command(
+    trace: TraceArg,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", help="Show the top N range names by kernel time; 0 shows all.")
+    ] = DEFAULT_LIMIT,
+    innermost: InnermostOpt = False,
+    window: WindowOpt = False,
+    depth: DepthOpt = None,
+    like: RangeLikeOpt = None,
+    domain: DomainOpt = None,
+    group_names: GroupNamesOpt = False,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Where in the program: per NVTX range name, instances, CPU time, and the GPU work its
+    ranges launched (kernels, kernel time, projected span, busy time, memcpys, memsets)."""
+    from nsysq.nvtx import nvtx
+
+    def compute(t: Trace) -> Table:
+        return nvtx(
+            t, innermost=innermost, window=window, depth=depth, like=like, domain=domain,
+            group_names=group_names, limit=limit,
+        )  # fmt: skip
+
+    run_table(
+        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="nvtx", prefetch="nvtx_ops",
+        scope=scope_of(device, stream, pid),
+    )  # fmt: skip
+
+
+def plot_nvtx_command(
+    trace: TraceArg,
+    output: OutputOpt,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Draw the top N range names by GPU time.")] = 15,
+    innermost: InnermostOpt = False,
+    window: WindowOpt = False,
+    depth: DepthOpt = None,
+    like: RangeLikeOpt = None,
+    domain: DomainOpt = None,
+    group_names: GroupNamesOpt = False,
+    size: SizeOpt = None,
+    dpi: DpiOpt = 150,
+    title: TitleOpt = None,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Range names by GPU time: per name, CPU time (total duration) beside GPU kernel and busy time."""
+    from nsysq.plot import plot_nvtx
+
+    _check_output(output)
+    if limit < 1:
+        raise UsageError("--limit must be a positive number of range names.")
+    with open_trace(trace, no_cache=no_cache, prefetch="nvtx_ops", scope=scope_of(device, stream, pid)) as t:
+        df = t.nvtx(
+            innermost=innermost, window=window, depth=depth, like=like, domain=domain,
+            group_names=group_names, limit=limit,
+        )  # fmt: skip
+    _save(plot_nvtx(df, ax=_axes(size)), output, dpi, title)

@@ -1,0 +1,66 @@
+-- name: nvtx_rows
+-- version: 1
+-- returns: one row per (domain, range name) over the kept ranges that pass the filters (level = depth unless NULL; name ILIKE like unless NULL; domain name = domain unless NULL; with group_names the name without the suffixes PyTorch's emit_nvtx appends to every op's range: everything from the first ", seq = ", ", op_id = ", ", sizes = " or ", input_op_ids = " on): rank (by kernel_ns, then total_ns, then domain and name), domain, name, instances, total_ns / avg_ns / med_ns / min_ns / max_ns (CPU-side duration, end - start), kernels, kernel_ns (sum of their GPU durations), memcpys, memsets (operations attributed, nsysq_nvtx_pairs), gpu_span_ns (per instance: last attributed op end - first op start; summed over instances) and gpu_busy_ns (per instance: the union of attributed op intervals, by a running maximum of ends over ops sorted by start; summed). nsysq keeps it as the temp table nsysq_nvtx_rows.
+-- tables: nsysq_nvtx_pairs (queries/nvtx_pairs.sql or nvtx_window_pairs.sql), nsysq_nvtx_ops (queries/nvtx_ops.sql), nsysq_nvtx_ranges (queries/nvtx_ranges.sql), nsysq_nvtx_stack (queries/nvtx_stack.sql)
+-- params: depth (integer or NULL); like (pattern or NULL); domain (name or NULL); group_names (boolean)
+-- dialect: duckdb
+WITH attributed AS (
+    SELECT
+        p.rid, o.kind, o.gs, o.ge,
+        max(o.ge) OVER (
+            PARTITION BY p.rid ORDER BY o.gs, o.ge ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+        ) AS covered_to
+    FROM nsysq_nvtx_pairs AS p
+    JOIN nsysq_nvtx_ops AS o ON o.oid = p.oid
+),
+per_range AS (
+    SELECT
+        rid,
+        count(*) FILTER (WHERE kind = 'kernel') AS kernels,
+        sum(ge - gs) FILTER (WHERE kind = 'kernel') AS kernel_ns,
+        count(*) FILTER (WHERE kind = 'memcpy') AS memcpys,
+        count(*) FILTER (WHERE kind = 'memset') AS memsets,
+        max(ge) - min(gs) AS gpu_span_ns,
+        sum(greatest(0, ge - greatest(gs, COALESCE(covered_to, gs)))) AS gpu_busy_ns
+    FROM attributed
+    GROUP BY rid
+),
+instances AS (
+    SELECT
+        r.domain,
+        CASE
+            WHEN $group_names THEN regexp_replace(r.name, ', (seq|op_id|sizes|input_op_ids) = .*$', '', 's')
+            ELSE r.name
+        END AS name,
+        r."end" - r.start AS cpu_ns,
+        p.kernels, p.kernel_ns, p.memcpys, p.memsets, p.gpu_span_ns, p.gpu_busy_ns
+    FROM nsysq_nvtx_ranges AS r
+    JOIN nsysq_nvtx_stack AS t ON t.rid = r.rid
+    LEFT JOIN per_range AS p ON p.rid = r.rid
+    WHERE r.dropped IS NULL
+      AND ($depth IS NULL OR t.lvl = $depth)
+      AND ($domain IS NULL OR r.domain = $domain)
+),
+named AS (
+    SELECT
+        domain, name,
+        count(*) AS instances,
+        sum(cpu_ns) AS total_ns,
+        avg(cpu_ns) AS avg_ns,
+        median(cpu_ns) AS med_ns,
+        min(cpu_ns) AS min_ns,
+        max(cpu_ns) AS max_ns,
+        COALESCE(sum(kernels), 0) AS kernels,
+        COALESCE(sum(kernel_ns), 0) AS kernel_ns,
+        COALESCE(sum(gpu_span_ns), 0) AS gpu_span_ns,
+        COALESCE(sum(gpu_busy_ns), 0) AS gpu_busy_ns,
+        COALESCE(sum(memcpys), 0) AS memcpys,
+        COALESCE(sum(memsets), 0) AS memsets
+    FROM instances
+    WHERE $like IS NULL OR name ILIKE $like
+    GROUP BY domain, name
+)
+SELECT
+    row_number() OVER (ORDER BY kernel_ns DESC, total_ns DESC, domain, name) AS rank,
+    *
+FROM named

@@ -1,0 +1,10 @@
+-- name: nvtx_scope_launches
+-- version: 1
+-- returns: the launches (globalPid, correlationId) of the GPU work attributed to the selected ranges (nsysq_nvtx_selected) by launch attribution, every enclosing range (nsysq_nvtx_pairs): the set a --nvtx scope keeps (nsysq.scope.OpFilter). Every op of one launch shares its attribution (in node-traced CUDA graphs every kernel shares the cudaGraphLaunch id), so the pair identifies what to keep.
+-- tables: nsysq_nvtx_selected (queries/nvtx_select.sql), nsysq_nvtx_pairs (queries/nvtx_pairs.sql), nsysq_nvtx_ops (queries/nvtx_ops.sql)
+-- params: none
+-- dialect: duckdb
+SELECT DISTINCT o.pid AS globalPid, o.corr AS correlationId
+FROM nsysq_nvtx_selected AS s
+JOIN nsysq_nvtx_pairs AS p ON p.rid = s.rid
+JOIN nsysq_nvtx_ops AS o ON o.oid = p.oid
