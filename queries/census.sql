@@ -1,13 +1,14 @@
 -- name: census
--- version: 3
--- returns: one row per kernel name (rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, share_pct, variants = distinct demangled names in the row, kernel_names = names the row stands for, zero_length = launches with end = start, unresolved = launches whose name id does not resolve) sorted by total time, then instances, then name; with limit > 0 only the top rows plus one "other (K kernels)" row, so rows always add up to the trace's totals. Names that do not resolve through StringIds appear as "<unresolved id N>" or "<null name id>" (macro nsysq_name_label, queries/name_label.sql). Rows are per name id: nsys interns each string once in StringIds.
--- tables: nsysq_kernel_name_stats (per-name statistics, queries/kernel_name_stats.sql), CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), StringIds(id, value)
+-- version: 4
+-- returns: one row per kernel name (rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, share_pct, variants = distinct demangled names in the row, kernel_names = names the row stands for, zero_length = launches with end = start, unresolved = launches whose name id does not resolve, underfilled_pct = the share of the row's time spent in launches with fewer thread blocks than half the GPU's SMs (sm_fill_pct < 50; NULL when the export gives no SM count), underfilled_ns = that time) sorted by total time, then instances, then name; with limit > 0 only the top rows plus one "other (K kernels)" row, so rows always add up to the trace's totals. Names that do not resolve through StringIds appear as "<unresolved id N>" or "<null name id>" (macro nsysq_name_label, queries/name_label.sql). Rows are per name id: nsys interns each string once in StringIds.
+-- tables: nsysq_kernel_name_stats (per-name statistics, queries/kernel_name_stats.sql), CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), StringIds(id, value), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: names ('short' or 'demangled'); limit (integer, 0 = every row)
 -- dialect: duckdb
 -- Per-name rows come from nsysq_kernel_name_stats (stored in the cached copy); only the "other" row
 -- reads launches again, those of the names it stands for, for its median, spread and variants.
 WITH per_name AS (
-    SELECT name_id, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, variants, zero_length
+    SELECT name_id, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, variants, zero_length,
+           fill_known_ns, underfilled_ns
     FROM nsysq_kernel_name_stats
     WHERE names = $names
 ),
@@ -42,7 +43,10 @@ SELECT * FROM (
         rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns,
         CASE WHEN all_ns > 0 THEN 100.0 * total_ns / all_ns END AS share_pct,
         variants, 1 AS kernel_names, zero_length,
-        CASE WHEN is_unresolved THEN instances ELSE 0 END AS unresolved
+        CASE WHEN is_unresolved THEN instances ELSE 0 END AS unresolved,
+        CASE WHEN fill_known_ns > 0 AND total_ns > 0 THEN 100.0 * underfilled_ns / total_ns END
+            AS underfilled_pct,
+        CASE WHEN fill_known_ns > 0 THEN underfilled_ns END AS underfilled_ns
     FROM ranked, grand
     WHERE $limit <= 0 OR rank <= $limit
     UNION ALL
@@ -53,7 +57,10 @@ SELECT * FROM (
         min(r.min_ns), max(r.max_ns), max(s.stddev_ns),
         CASE WHEN max(g.all_ns) > 0 THEN 100.0 * sum(r.total_ns) / max(g.all_ns) END,
         max(s.variants), count(DISTINCT r.name_id), sum(r.zero_length),
-        sum(CASE WHEN r.is_unresolved THEN r.instances ELSE 0 END)
+        sum(CASE WHEN r.is_unresolved THEN r.instances ELSE 0 END),
+        CASE WHEN sum(r.fill_known_ns) > 0 AND sum(r.total_ns) > 0
+             THEN 100.0 * sum(r.underfilled_ns) / sum(r.total_ns) END,
+        CASE WHEN sum(r.fill_known_ns) > 0 THEN sum(r.underfilled_ns) END
     FROM rest AS r, rest_spread AS s, grand AS g
     HAVING count(*) > 0
 )

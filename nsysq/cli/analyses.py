@@ -67,18 +67,29 @@ def census_command(
         ),
     ] = DEFAULT_LIMIT,
     names: NamesOpt = Names.short,
+    underfilled: Annotated[
+        bool,
+        typer.Option(
+            "--underfilled",
+            help="List the launches that keep fewer than half the GPU's SMs busy (sm_fill_pct < 50), "
+            "by time, per kernel and grid, with what the grid means.",
+        ),
+    ] = False,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
-    from nsysq.census import census
+    from nsysq import census as census_mod
 
     def compute(t: Trace) -> Table:
-        return census(t, limit=limit, names=names.value)
+        if underfilled:
+            return census_mod.underfilled(t, limit=limit, names=names.value)
+        return census_mod.census(t, limit=limit, names=names.value)
 
-    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="census")
+    title = "under-filled launches" if underfilled else "census"
+    run_table(trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title=title)
 
 
 def lineup_command(

@@ -28,13 +28,13 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         trace.use_rules()
     else:
         trace.use_rules(rules, source=source)
+    meta = _meta(trace)  # first: the script's last statement stays the span's (tests/test_show_sql.py)
     kernels = trace.run("diff_side_kernels")
     # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
     built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
     kernels = replace(kernels, queries=(*kernels.queries, *built_from))
     copies = trace.run("copies")
     span, span_queries = _gpu_span(trace, copies)
-    meta = _meta(trace)
     has_kernel_table = trace.schema.has(schema.KERNEL)
     about = {
         "path": str(trace.path),
