@@ -286,3 +286,32 @@ def test_cli_json_keys() -> None:
         "queries",
     ]
     assert data["queries"] and all("@" in q for q in data["queries"])
+
+
+def test_field_changes_name_a_variant_swap() -> None:
+    old = kernel_names.decode("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN")
+    new = kernel_names.decode("nvjet_tst_128x64_64x8_2x1_v_bz_coopB_TNN")
+    assert old.family_key == new.family_key
+    assert kernel_names.field_changes(old, new) == ["tile 192x192 → 128x64", "stages 4 → 8"]
+
+
+def test_example_board_explains_the_nvjet_swap_and_the_fill() -> None:
+    import nsysq
+
+    result = nsysq.diff(ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite")
+    assert result.a["sms"] == result.b["sms"] == 132
+    variants = [f for f in result.findings if f.kind == "new_variants" and "nvjet" in f.subject]
+    assert len(variants) == 1
+    swaps = variants[0].numbers["decoded_swaps"]
+    assert {
+        "removed": "nvjet_tst_64x8_64x16_1x1_v_bz_TNT",
+        "new": "nvjet_tst_128x64_64x8_1x1_v_bz_TNT",
+        "changes": ["tile 64x8 → 128x64", "stages 16 → 8"],
+    } in swaps
+    assert "decoded: tile 64x8 → 128x64, stages 16 → 8" in variants[0].evidence
+    launch = [f for f in result.findings if f.kind == "launch_config"][0]
+    assert "act_and_mul_kernel grid 8x1x1 → 128x1x1 on 132 SMs: fill 6% → 97%" in launch.evidence
+    change = [c for c in launch.numbers["changes"] if c["kernel"] == "act_and_mul_kernel"][0]
+    assert change["fill_a_pct"] == pytest.approx(100 * 8 / 132) and change["fill_b_pct"] == pytest.approx(
+        100 * 128 / 132
+    )

@@ -216,3 +216,21 @@ def test_no_gpu_info_gives_nulls(fixture_dir: Path) -> None:
     assert all(r["underfilled_pct"] is None for r in rows)
     assert all(r["sms"] is None and r["sm_fill_pct"] is None and r["waves"] is None for r in launches)
     assert view.rows == [] and view.footer["underfilled_pct"] is None and view.notes
+
+
+def test_plots_show_fill() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nsysq.plot import plot_census, plot_stakeout
+
+    with Trace(EXAMPLES[1], cache=False) as trace:
+        census_df = trace.census(limit=5)
+        stake_df = trace.stakeout("vectorized_elementwise_kernel")
+    ax = plot_census(census_df, top=5, fill=True)
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    under = census_df.set_index("name")["underfilled_ns"]["vectorized_elementwise_kernel"]
+    assert hatched and max(p.get_width() for p in hatched) == pytest.approx(under / 1e6, rel=1e-6)
+    assert not [p for p in plot_census(census_df, top=5).patches if p.get_hatch()]
+    labels = plot_stakeout(stake_df).get_legend_handles_labels()[1]
+    assert "under-filled: 48% of 132 SMs busy (183)" in labels

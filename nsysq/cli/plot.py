@@ -123,6 +123,10 @@ def plot_census_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
+    fill: Annotated[
+        bool,
+        typer.Option("--fill", help="Hatch the part of each bar spent in launches filling < 50% of the SMs."),
+    ] = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
@@ -133,7 +137,7 @@ def plot_census_cmd(
         raise UsageError("--limit must be a positive number of bars.")
     with open_trace(trace, no_cache=no_cache, prefetch="census") as t:
         df = t.census(limit=limit, names=names.value)
-    _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
+    _save(plot_census(df, ax=_axes(size), top=limit, log=log, fill=fill), output, dpi, title)
 
 
 @plot_app.command("lineup")

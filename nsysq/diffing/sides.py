@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 def _kernel_pass(trace: Trace) -> None:
     """The one pass over the kernel table: its groups, then free the rows (all the diff reads)."""
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
+    trace.materialize("launch_sm_counts", "nsysq_launch_sm_counts")  # the SMs, for fill changes
     trace.release_kernel_rows()
 
 
@@ -43,6 +44,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "gpus": meta["gpus"],
         "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
         "has_kernel_table": has_kernel_table,
+        "sms": trace.sql_table("SELECT sms FROM nsysq_launch_sm_counts").rows[0][0],
     }
     return {
         "about": about,
