@@ -67,11 +67,11 @@ def underfilled(trace: Trace, *, limit: int = 0, names: NameField = "short") -> 
         raise UsageError("--limit must be 0 (every row) or a positive number of rows.")
     trace.require_kernels()
     totals = trace.kernel_totals
-    table = trace.run("underfilled", names=names, limit=limit)
-    every = trace.run("underfilled", names=names, limit=0) if limit else table
+    known = trace.run("launch_sm_counts").rows[0][0]
+    every = trace.run("underfilled", names=names, limit=0)
+    table = trace.run("underfilled", names=names, limit=limit) if limit else every  # last: --show-sql
     under_ns = int(sum(r["total_ns"] for r in every.records()))
     kernel_ns = int(totals["kernel_ns"] or 0)
-    known = trace.run("launch_sm_counts").rows[0][0]
     footer = {
         "total_kernel_ns": kernel_ns,
         "underfilled_kernel_ns": under_ns if known else None,

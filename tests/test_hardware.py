@@ -234,3 +234,37 @@ def test_plots_show_fill() -> None:
     assert not [p for p in plot_census(census_df, top=5).patches if p.get_hatch()]
     labels = plot_stakeout(stake_df).get_legend_handles_labels()[1]
     assert "under-filled: 48% of 132 SMs busy (183)" in labels
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("census", "{a}", "--underfilled", "-n", "3"),
+        ("explain", "device_kernel", "--trace", "{a}"),
+        ("stakeout", "{a}", "act_and_mul_kernel", "-n", "3"),
+    ],
+    ids=["underfilled", "explain", "stakeout"],
+)
+def test_show_sql_scripts_reproduce_the_rows(args: tuple[str, ...]) -> None:
+    """The last statement of --show-sql gives the rows the command prints (explain: its configs)."""
+    import json
+    import subprocess
+    import sys
+
+    import duckdb
+
+    full = [a.format(a=EXAMPLES[0]) for a in args]
+    run = [sys.executable, "-m", "nsysq", *full]
+    script = subprocess.run([*run, "--show-sql"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    doc = json.loads(
+        subprocess.run([*run, "-f", "json"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    )
+    con = duckdb.connect()
+    rows: list[tuple[object, ...]] = []
+    for statement in duckdb.extract_statements(script):
+        rows = con.execute(statement).fetchall()
+    con.close()
+    expected = doc["launch_configs"] if args[0] == "explain" else doc["rows"]
+    assert len(rows) == len(expected) and rows
+    for got, want in zip(rows, expected, strict=True):
+        assert [pytest.approx(v) if isinstance(v, float) else v for v in got] == list(want.values())
