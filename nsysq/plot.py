@@ -87,6 +87,7 @@ _COPY_COLORS = {
 _MEMSET_COLOR = "#252525"
 _NVTX_COLOR = "#c6dbef"
 _HIGHLIGHT = "#d62728"
+UNDERFILLED_GID = "nsysq-underfilled"  # the rings plot_stakeout draws around under-filled launches
 
 
 # -- figures, for callers that size or save a plot themselves (nsysq plot) ---------------------
@@ -655,7 +656,14 @@ def _mark_underfilled(ax: Axes, df: pd.DataFrame, dur: Any) -> None:
     if fill[mask].min() == fill[mask].max():
         label = f"under-filled: {fill[mask].min():.0f}%{on} busy ({int(mask.sum()):,})"
     ax.scatter(
-        order[mask], dur[mask], s=size * 3, facecolors="none", edgecolors=_HIGHLIGHT, lw=0.8, label=label
+        order[mask],
+        dur[mask],
+        s=size * 3,
+        facecolors="none",
+        edgecolors=_HIGHLIGHT,
+        lw=0.8,
+        label=label,
+        gid=UNDERFILLED_GID,
     )
 
 
