@@ -47,7 +47,7 @@ from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_m
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT_VERSION = 5  # 5: CUPTI_ACTIVITY_KIND_GRAPH_TRACE joined the canonical tables
+FORMAT_VERSION = 6  # 5: CUPTI_ACTIVITY_KIND_GRAPH_TRACE joined the canonical tables; 6: the GPU tables and per-name fill
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"
@@ -378,6 +378,8 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
             if table not in tables:
                 empty = schema.view_sql(table, SourceSchema(path=ident.path, columns={}))
                 con.execute(f"CREATE TEMP VIEW {schema.quote(table)} AS {empty}")
+        for macro in catalog.macros():  # the derived tables' queries call them
+            con.execute(macro.sql)
         for derived, query in schema.DERIVED.items():  # computed from the copy, stored with it
             con.execute(f"CREATE TABLE main.{derived} AS {catalog.get(query).sql}")
         con.execute(

@@ -31,67 +31,38 @@ def _metadata(trace: Trace, con: sqlite3.Connection) -> dict[str, str]:
     return {}
 
 
-def _gpus(trace: Trace, con: sqlite3.Connection) -> list[dict[str, Any]]:
-    cols = set(trace.schema.columns.get("TARGET_INFO_GPU", ()))
-    if {"name", "smCount"} <= cols:
-        ident = "id" if "id" in cols else "NULL"
-        cu = "cuDevice" if "cuDevice" in cols else "NULL"
-        cc = "computeMajor || '.' || computeMinor" if "computeMajor" in cols else "NULL"
-        bus = "busLocation" if "busLocation" in cols else "''"
-        rows = _rows(
-            con,
-            f"SELECT {ident}, name, smCount, {cc}, {cu}, {bus} FROM TARGET_INFO_GPU ORDER BY 1",
-        )
-        return [
-            {
-                "id": r[0],
-                "name": r[1],
-                "sm_count": r[2],
-                "compute_capability": r[3],
-                "cuda_device": r[4],
-                "bus_location": r[5],
-            }
-            for r in rows
-        ]
-    if "TARGET_INFO_GPU" in trace.schema.columns and "name" in cols:
-        rows = _rows(con, "SELECT deviceId, name FROM TARGET_INFO_GPU")
-        out = [
-            {
-                "id": r[0],
-                "name": r[1],
-                "sm_count": None,
-                "compute_capability": None,
-                "cuda_device": r[0],
-                "bus_location": None,
-            }
-            for r in rows
-        ]
-    else:
-        out = []
-    legacy = set(trace.schema.columns.get("TARGET_INFO_CUDA_GPU", ()))
-    if {"name", "numMultiprocessors"} <= legacy:
-        ident = "deviceId" if "deviceId" in legacy else "NULL"
-        cc = (
-            "computeCapabilityMajor || '.' || computeCapabilityMinor"
-            if "computeCapabilityMajor" in legacy
-            else "NULL"
-        )
-        rows = _rows(
-            con,
-            f"SELECT {ident}, name, numMultiprocessors, {cc} FROM TARGET_INFO_CUDA_GPU ORDER BY 1",
-        )
-        by_id = {g["id"]: g for g in out}
-        for r in rows:
-            gpu = by_id.get(r[0]) or {
-                "id": r[0],
-                "name": r[1],
-                "cuda_device": r[0],
-                "bus_location": None,
-            }
-            gpu.update({"sm_count": r[2], "compute_capability": r[3]})
-            if r[0] not in by_id:
-                out.append(gpu)
-    return out
+# The per-SM limits info shows for each GPU (queries/gpus.sql names and explains each).
+GPU_LIMITS = (
+    "threads_per_warp",
+    "max_warps_per_sm",
+    "max_threads_per_sm",
+    "max_blocks_per_sm",
+    "max_registers_per_sm",
+    "max_shared_memory_per_sm",
+    "reserved_shared_memory_per_block",
+)
+
+
+def _gpus(trace: Trace) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+    """Every GPU the export describes (queries/gpus.sql), with its SM count and per-SM limits, and
+    the labels of the queries read."""
+    table = trace.run("gpus")
+    gpus = []
+    for r in table.records():
+        major, minor = r["compute_major"], r["compute_minor"]
+        gpu = {
+            "id": r["gpu_id"],
+            "name": r["name"],
+            "sm_count": r["sms"],
+            "compute_capability": None if major is None else f"{major}.{minor}",
+            "cuda_device": r["cuda_device"],
+            "bus_location": r["bus_location"],
+            "source": r["source"],
+            "pid": r["pid"],
+        }
+        gpu.update({key: r[key] for key in GPU_LIMITS})
+        gpus.append(gpu)
+    return gpus, table.queries
 
 
 def _warnings(
@@ -196,9 +167,9 @@ def identity(trace: Trace) -> dict[str, Any]:
     con = connect_readonly(trace.path)
     try:
         meta = _metadata(trace, con)
-        gpus = _gpus(trace, con)
     finally:
         con.close()
+    gpus, _ = _gpus(trace)
     return {
         "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", "unknown"),
         "gpus": [str(g["name"]) for g in gpus if not _is_display_adapter(g)],
@@ -210,10 +181,10 @@ def info(trace: Trace) -> dict[str, Any]:
     con = connect_readonly(trace.path)
     try:
         meta = _metadata(trace, con)
-        gpus = _gpus(trace, con)
+        gpus, gpu_queries = _gpus(trace)
         counts = trace.run("event_counts").records()[0]
         totals = trace.kernel_totals
-        queries = [catalog.get(name).label for name in _QUERIES]  # span and totals: cached dicts
+        queries = [*gpu_queries, *(catalog.get(name).label for name in _QUERIES)]  # span, totals: cached
         warnings = _warnings(trace, con, meta, counts, totals, queries)
         processes = _processes(trace, con)
     finally:
@@ -267,6 +238,9 @@ def info_table(data: dict[str, Any]) -> Table:
                 f"{gpu['name']} ({gpu['sm_count']} SMs, compute {gpu['compute_capability']})",
             )
         )
+        per_sm, shared = _limits_text(gpu)
+        rows.append(("gpu", f"gpu {gpu['id']} per SM", per_sm))
+        rows.append(("gpu", f"gpu {gpu['id']} shared memory", shared))
     for name in data.get("other_adapters", []):
         rows.append(("gpu", "other adapter", f"{name} (not a CUDA device)"))
     for key in ("t0_ns", "t_end_ns", "span_ns"):
@@ -291,3 +265,21 @@ def info_table(data: dict[str, Any]) -> Table:
         rows=rows,
         queries=tuple(data["queries"]),
     )
+
+
+def _limits_text(gpu: dict[str, Any]) -> tuple[str, str]:
+    """The per-SM limits of one GPU in two short lines ("?" for a limit the export lacks)."""
+
+    def val(key: str, unit: str = "") -> str:
+        value = gpu.get(key)
+        return "?" if value is None else f"{value:,}{unit}"
+
+    per_sm = (
+        f"{val('max_threads_per_sm')} threads ({val('max_warps_per_sm')} warps), "
+        f"{val('max_blocks_per_sm')} blocks, {val('max_registers_per_sm')} registers"
+    )
+    shared = (
+        f"{val('max_shared_memory_per_sm', ' B')} per SM, {val('reserved_shared_memory_per_block', ' B')} "
+        f"reserved per block ({gpu.get('source')})"
+    )
+    return per_sm, shared

@@ -88,6 +88,7 @@ _COPY_COLORS = {
 _MEMSET_COLOR = "#252525"
 _NVTX_COLOR = "#c6dbef"
 _HIGHLIGHT = "#d62728"
+UNDERFILLED_GID = "nsysq-underfilled"  # the rings plot_stakeout draws around under-filled launches
 
 
 # -- figures, for callers that size or save a plot themselves (nsysq plot) ---------------------
@@ -380,12 +381,15 @@ def plot_census(
     log: bool | None = None,
     name_width: int = 44,
     title: str | None = None,
+    fill: bool = False,
 ) -> Axes:
     """Horizontal bars of the top kernels by total time, plus one grey "other" bar.
 
     ``data`` is ``Trace.census()`` (any ``unit``). Rows beyond ``top`` (and an existing
     "other (K kernels)" row) are drawn as a single "other" bar so the picture adds up to the
-    trace's kernel time. Each bar is labelled "total · share · calls".
+    trace's kernel time. Each bar is labelled "total · share · calls". With ``fill``, the part of
+    each bar spent in under-filled launches (``underfilled_pct``: fewer blocks than half the SMs)
+    is overdrawn hatched in red.
     """
     df = _frame(data)
     bars = _census_bars(df, top, name_width)
@@ -401,6 +405,8 @@ def plot_census(
         _census_text(v, shown_unit, s, c) for v, s, c in zip(shown, bars.shares, bars.calls, strict=True)
     ]
     _bar_labels(ax, drawn, texts, log=use_log)
+    if fill:
+        _underfilled_overlay(ax, y, shown, _census_fill(df, top), use_log)
     ax.set_xlabel(_axis_label("total kernel time", shown_unit, use_log))
     footer = _footer(df)
     if title is None:
@@ -443,6 +449,47 @@ def _census_bars(df: pd.DataFrame, top: int, name_width: int) -> _CensusBars:
         bars.shares.append(sum(rest_shares) if rest_shares else None)
         bars.colors.append(_OTHER_BAR)
     return bars
+
+
+def _census_fill(df: pd.DataFrame, top: int) -> list[float | None]:
+    """Per bar of ``_census_bars``: the share (0-1) of its time in under-filled launches."""
+    if "underfilled_pct" not in df.columns:
+        return []
+    col, _ = _time_column(df, "total")
+    names = list(df["name"]) if "name" in df.columns else [str(i) for i in range(len(df))]
+    ranks = list(df["rank"]) if "rank" in df.columns else [None] * len(df)
+    pct = [None if is_missing(v) else float(v) / 100 for v in df["underfilled_pct"]]
+    totals = [float(v or 0) for v in df[col]]
+    kept = [i for i in range(len(df)) if not _is_other_row(names[i], ranks[i])][: max(top, 0)]
+    rest = [i for i in range(len(df)) if i not in set(kept)]
+    out = [pct[i] for i in kept]
+    if rest:
+        known = [i for i in rest if pct[i] is not None]
+        whole = sum(totals[i] for i in rest)
+        share = sum(totals[i] * (pct[i] or 0) for i in known) / whole if known and whole else None
+        out.append(share)
+    return out
+
+
+def _underfilled_overlay(
+    ax: Axes, y: list[int], shown: list[float], shares: list[float | None], log: bool
+) -> None:
+    """Hatched red segments: the part of each bar in launches that fill under half the SMs."""
+    widths = [v * s if s else 0.0 for v, s in zip(shown, shares, strict=False)]
+    if not any(widths):
+        return
+    ax.barh(
+        y[: len(widths)],
+        widths,
+        height=0.7,
+        color="none",
+        edgecolor=_HIGHLIGHT,
+        hatch="////",
+        lw=0.8,
+        log=log,
+        label="in launches filling < 50% of the SMs",
+    )
+    ax.legend(fontsize=7, loc="lower right", frameon=True, framealpha=0.85)
 
 
 def _is_other_row(name: Any, rank: Any) -> bool:
@@ -552,8 +599,10 @@ def plot_stakeout(
     """Duration of every launch in launch order (left) and their histogram (right, same y axis).
 
     ``data`` is ``Trace.stakeout(kernel)``. Points are coloured by launch configuration when it
-    varies (else by kernel name when a ``--like`` pattern matched several); a dashed line marks the
-    median. Returns the main (launch-order) Axes; the histogram is ``ax.nsysq_hist``.
+    varies (else by kernel name when a ``--like`` pattern matched several); launches that fill
+    fewer than half the GPU's SMs (``sm_fill_pct`` < 50) are ringed in red, and the legend says
+    their grid and fill; a dashed line marks the median. Returns the main (launch-order) Axes; the
+    histogram is ``ax.nsysq_hist``.
     """
     import numpy as np
     from mpl_toolkits.axes_grid1 import make_axes_locatable
@@ -569,6 +618,7 @@ def plot_stakeout(
     use_log = bool(len(dur)) and _want_log(list(dur), log) if log is None else bool(log)
     edges = _duration_bins(ax, dur, int(min(bins, max(5, len(dur) // 2))), use_log)
     _draw_launches(ax, hist, dur, edges, _launch_groups(df))
+    _mark_underfilled(ax, df, dur)
     if len(dur):
         med = float(np.median(dur))
         ax.axhline(med, color=_HIGHLIGHT, ls="--", lw=1, label=f"median {fmt_in_unit(med, shown_unit)}")
@@ -587,6 +637,35 @@ def plot_stakeout(
     ax.set_title(title, loc="left", fontsize=11)
     ax.nsysq_hist = hist  # type: ignore[attr-defined]  # the histogram rides on the returned Axes
     return ax
+
+
+def _mark_underfilled(ax: Axes, df: pd.DataFrame, dur: Any) -> None:
+    """Red rings around the launches with ``sm_fill_pct`` < 50, labelled with their fill."""
+    import numpy as np
+
+    if "sm_fill_pct" not in df.columns or not len(dur):
+        return
+    fill = np.asarray([np.nan if is_missing(v) else float(v) for v in df["sm_fill_pct"]], dtype=float)
+    mask = fill < 50
+    if not mask.any():
+        return
+    order = np.arange(1, len(dur) + 1)
+    size = float(max(6.0, min(36.0, 4000.0 / max(len(dur), 1))))
+    sms = sorted({int(v) for v in df["sms"] if not is_missing(v)}) if "sms" in df.columns else []
+    on = f" of {sms[0]} SMs" if len(sms) == 1 else ""
+    label = f"under-filled: {fill[mask].min():.0f}-{fill[mask].max():.0f}%{on} busy ({int(mask.sum()):,})"
+    if fill[mask].min() == fill[mask].max():
+        label = f"under-filled: {fill[mask].min():.0f}%{on} busy ({int(mask.sum()):,})"
+    ax.scatter(
+        order[mask],
+        dur[mask],
+        s=size * 3,
+        facecolors="none",
+        edgecolors=_HIGHLIGHT,
+        lw=0.8,
+        label=label,
+        gid=UNDERFILLED_GID,
+    )
 
 
 def _stakeout_axes(ax: Axes | None, fig: Figure | None) -> Axes:

@@ -76,6 +76,8 @@ def _attach(path: Path, source: SourceSchema) -> duckdb.DuckDBPyConnection:
     try:
         con.execute(f"ATTACH '{_sql_str(str(path))}' AS src (TYPE sqlite, READ_ONLY)")
         schema.create_views(con, source, "src")
+        for macro in catalog.macros():  # the derived views call them
+            con.execute(macro.sql)
         for view, query in schema.DERIVED.items():
             con.execute(f"CREATE OR REPLACE VIEW main.{view} AS {catalog.get(query).sql}")
     except duckdb.Error as exc:

@@ -26,6 +26,9 @@ NVTX = "NVTX_EVENTS"
 STRINGS = "StringIds"
 COPY_KIND = "ENUM_CUDA_MEMCPY_OPER"
 MEM_KIND = "ENUM_CUDA_MEM_KIND"
+GPU = "TARGET_INFO_GPU"
+LEGACY_GPU = "TARGET_INFO_CUDA_GPU"
+CUDA_DEVICE = "TARGET_INFO_CUDA_DEVICE"
 
 _I = "BIGINT"
 _T = "VARCHAR"
@@ -59,6 +62,9 @@ CANONICAL: dict[str, tuple[tuple[str, str], ...]] = {
             "sharedMemoryExecuted",
             "graphNodeId",
             "graphId",
+            "clusterX",
+            "clusterY",
+            "clusterZ",
         )
     ),
     MEMCPY: tuple(
@@ -138,6 +144,44 @@ CANONICAL: dict[str, tuple[tuple[str, str], ...]] = {
         ("domainId", _I),
     ),
     STRINGS: (("id", _I), ("value", _T)),
+    # The GPUs and their per-SM limits: TARGET_INFO_GPU from nsys 2021.2, TARGET_INFO_CUDA_GPU
+    # (one row per process and device) before, TARGET_INFO_CUDA_DEVICE (process ordinal -> GPU) from 2025.1.
+    GPU: (
+        ("id", _I),
+        ("name", _T),
+        ("busLocation", _T),
+        ("smCount", _I),
+        ("cuDevice", _I),
+        ("computeMajor", _I),
+        ("computeMinor", _I),
+        ("threadsPerWarp", _I),
+        ("maxWarpsPerSm", _I),
+        ("maxBlocksPerSm", _I),
+        ("maxThreadsPerBlock", _I),
+        ("maxRegistersPerSm", _I),
+        ("maxRegistersPerBlock", _I),
+        ("maxShmemPerSm", _I),
+        ("maxShmemPerBlock", _I),
+        ("maxShmemPerBlockOptin", _I),
+    ),
+    LEGACY_GPU: (
+        ("deviceId", _I),
+        ("pid", _I),
+        ("name", _T),
+        ("pciBusId", _T),
+        ("numMultiprocessors", _I),
+        ("computeCapabilityMajor", _I),
+        ("computeCapabilityMinor", _I),
+        ("numThreadsPerWarp", _I),
+        ("maxWarpsPerMultiprocessor", _I),
+        ("maxBlocksPerMultiprocessor", _I),
+        ("maxThreadsPerBlock", _I),
+        ("maxRegistersPerMultiprocessor", _I),
+        ("maxRegistersPerBlock", _I),
+        ("maxSharedMemoryPerMultiprocessor", _I),
+        ("maxSharedMemoryPerBlock", _I),
+    ),
+    CUDA_DEVICE: (("gpuId", _I), ("cudaId", _I), ("pid", _I), ("numMultiprocessors", _I)),
     COPY_KIND: (("id", _I), ("name", _T), ("label", _T)),
     MEM_KIND: (("id", _I), ("name", _T), ("label", _T)),
 }
@@ -216,7 +260,12 @@ def text_columns(table: str, source: SourceSchema) -> list[str]:
 
 # Relations derived from the canonical views by a packaged query (view name -> query name): a view
 # on a direct read, a table stored in the cached copy, so the copy answers without re-aggregating.
-DERIVED: Mapping[str, str] = {"nsysq_kernel_name_stats": "kernel_name_stats"}
+# In dependency order: the launch devices read the GPUs, the per-name statistics read both.
+DERIVED: Mapping[str, str] = {
+    "nsysq_gpus": "gpus",
+    "nsysq_launch_devices": "launch_devices",
+    "nsysq_kernel_name_stats": "kernel_name_stats",
+}
 
 
 def present_tables(schema: SourceSchema) -> set[str]:

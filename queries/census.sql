@@ -1,7 +1,7 @@
 -- name: census
--- version: 4
--- returns: one row per kernel name (rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, share_pct, variants = distinct demangled names in the row, kernel_names = names the row stands for, zero_length = launches with end = start, unresolved = launches whose name id does not resolve) sorted by total time, then instances, then name; with limit > 0 only the top rows plus one "other (K kernels)" row, so rows always add up to the trace's totals. Names that do not resolve through StringIds appear as "<unresolved id N>" or "<null name id>" (macro nsysq_name_label, queries/name_label.sql). Rows are per name id: nsys interns each string once in StringIds. A CUDA graph traced whole (nsys --cuda-graph-trace=graph) has one row 'graph <graphId>' per graph: instances = its executions, times = their GPU spans (its kernels are not in the kernel table), variants and kernel_names 0.
--- tables: nsysq_kernel_name_stats (per-name statistics, queries/kernel_name_stats.sql), CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId), StringIds(id, value)
+-- version: 5
+-- returns: one row per kernel name (rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, share_pct, variants = distinct demangled names in the row, kernel_names = names the row stands for, zero_length = launches with end = start, unresolved = launches whose name id does not resolve, underfilled_pct = the share of the row's time spent in launches with fewer thread blocks than half the GPU's SMs (sm_fill_pct < 50; NULL when the export gives no SM count, and for graph rows), underfilled_ns = that time) sorted by total time, then instances, then name; with limit > 0 only the top rows plus one "other (K kernels)" row, so rows always add up to the trace's totals. Names that do not resolve through StringIds appear as "<unresolved id N>" or "<null name id>" (macro nsysq_name_label, queries/name_label.sql). Rows are per name id: nsys interns each string once in StringIds. A CUDA graph traced whole (nsys --cuda-graph-trace=graph) has one row 'graph <graphId>' per graph: instances = its executions, times = their GPU spans (its kernels are not in the kernel table), variants and kernel_names 0.
+-- tables: nsysq_kernel_name_stats (per-name statistics, queries/kernel_name_stats.sql), CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId), StringIds(id, value), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: names ('short' or 'demangled'); limit (integer, 0 = every row)
 -- dialect: duckdb
 -- Per-name rows come from nsysq_kernel_name_stats (stored in the cached copy); only the "other" row
@@ -9,14 +9,14 @@
 WITH per_name AS (
     SELECT
         name_id, CAST(NULL AS BIGINT) AS graph_id, instances, total_ns, avg_ns, med_ns, min_ns, max_ns,
-        stddev_ns, variants, zero_length
+        stddev_ns, variants, zero_length, fill_known_ns, underfilled_ns
     FROM nsysq_kernel_name_stats
     WHERE names = $names
     UNION ALL  -- graphs traced whole: one row per graph, its executions as instances
     SELECT
         NULL, graphId, count(*), sum("end" - start), avg("end" - start), median("end" - start),
         min("end" - start), max("end" - start), stddev_samp("end" - start), 0,
-        count(*) FILTER (WHERE "end" = start)
+        count(*) FILTER (WHERE "end" = start), 0, 0
     FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE
     GROUP BY graphId
 ),
@@ -58,7 +58,10 @@ SELECT * FROM (
         rank, name, instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns,
         CASE WHEN all_ns > 0 THEN 100.0 * total_ns / all_ns END AS share_pct,
         variants, CASE WHEN graph_id IS NULL THEN 1 ELSE 0 END AS kernel_names, zero_length,
-        CASE WHEN is_unresolved THEN instances ELSE 0 END AS unresolved
+        CASE WHEN is_unresolved THEN instances ELSE 0 END AS unresolved,
+        CASE WHEN fill_known_ns > 0 AND total_ns > 0 THEN 100.0 * underfilled_ns / total_ns END
+            AS underfilled_pct,
+        CASE WHEN fill_known_ns > 0 THEN underfilled_ns END AS underfilled_ns
     FROM ranked, grand
     WHERE $limit <= 0 OR rank <= $limit
     UNION ALL
@@ -69,7 +72,10 @@ SELECT * FROM (
         min(r.min_ns), max(r.max_ns), max(s.stddev_ns),
         CASE WHEN max(g.all_ns) > 0 THEN 100.0 * sum(r.total_ns) / max(g.all_ns) END,
         max(s.variants), count(*) FILTER (WHERE r.graph_id IS NULL), sum(r.zero_length),
-        sum(CASE WHEN r.is_unresolved THEN r.instances ELSE 0 END)
+        sum(CASE WHEN r.is_unresolved THEN r.instances ELSE 0 END),
+        CASE WHEN sum(r.fill_known_ns) > 0 AND sum(r.total_ns) > 0
+             THEN 100.0 * sum(r.underfilled_ns) / sum(r.total_ns) END,
+        CASE WHEN sum(r.fill_known_ns) > 0 THEN sum(r.underfilled_ns) END
     FROM rest AS r, rest_spread AS s, grand AS g
     HAVING count(*) > 0
 )

@@ -1,7 +1,7 @@
 -- name: kernel_name_stats
--- version: 1
--- returns: launch statistics per kernel name, for both name kinds: one row per (names, name_id) with names = 'short' (name_id = shortName) or 'demangled' (name_id = demangledName): instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, variants (distinct demangled names), zero_length (launches with end = start). nsysq exposes it as nsysq_kernel_name_stats: a view on a direct read, a table stored in the cached copy (so census on the copy never aggregates 5M rows).
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName)
+-- version: 2
+-- returns: launch statistics per kernel name, for both name kinds: one row per (names, name_id) with names = 'short' (name_id = shortName) or 'demangled' (name_id = demangledName): instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, variants (distinct demangled names), zero_length (launches with end = start), fill_known_ns (time in launches whose GPU's SM count is known), underfilled_ns and underfilled_launches (time and launches with sm_fill_pct < 50: fewer thread blocks than half the SMs, macro nsysq_sm_fill_pct in queries/sm_fill.sql). nsysq exposes it as nsysq_kernel_name_stats: a view on a direct read, a table stored in the cached copy (so census on the copy never aggregates 5M rows).
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: none
 -- dialect: duckdb
 WITH k AS (
@@ -11,18 +11,54 @@ by_kind AS (  -- every launch once per name kind; a filter on names prunes the o
     SELECT 'short' AS names, shortName AS name_id, demangledName, dur FROM k
     UNION ALL
     SELECT 'demangled' AS names, demangledName AS name_id, demangledName, dur FROM k
+),
+stats AS (
+    SELECT
+        names,
+        name_id,
+        count(*) AS instances,
+        sum(dur) AS total_ns,
+        avg(dur) AS avg_ns,
+        median(dur) AS med_ns,
+        min(dur) AS min_ns,
+        max(dur) AS max_ns,
+        stddev_samp(dur) AS stddev_ns,
+        count(DISTINCT demangledName) AS variants,
+        count(*) FILTER (WHERE dur = 0) AS zero_length
+    FROM by_kind
+    GROUP BY names, name_id
+),
+-- The fill needs the grid and the device of each launch: launches are first grouped by name pair,
+-- block count and device (a few thousand groups), and only the groups meet the device table.
+grids AS (
+    SELECT
+        shortName, demangledName, gridX * gridY * gridZ AS blocks, deviceId, globalPid,
+        count(*) AS n, sum("end" - start) AS ns
+    FROM CUPTI_ACTIVITY_KIND_KERNEL
+    GROUP BY ALL
+),
+filled AS (
+    SELECT
+        g.shortName, g.demangledName, g.n, g.ns, d.sms IS NOT NULL AS known,
+        COALESCE(nsysq_sm_fill_pct(g.blocks, d.sms) < 50, false) AS under
+    FROM grids AS g
+    LEFT JOIN nsysq_launch_devices AS d
+        ON d.global_pid IS NOT DISTINCT FROM g.globalPid AND d.device_id IS NOT DISTINCT FROM g.deviceId
+),
+fill AS (
+    SELECT 'short' AS names, shortName AS name_id, * EXCLUDE (shortName, demangledName) FROM filled
+    UNION ALL
+    SELECT 'demangled' AS names, demangledName AS name_id, * EXCLUDE (shortName, demangledName) FROM filled
+),
+fill_by_name AS (
+    SELECT
+        names, name_id,
+        COALESCE(sum(ns) FILTER (WHERE known), 0) AS fill_known_ns,
+        COALESCE(sum(ns) FILTER (WHERE under), 0) AS underfilled_ns,
+        COALESCE(sum(n) FILTER (WHERE under), 0) AS underfilled_launches
+    FROM fill
+    GROUP BY names, name_id
 )
-SELECT
-    names,
-    name_id,
-    count(*) AS instances,
-    sum(dur) AS total_ns,
-    avg(dur) AS avg_ns,
-    median(dur) AS med_ns,
-    min(dur) AS min_ns,
-    max(dur) AS max_ns,
-    stddev_samp(dur) AS stddev_ns,
-    count(DISTINCT demangledName) AS variants,
-    count(*) FILTER (WHERE dur = 0) AS zero_length
-FROM by_kind
-GROUP BY names, name_id
+SELECT s.*, f.fill_known_ns, f.underfilled_ns, f.underfilled_launches
+FROM stats AS s
+JOIN fill_by_name AS f ON f.names = s.names AND f.name_id IS NOT DISTINCT FROM s.name_id

@@ -595,4 +595,79 @@ def graph_table(path: Path) -> dict[str, dict[str, Any]]:
             row["kernels"].append(one["n"])
         if (pid, corr) in ranges:
             row["ranges"].append(ranges[(pid, corr)])
+# -- grid vs SMs: blocks, the SM count of the GPU each launch ran on, its fill --------------------------
+# Plain SQL per table and a Python dict for the device mapping (TARGET_INFO_CUDA_DEVICE, else
+# TARGET_INFO_GPU.cuDevice, else the legacy per-process TARGET_INFO_CUDA_GPU); nothing from nsysq.
+
+
+def _columns(path: Path, table: str) -> set[str]:
+    return {r[1] for r in _rows(path, f"PRAGMA table_info({table})")}
+
+
+def device_sms(path: Path) -> dict[tuple[int, int], int]:
+    """(pid, CUDA device ordinal) -> SM count, for every pair the kernel table holds and the export
+    maps to a GPU with SMs."""
+    present = tables(path)
+    seen = _rows(
+        path,
+        "SELECT DISTINCT (globalPid >> 24) & 16777215, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL",
+    )
+    gpu_cols = _columns(path, "TARGET_INFO_GPU") if "TARGET_INFO_GPU" in present else set()
+    by_id: dict[int, int] = {}
+    by_cu: dict[int, list[int]] = {}
+    if "smCount" in gpu_cols:
+        for gid, cu, sms in _rows(path, "SELECT id, cuDevice, smCount FROM TARGET_INFO_GPU"):
+            if sms:
+                by_id[gid] = sms
+                by_cu.setdefault(cu, []).append(sms)
+    mapped = {}
+    if "TARGET_INFO_CUDA_DEVICE" in present:
+        mapped = {
+            (p, c): g for g, c, p in _rows(path, "SELECT gpuId, cudaId, pid FROM TARGET_INFO_CUDA_DEVICE")
+        }
+    legacy = {}
+    if "TARGET_INFO_CUDA_GPU" in present:
+        legacy = {
+            (p, d): n
+            for p, d, n in _rows(path, "SELECT pid, deviceId, numMultiprocessors FROM TARGET_INFO_CUDA_GPU")
+        }
+    out = {}
+    for pid, dev in seen:
+        if (pid, dev) in mapped and mapped[(pid, dev)] in by_id:
+            out[(pid, dev)] = by_id[mapped[(pid, dev)]]
+        elif dev in by_cu:
+            out[(pid, dev)] = by_cu[dev][0]
+        elif (pid, dev) in legacy and legacy[(pid, dev)]:
+            out[(pid, dev)] = legacy[(pid, dev)]
+    return out
+
+
+def launch_fill(path: Path) -> dict[tuple[int, int], tuple[int, int | None, float | None]]:
+    """(start, correlationId) -> (blocks, sms, sm_fill_pct) for every kernel launch."""
+    sms_of = device_sms(path)
+    out = {}
+    sql = (
+        "SELECT start, correlationId, gridX * gridY * gridZ, (globalPid >> 24) & 16777215, deviceId "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL"
+    )
+    for start, corr, blocks, pid, dev in _rows(path, sql):
+        sms = sms_of.get((pid, dev))
+        fill = 100.0 * min(blocks, sms) / sms if sms else None
+        out[(start, corr)] = (blocks, sms, fill)
+    return out
+
+
+def underfilled_by_short_name(path: Path) -> dict[str, int]:
+    """Short name -> total ns of its launches with sm_fill_pct < 50 (names with none left out)."""
+    sms_of = device_sms(path)
+    sql = """
+        SELECT COALESCE(s.value, CASE WHEN k.shortName IS NULL THEN '<null name id>'
+                                 ELSE '<unresolved id ' || k.shortName || '>' END),
+               k.gridX * k.gridY * k.gridZ, (k.globalPid >> 24) & 16777215, k.deviceId, k."end" - k.start
+        FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.shortName"""
+    out: dict[str, int] = {}
+    for name, blocks, pid, dev, dur in _rows(path, sql):
+        sms = sms_of.get((pid, dev))
+        if sms and 2 * min(blocks, sms) < sms:
+            out[name] = out.get(name, 0) + dur
     return out

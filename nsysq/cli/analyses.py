@@ -74,6 +74,14 @@ def census_command(
         ),
     ] = DEFAULT_LIMIT,
     names: NamesOpt = Names.short,
+    underfilled: Annotated[
+        bool,
+        typer.Option(
+            "--underfilled",
+            help="List the launches that keep fewer than half the GPU's SMs busy (sm_fill_pct < 50), "
+            "by time, per kernel and grid, with what the grid means.",
+        ),
+    ] = False,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
@@ -85,10 +93,12 @@ def census_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
-    from nsysq.census import census
+    from nsysq import census as census_mod
 
     def compute(t: Trace) -> Table:
-        return census(t, limit=limit, names=names.value)
+        if underfilled:
+            return census_mod.underfilled(t, limit=limit, names=names.value)
+        return census_mod.census(t, limit=limit, names=names.value)
 
     run_table(
         trace,
@@ -99,7 +109,7 @@ def census_command(
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
         nvtx=nvtx_of(nvtx, nvtx_like),
-        title="census",
+        title="under-filled launches" if underfilled else "census",
     )
 
 

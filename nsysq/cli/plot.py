@@ -135,6 +135,10 @@ def plot_census_cmd(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    fill: Annotated[
+        bool,
+        typer.Option("--fill", help="Hatch the part of each bar spent in launches filling < 50% of the SMs."),
+    ] = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
@@ -148,7 +152,7 @@ def plot_census_cmd(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="census"
     ) as t:
         df = t.census(limit=limit, names=names.value)
-    _save(plot_census(df, ax=_axes(size), top=limit, log=log), output, dpi, title)
+    _save(plot_census(df, ax=_axes(size), top=limit, log=log, fill=fill), output, dpi, title)
 
 
 @plot_app.command("lineup")

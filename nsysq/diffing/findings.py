@@ -23,16 +23,20 @@ _LAUNCH_FIELDS = (
 )
 
 
-def _findings(tables: dict[str, Table], threshold: float) -> list[Finding]:
+def _findings(
+    tables: dict[str, Table], threshold: float, sms: tuple[int | None, int | None] = (None, None)
+) -> list[Finding]:
+    """The board's findings; ``sms``: each side's SM count (None when unknown or mixed), for the
+    fill a grid change means."""
     cats = tables["categories"].records()
     kerns = tables["kernels"].records()
-    launch = {r["name"]: r for r in tables["launch_config"].records()}
+    launch = {r["name"]: {**r, "sms_a": sms[0], "sms_b": sms[1]} for r in tables["launch_config"].records()}
     found: list[Ranked] = [
         *_outlier_findings(cats, kerns, launch, threshold),
         *_danger_findings(tables["danger"].records()),
         *_variant_findings(tables["variants"].records()),
         *_copy_findings(tables["copies"].records()),
-        *_launch_config_findings(tables["launch_config"].records()),
+        *_launch_config_findings(list(launch.values())),
     ]
     found.sort(key=lambda item: item[0])
     return [f for _, f in found]
@@ -63,12 +67,40 @@ def _launch_note(launch: dict[str, dict[str, Any]], name: str) -> str:
     lc = launch.get(name)
     if not lc:
         return ""
+    parts = _launch_parts(lc)
+    return ("; launch " + ", ".join(parts)) if parts else ""
+
+
+def _blocks(grid: Any) -> int | None:
+    """gridX x gridY x gridZ of a "GXxGYxGZ" text (None when a part is unknown)."""
+    try:
+        return math.prod(int(p) for p in str(grid).split("x"))
+    except ValueError:
+        return None
+
+
+def _fill(blocks: int | None, sms: int | None) -> float | None:
+    return 100.0 * min(blocks, sms) / sms if blocks is not None and sms else None
+
+
+def _grid_fill(lc: dict[str, Any]) -> str:
+    """ "8x1x1 → 128x1x1 on 132 SMs: fill 6% → 97%" (the grid part alone when SMs are unknown)."""
+    text = f"grid {lc['grid_a']} → {lc['grid_b']}"
+    sa, sb = lc.get("sms_a"), lc.get("sms_b")
+    fa, fb = _fill(_blocks(lc["grid_a"]), sa), _fill(_blocks(lc["grid_b"]), sb)
+    if fa is None or fb is None:
+        return text
+    on = f"{sa} SMs" if sa == sb else f"{sa} → {sb} SMs"
+    return f"{text} on {on}: fill {fa:.0f}% → {fb:.0f}%"
+
+
+def _launch_parts(lc: dict[str, Any]) -> list[str]:
     parts = []
     for fld, label in _LAUNCH_FIELDS:
         va, vb = lc[f"{fld}_a"], lc[f"{fld}_b"]
         if va != vb:
-            parts.append(f"{label} {va} → {vb}")
-    return ("; launch " + ", ".join(parts)) if parts else ""
+            parts.append(_grid_fill(lc) if fld == "grid" else f"{label} {va} → {vb}")
+    return parts
 
 
 # -- 1. outliers: categories, then kernels not explained by a flagged category ----------------------
@@ -260,6 +292,11 @@ def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
                 f"{n_new} new {cat} variants ({fmt_time(v['new_ns'])}) replaced {n_old} "
                 f"({fmt_time(v['removed_ns'])}){fam_note}"
             )
+            swaps = _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"]))
+            if swaps:
+                shown = "; ".join(f"{', '.join(w['changes'])}" for w in swaps[:3])
+                more = f"; and {len(swaps) - 3} more" if len(swaps) > 3 else ""
+                evidence += f"; decoded: {shown}{more}"
             if gemmish:
                 verdict = (
                     "The library's heuristic / autotuner picked other tiles for the new shapes: "
@@ -306,11 +343,35 @@ def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
                         "removed_ns": v["removed_ns"],
                         "new_names": _split(v["new_names"]),
                         "removed_names": _split(v["removed_names"]),
+                        "decoded_swaps": _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"])),
                     },
                 ),
             )
         )
     return found
+
+
+def _decoded_swaps(removed: list[str], new: list[str]) -> list[dict[str, Any]]:
+    """Removed and new variants of one kernel (same decoder family key: e.g. nvjet types and
+    layout), paired in order of time, with the decoded fields that changed ("tile 64x8 → 128x64",
+    "stages 16 → 8"). Names no decoder reads, or without a partner, are left out."""
+    from nsysq import kernel_names
+
+    by_key: dict[str, list[kernel_names.Decoded]] = {}
+    for name in removed:
+        decoded = kernel_names.decode(name)
+        if decoded.family_key is not None:
+            by_key.setdefault(decoded.family_key, []).append(decoded)
+    swaps = []
+    for name in new:
+        decoded = kernel_names.decode(name)
+        partners = by_key.get(decoded.family_key or "", [])
+        if partners:
+            old = partners.pop(0)
+            changes = kernel_names.field_changes(old, decoded)
+            if changes:
+                swaps.append({"removed": old.name, "new": name, "changes": changes})
+    return swaps
 
 
 # -- 4. copy changes (operation counts) -------------------------------------------------------------
@@ -373,11 +434,7 @@ def _launch_config_findings(lrows: list[dict[str, Any]]) -> list[Ranked]:
         return []
     shown = []
     for lc in lrows[:3]:
-        parts = [
-            f"{label} {lc[f'{fld}_a']} → {lc[f'{fld}_b']}"
-            for fld, label in _LAUNCH_FIELDS
-            if lc[f"{fld}_a"] != lc[f"{fld}_b"]
-        ]
+        parts = _launch_parts(lc)
         if not parts:
             parts = [f"{lc['configs_a']} → {lc['configs_b']} distinct configurations"]
         shown.append(f"{lc['name']} " + ", ".join(parts))
@@ -395,7 +452,15 @@ def _launch_config_findings(lrows: list[dict[str, Any]]) -> list[Ranked]:
                 severity="low",
                 numbers={
                     "kernels": len(lrows),
-                    "changes": [{"kernel": lc["name"], "changed": lc["changed"]} for lc in lrows],
+                    "changes": [
+                        {
+                            "kernel": lc["name"],
+                            "changed": lc["changed"],
+                            "fill_a_pct": _fill(_blocks(lc["grid_a"]), lc.get("sms_a")),
+                            "fill_b_pct": _fill(_blocks(lc["grid_b"]), lc.get("sms_b")),
+                        }
+                        for lc in lrows
+                    ],
                 },
             ),
         )

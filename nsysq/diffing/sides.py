@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 def _kernel_pass(trace: Trace) -> None:
     """The one pass over the kernel table: its groups, then free the rows (all the diff reads)."""
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
+    trace.materialize("launch_sm_counts", "nsysq_launch_sm_counts")  # the SMs, for fill changes
     trace.release_kernel_rows()
 
 
@@ -29,13 +30,13 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
     else:
         trace.use_rules(rules, source=source)
     whole_graphs = trace.whole_graphs  # CUDA graphs traced whole: not in the kernel rows compared
+    meta = _meta(trace)  # first: the script's last statement stays the span's (tests/test_show_sql.py)
     kernels = trace.run("diff_side_kernels")
     # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
     built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
     kernels = replace(kernels, queries=(*kernels.queries, *built_from))
     copies = trace.run("copies")
     span, span_queries = _gpu_span(trace, copies)
-    meta = _meta(trace)
     has_kernel_table = trace.schema.has(schema.KERNEL)
     about = {
         "path": str(trace.path),
@@ -45,6 +46,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
         "has_kernel_table": has_kernel_table,
         "scope": trace.scope.describe() or None,  # the GPU work compared (nsysq.scope); None: all
+        "sms": trace.sql_table("SELECT sms FROM nsysq_launch_sm_counts").rows[0][0],
     }
     return {
         "about": about,

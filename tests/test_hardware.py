@@ -1,0 +1,270 @@
+"""Grid vs SMs: blocks, SM count, fill and theoretical waves per launch, the under-filled share in
+census and lineup, the under-filled view, the GPU limits in info. Checked against tests/oracle.py
+(raw sqlite3 SQL) on the real exports with GPU info, the bundled examples and the fixtures."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from nsysq.census import census, underfilled
+from nsysq.info import info
+from nsysq.lineup import lineup
+from nsysq.stakeout import stakeout
+from nsysq.trace import Trace
+from tests import oracle
+from tests.conftest import REAL_DIR, REAL_TRACES, ROOT
+
+EXAMPLES = [ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite"]
+WITH_KERNELS = [
+    p
+    for p in [*REAL_TRACES, *EXAMPLES]
+    if p.exists() and "CUPTI_ACTIVITY_KIND_KERNEL" in oracle.tables(p) and oracle.kernel_count(p)
+]
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.stem for p in paths]
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_fixtures_fill_matches_the_oracle(fixture_trace: Path) -> None:
+    if "CUPTI_ACTIVITY_KIND_KERNEL" not in oracle.tables(fixture_trace) or not oracle.kernel_count(
+        fixture_trace
+    ):
+        pytest.skip("no kernels in this fixture")
+    check_fill(fixture_trace)
+    test_underfilled_time_matches_the_oracle(fixture_trace)
+
+
+@pytest.mark.parametrize("path", WITH_KERNELS, ids=_ids(WITH_KERNELS))
+def test_stakeout_fill_matches_the_oracle(path: Path) -> None:
+    expected = oracle.launch_fill(path)
+    assert any(sms for _, sms, _ in expected.values()), "every export here has GPU info"
+    check_fill(path)
+
+
+def check_fill(path: Path) -> None:
+    expected = oracle.launch_fill(path)
+    with Trace(path, cache=False) as trace:
+        rows = stakeout(trace, "%", like=True).records()
+    # LIKE '%' selects every launch with a resolvable short or demangled name
+    named = oracle.scalar(
+        path,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE k.shortName IN (SELECT id FROM StringIds) "
+        "OR k.demangledName IN (SELECT id FROM StringIds)",
+    )
+    assert len(rows) == named and named >= len(expected) - 2
+    t0 = oracle.trace_t0(path)
+    for r in rows:
+        blocks, sms, fill = expected[(r["start_ns"] + t0, r["correlation_id"])]
+        assert (r["blocks"], r["sms"]) == (blocks, sms)
+        assert _close(r["sm_fill_pct"], fill)
+        assert r["threads_per_block"] == r["block_x"] * r["block_y"] * r["block_z"]
+
+
+@pytest.mark.parametrize("path", WITH_KERNELS, ids=_ids(WITH_KERNELS))
+def test_underfilled_time_matches_the_oracle(path: Path) -> None:
+    expected = oracle.underfilled_by_short_name(path)
+    with Trace(path, cache=False) as trace:
+        rows = census(trace).records()
+        view = underfilled(trace)
+        lineup_rows = lineup(trace).records()
+    got = {r["name"]: r["underfilled_ns"] for r in rows if r["underfilled_ns"]}
+    assert got == expected
+    for r in rows:
+        if not oracle.device_sms(path):
+            assert r["underfilled_pct"] is None
+            continue
+        assert _close(
+            r["underfilled_pct"], 100.0 * r["underfilled_ns"] / r["total_ns"] if r["total_ns"] else None
+        )
+    per_name: dict[str, int] = {}
+    for r in view.records():
+        assert r["sm_fill_pct"] < 50 and r["blocks"] * 2 < r["sms"]
+        assert r["meaning"].startswith(f"grid {r['grid']} on {r['sms']} SMs: ")
+        assert r["meaning"].endswith(f", {r['sms'] - r['blocks']} idle")
+        per_name[r["name"]] = per_name.get(r["name"], 0) + r["total_ns"]
+    assert per_name == expected
+    assert view.footer["underfilled_kernel_ns"] == sum(expected.values())
+    assert sum(r["underfilled_pct"] * r["total_ns"] for r in lineup_rows) == pytest.approx(
+        100.0 * sum(expected.values())
+    )
+
+
+def test_underfilled_view_on_the_example() -> None:
+    with Trace(EXAMPLES[1], cache=False) as trace:
+        rows = underfilled(trace, limit=1).records()
+    assert rows[0]["name"] == "vectorized_elementwise_kernel"
+    assert rows[0]["meaning"] == "grid 64x1x1 on 132 SMs: 64 SMs busy, 68 idle"
+    with Trace(REAL_DIR / "nsys2025.1_pytorch-nvfuser_cublas_nvtx_H200.sqlite", cache=False) as trace:
+        if not trace.path.exists():
+            pytest.skip("real exports not present")
+        top = underfilled(trace, limit=1).records()[0]
+    assert top["meaning"] == "grid 1x1x1 on 132 SMs: 1 SM busy, 131 idle"
+
+
+# The research's occupancy table (kernel-names-and-hardware.md §2.3), measured there in Python and
+# in DuckDB from the cuda_occupancy.h model: (export, kernel, blocks/SM, limited_by, waves).
+OCCUPANCY = [
+    (
+        "nsys2025.1_pytorch-nvfuser_cublas_nvtx_H200",
+        "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN",
+        1,
+        "registers & shared memory",
+        1.0,
+    ),
+    (
+        "nsys2025.1_pytorch-nvfuser_cublas_nvtx_H200",
+        "nvfuser_pointwise_f0_c1_r0_g4",
+        16,
+        "warps",
+        256512 / 2112,
+    ),
+    (
+        "nsys2024.6_pytorch-llama-sim_cublas_nvtx_RTX4060Ti",
+        "ampere_sgemm_128x64_nn",
+        4,
+        "registers & shared memory",
+        3584 / 136,
+    ),
+    ("nsys2022.2_saxpy-mpi-cuda_nvtx_A100_nonlazy", "saxpy", 4, "warps & registers", 2 / 432),
+    ("nsys2023.3_openmp-heat_memcpy_T4", "nvkernel_solve_F1L204_2", 8, "warps", 500000 / 320),
+    ("nsys2025.5_windows_gemm_RTX5070Ti", "tiled_gemm", 6, "warps & registers", 112 / 276),
+]
+
+
+@pytest.mark.parametrize(
+    ("stem", "kernel", "per_sm", "limit", "waves"), OCCUPANCY, ids=[o[1] for o in OCCUPANCY]
+)
+def test_theoretical_occupancy_of_known_launches(
+    stem: str, kernel: str, per_sm: int, limit: str, waves: float
+) -> None:
+    path = REAL_DIR / f"{stem}.sqlite"
+    if not path.exists():
+        pytest.skip("real exports not present")
+    with Trace(path, cache=False) as trace:
+        first = stakeout(trace, kernel, limit=1).records()[0]
+    assert (first["blocks_per_sm"], first["limited_by"]) == (per_sm, limit)
+    assert first["waves"] == pytest.approx(waves)
+
+
+def test_unknown_limit_leaves_waves_unknown() -> None:
+    """The RTX 6000 export records maxBlocksPerSm = 0: the block limit is unknown, so are waves."""
+    path = REAL_DIR / "nsys2021.2_cuda-hashjoin_memcpy-memset_RTX6000.sqlite"
+    if not path.exists():
+        pytest.skip("real exports not present")
+    with Trace(path, cache=False) as trace:
+        rows = stakeout(trace, "%", like=True).records()
+        data = info(trace)
+    assert all(r["sms"] == 72 and r["waves"] is None and r["limited_by"] is None for r in rows)
+    assert data["gpus"][0]["max_blocks_per_sm"] is None
+
+
+def test_info_maps_devices_by_cuda_ordinal_not_gpu_id() -> None:
+    """4xA100: device 0 is TARGET_INFO_GPU id 3 (cuDevice 0, bus 03:00.0), not id 0."""
+    path = REAL_DIR / "nsys2024.5export_cloverleaf_4xA100.sqlite"
+    if not path.exists():
+        pytest.skip("real exports not present")
+    with Trace(path, cache=False) as trace:
+        devices = trace.sql_table("SELECT device_id, gpu_id, mapping, sms FROM nsysq_launch_devices").rows
+        data = info(trace)
+    assert devices == [(0, 3, "cuDevice", 108)]
+    assert len(data["gpus"]) == 4
+    for gpu in data["gpus"]:
+        assert gpu["sm_count"] == 108 and gpu["max_threads_per_sm"] == 2048
+        assert gpu["max_shared_memory_per_sm"] == 167936 and gpu["reserved_shared_memory_per_block"] == 1024
+
+
+def test_legacy_gpu_table_gives_sms_per_process() -> None:
+    path = REAL_DIR / "nsys2020.3_openmp-offload_2xV100.sqlite"
+    if not path.exists():
+        pytest.skip("real exports not present")
+    with Trace(path, cache=False) as trace:
+        data = info(trace)
+        devices = trace.sql_table(
+            "SELECT mapping, sms, reserved_shared_memory_per_block FROM nsysq_launch_devices"
+        )
+    assert [g["source"] for g in data["gpus"]] == ["TARGET_INFO_CUDA_GPU"] * 2
+    assert devices.rows == [("TARGET_INFO_CUDA_GPU", 80, 0)]
+
+
+def test_no_gpu_info_gives_nulls(fixture_dir: Path) -> None:
+    """A trace without GPU tables: sms and fill are NULL, never a guess; census says unknown."""
+    import shutil
+    import sqlite3
+
+    src = fixture_dir / "v2025_5.sqlite"
+    tmp = fixture_dir / "no_gpu.sqlite"
+    shutil.copy(src, tmp)
+    con = sqlite3.connect(tmp)
+    for table in ("TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_CUDA_GPU"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.commit()
+    con.close()
+    with Trace(tmp, cache=False) as trace:
+        rows = census(trace).records()
+        launches = stakeout(trace, "%", like=True, limit=5).records()
+        view = underfilled(trace)
+    assert all(r["underfilled_pct"] is None for r in rows)
+    assert all(r["sms"] is None and r["sm_fill_pct"] is None and r["waves"] is None for r in launches)
+    assert view.rows == [] and view.footer["underfilled_pct"] is None and view.notes
+
+
+def test_plots_show_fill() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nsysq.plot import plot_census, plot_stakeout
+
+    with Trace(EXAMPLES[1], cache=False) as trace:
+        census_df = trace.census(limit=5)
+        stake_df = trace.stakeout("vectorized_elementwise_kernel")
+    ax = plot_census(census_df, top=5, fill=True)
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    under = census_df.set_index("name")["underfilled_ns"]["vectorized_elementwise_kernel"]
+    assert hatched and max(p.get_width() for p in hatched) == pytest.approx(under / 1e6, rel=1e-6)
+    assert not [p for p in plot_census(census_df, top=5).patches if p.get_hatch()]
+    labels = plot_stakeout(stake_df).get_legend_handles_labels()[1]
+    assert "under-filled: 48% of 132 SMs busy (183)" in labels
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("census", "{a}", "--underfilled", "-n", "3"),
+        ("explain", "device_kernel", "--trace", "{a}"),
+        ("stakeout", "{a}", "act_and_mul_kernel", "-n", "3"),
+    ],
+    ids=["underfilled", "explain", "stakeout"],
+)
+def test_show_sql_scripts_reproduce_the_rows(args: tuple[str, ...]) -> None:
+    """The last statement of --show-sql gives the rows the command prints (explain: its configs)."""
+    import json
+    import subprocess
+    import sys
+
+    import duckdb
+
+    full = [a.format(a=EXAMPLES[0]) for a in args]
+    run = [sys.executable, "-m", "nsysq", *full]
+    script = subprocess.run([*run, "--show-sql"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    doc = json.loads(
+        subprocess.run([*run, "-f", "json"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    )
+    con = duckdb.connect()
+    rows: list[tuple[object, ...]] = []
+    for statement in duckdb.extract_statements(script):
+        rows = con.execute(statement).fetchall()
+    con.close()
+    expected = doc["launch_configs"] if args[0] == "explain" else doc["rows"]
+    assert len(rows) == len(expected) and rows
+    for got, want in zip(rows, expected, strict=True):
+        assert [pytest.approx(v) if isinstance(v, float) else v for v in got] == list(want.values())
