@@ -77,7 +77,7 @@ def diff(
     }
     tables = _combine(side_a, side_b, danger, min_ns=min_time_ms * 1e6, threshold=threshold)
     tables["totals"] = _totals(side_a, side_b)
-    findings = _findings(tables, threshold)
+    findings = _findings(tables, threshold, min_time_ms * 1e6)
     warnings = _warnings(side_a, side_b)
     return DiffResult(
         a=side_a["about"],

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 
 
 def _kernel_pass(trace: Trace) -> None:
-    """The one pass over the kernel table: its groups, then free the rows (all the diff reads)."""
+    """The one pass over the kernel table: its groups and the GPU busy time per device
+    (``queries/gpu_busy.sql``), then free the rows (all the diff reads)."""
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
+    trace.materialize("gpu_busy", "nsysq_gpu_busy")
     trace.release_kernel_rows()
 
 
@@ -34,6 +36,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
     kernels = replace(kernels, queries=(*kernels.queries, *built_from))
     copies = trace.run("copies")
     span, span_queries = _gpu_span(trace, copies)
+    busy = _gpu_busy(trace, kernels, source)
     meta = _meta(trace)
     has_kernel_table = trace.schema.has(schema.KERNEL)
     about = {
@@ -50,6 +53,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "copies": copies,
         "span": span,
         "span_queries": span_queries,
+        "busy": busy,
         "kernel_types": _column_types(trace, "diff_side_kernels"),
         "copy_types": _column_types(trace, "copies"),
     }
@@ -75,6 +79,27 @@ def _gpu_span(trace: Trace, copies: Table) -> tuple[dict[str, Any], tuple[str, .
     hi = max((v for v in ends if v is not None), default=None)
     span = {"t0": lo, "t_end": hi, "span_ns": None if lo is None or hi is None else hi - lo}
     return span, (*kernel_span.queries, *copies.queries)
+
+
+def _gpu_busy(trace: Trace, kernels: Table, source: str) -> dict[str, Any]:
+    """GPU busy and idle time summed over devices (``nsysq gaps``' device unions) and exposed
+    communication time summed over devices (``nsysq overlap`` with the diff's lineup rules; 0
+    without communication kernels, whose overlap query is then skipped), with the labels of the
+    queries they come from."""
+    from nsysq.overlap import COMM_CATEGORY, overlap_by_loaded_rules
+
+    rows = trace.sql_table("SELECT busy_ns, idle_ns FROM nsysq_gpu_busy").rows
+    out: dict[str, Any] = {
+        "gpu_busy_ns": sum(int(busy) for busy, _ in rows) if rows else None,
+        "gpu_idle_ns": sum(int(idle) for _, idle in rows) if rows else None,
+        "comm_exposed_ns": 0,
+        "queries": (catalog.get("gpu_busy").label,),
+    }
+    if any(r["category"] == COMM_CATEGORY for r in kernels.records()):
+        devices = overlap_by_loaded_rules(trace, source).devices
+        out["comm_exposed_ns"] = int(devices.footer["exposed_ns"])
+        out["queries"] = (*out["queries"], *devices.queries)
+    return out
 
 
 def _meta(trace: Trace) -> dict[str, Any]:
