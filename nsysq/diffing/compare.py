@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nsysq.diffing.combine import _combine
 from nsysq.diffing.findings import _findings
-from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
+from nsysq.diffing.params import (
+    COPY_CHANGE,
+    DEFAULT_MIN_TIME_MS,
+    DEFAULT_THRESHOLD,
+    IDLE_CHANGE,
+    IDLE_MIN_SHARE,
+    MAD_FLOOR,
+    PER_CALL_FLOOR,
+    WORK_CHANGE,
+)
 from nsysq.diffing.result import DiffResult
 from nsysq.diffing.sides import _kernel_pass, _read_side
 from nsysq.diffing.totals import _totals
@@ -72,6 +81,10 @@ def diff(
         "threshold": float(threshold),
         "mad_floor": MAD_FLOOR,
         "copy_change": COPY_CHANGE,
+        "per_call_floor": PER_CALL_FLOOR,
+        "work_change": WORK_CHANGE,
+        "idle_change": IDLE_CHANGE,
+        "idle_min_share": IDLE_MIN_SHARE,
         "rules": rules_source,
         "danger_rules": danger_source,
     }
