@@ -34,9 +34,9 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
     # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
     built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
     kernels = replace(kernels, queries=(*kernels.queries, *built_from))
+    busy = _gpu_busy(trace, kernels, source)
     copies = trace.run("copies")
     span, span_queries = _gpu_span(trace, copies)
-    busy = _gpu_busy(trace, kernels, source)
     meta = _meta(trace)
     has_kernel_table = trace.schema.has(schema.KERNEL)
     about = {
