@@ -105,12 +105,6 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
     else:
         trace.use_rules(rules_mod.load_lineup_rules(rules), source=str(rules))
         source = str(rules)
-    return overlap_by_loaded_rules(trace, source)
-
-
-def overlap_by_loaded_rules(trace: Trace, source: str) -> OverlapResult:
-    """:func:`overlap` with the lineup rules ``trace`` has loaded already (``source`` names them):
-    ``nsysq diff`` reads both sides' categories with the same rules."""
     kind_rules = load_kind_rules()
     table = trace.run(
         "overlap",

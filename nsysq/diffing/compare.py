@@ -68,9 +68,9 @@ def diff(
         ta = a if isinstance(a, Trace) else _remember(opened, Trace(a, prefetch="kernel_groups"))
         ta.prefetch("kernel_groups")  # a Trace passed in: decode what is missing
         tb = b if isinstance(b, Trace) else _remember(opened, Trace(b, prefetch=None))
-        _kernel_pass(ta)
+        busy_a = _kernel_pass(ta, lineup_rules, rules_source)
         tb.prefetch("kernel_groups")
-        side_a = _read_side(ta, lineup_rules, rules_source)
+        side_a = _read_side(ta, lineup_rules, rules_source, busy_a)
         side_b = _read_side(tb, lineup_rules, rules_source)
     finally:
         for t in opened:

@@ -13,28 +13,39 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 
-def _kernel_pass(trace: Trace) -> None:
-    """The one pass over the kernel table: its groups and the GPU busy time per device
-    (``queries/gpu_busy.sql``), then free the rows (all the diff reads)."""
+def _kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
+    """The one pass over the kernel table: its groups, the kernel categories, and the GPU busy,
+    idle and exposed communication time per device (``queries/gpu_busy.sql``); then free the rows
+    (all the diff reads). Returns the gpu_busy rows."""
+    from nsysq.overlap import COMM_CATEGORY
+
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
-    trace.materialize("gpu_busy", "nsysq_gpu_busy")
+    _use_rules(trace, rules, source)
+    busy = trace.run("gpu_busy", comm_category=COMM_CATEGORY)
     trace.release_kernel_rows()
+    return busy
 
 
-def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str, Any]:
-    """Everything else of one side, once its kernel pass is done."""
-    from nsysq import schema
-
-    _kernel_pass(trace)  # a no-op when done already
+def _use_rules(trace: Trace, rules: list[Rule] | None, source: str) -> None:
     if rules is None:
         trace.use_rules()
     else:
         trace.use_rules(rules, source=source)
+
+
+def _read_side(
+    trace: Trace, rules: list[Rule] | None, source: str, busy: Table | None = None
+) -> dict[str, Any]:
+    """Everything else of one side; ``busy``: what its kernel pass returned (run now when None)."""
+    from nsysq import schema
+
+    if busy is None:
+        busy = _kernel_pass(trace, rules, source)
+    _use_rules(trace, rules, source)  # a no-op when loaded already
     kernels = trace.run("diff_side_kernels")
     # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
     built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
     kernels = replace(kernels, queries=(*kernels.queries, *built_from))
-    busy = _gpu_busy(trace, kernels, source)
     copies = trace.run("copies")
     span, span_queries = _gpu_span(trace, copies)
     meta = _meta(trace)
@@ -53,7 +64,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "copies": copies,
         "span": span,
         "span_queries": span_queries,
-        "busy": busy,
+        "busy": _gpu_totals(busy),
         "kernel_types": _column_types(trace, "diff_side_kernels"),
         "copy_types": _column_types(trace, "copies"),
     }
@@ -81,25 +92,20 @@ def _gpu_span(trace: Trace, copies: Table) -> tuple[dict[str, Any], tuple[str, .
     return span, (*kernel_span.queries, *copies.queries)
 
 
-def _gpu_busy(trace: Trace, kernels: Table, source: str) -> dict[str, Any]:
-    """GPU busy and idle time summed over devices (``nsysq gaps``' device unions) and exposed
-    communication time summed over devices (``nsysq overlap`` with the diff's lineup rules; 0
-    without communication kernels, whose overlap query is then skipped), with the labels of the
-    queries they come from."""
-    from nsysq.overlap import COMM_CATEGORY, overlap_by_loaded_rules
+def _gpu_totals(busy: Table) -> dict[str, Any]:
+    """GPU busy and idle time (``nsysq gaps``' device unions) and exposed communication time
+    (``nsysq overlap``'s exposed_ns) summed over devices, with the query's label."""
+    records = busy.records()
 
-    rows = trace.sql_table("SELECT busy_ns, idle_ns FROM nsysq_gpu_busy").rows
-    out: dict[str, Any] = {
-        "gpu_busy_ns": sum(int(busy) for busy, _ in rows) if rows else None,
-        "gpu_idle_ns": sum(int(idle) for _, idle in rows) if rows else None,
-        "comm_exposed_ns": 0,
-        "queries": (catalog.get("gpu_busy").label,),
+    def total(column: str) -> int | None:
+        return sum(int(r[column]) for r in records) if records else None
+
+    return {
+        "gpu_busy_ns": total("busy_ns"),
+        "gpu_idle_ns": total("idle_ns"),
+        "comm_exposed_ns": total("comm_exposed_ns") or 0,
+        "queries": busy.queries,
     }
-    if any(r["category"] == COMM_CATEGORY for r in kernels.records()):
-        devices = overlap_by_loaded_rules(trace, source).devices
-        out["comm_exposed_ns"] = int(devices.footer["exposed_ns"])
-        out["queries"] = (*out["queries"], *devices.queries)
-    return out
 
 
 def _meta(trace: Trace) -> dict[str, Any]:
