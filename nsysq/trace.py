@@ -5,8 +5,11 @@ before the 0.07 s of ``import duckdb`` (see Trace.__init__)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +52,7 @@ class Trace:
         # Every statement run after opening, in order: nsysq.sqlscript turns them into --show-sql.
         self.executed: list[Statement] = []
         self._macros_defined = False
+        self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
 
     @property
     def _decoded(self) -> DecodedTables | None:
@@ -65,6 +69,9 @@ class Trace:
     def close(self) -> None:
         """Close the connection; after a direct read of a large trace, start building its copy."""
         self._reader.close()
+        if self._spill is not None:
+            shutil.rmtree(self._spill, ignore_errors=True)
+            self._spill = None
 
     def __enter__(self) -> Trace:
         return self
@@ -129,6 +136,14 @@ class Trace:
                 return tuple(d[0] for d in cur.description or ()), cur.fetchall()
 
         return self._reader.fetch(call, declared, sql)
+
+    def bounded_memory(self, limit: str) -> contextlib.AbstractContextManager[None]:
+        """Within the block, DuckDB's working memory on this trace's connection stays under
+        ``limit``: past it DuckDB spills into a private ``nsysq-spill-*`` directory in the system's
+        temporary directory, removed when the trace is closed (extension.bounded_memory)."""
+        if self._spill is None:
+            self._spill = Path(tempfile.mkdtemp(prefix="nsysq-spill-"))
+        return extension.bounded_memory(self._con, limit, self._spill)
 
     @property
     def kernel_reader(self) -> str:

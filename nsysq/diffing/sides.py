@@ -17,11 +17,13 @@ def _kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
     """The one pass over the kernel table: its groups, the kernel categories, and the GPU busy,
     idle and exposed communication time per device (``queries/gpu_busy.sql``); then free the rows
     (all the diff reads). Returns the gpu_busy rows."""
+    from nsysq.gaps import WORK_MEMORY
     from nsysq.overlap import COMM_CATEGORY
 
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
     _use_rules(trace, rules, source)
-    busy = trace.run("gpu_busy", comm_category=COMM_CATEGORY)
+    with trace.bounded_memory(WORK_MEMORY):
+        busy = trace.run("gpu_busy", comm_category=COMM_CATEGORY)
     trace.release_kernel_rows()
     return busy
 
