@@ -113,7 +113,11 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
 
 
 def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int) -> GapsResult:
+    from nsysq import schema
+
     feeders = trace.run("gap_feeders")
+    for table in (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.RUNTIME):
+        trace.release_columns(table, ("correlationId", "globalPid"))  # only the feeders read them
     table = trace.run(
         "gaps",
         t0=trace.t0,
@@ -129,6 +133,7 @@ def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: 
         sections[record["section"]].append(record)
     if not sections["device"]:
         raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
+    trace.release_columns(schema.RUNTIME)  # the stream unions read GPU ops only
     streams = trace.run("gap_streams", t0=trace.t0)
     sections["stream"] = streams.records()
     queries = (*feeders.queries, *table.queries, *streams.queries)

@@ -157,6 +157,17 @@ class Trace:
         if self._decoded is not None:
             self._decoded.prefetch(catalog.get(name).declared_columns)
 
+    def release_columns(self, table: str, columns: tuple[str, ...] | None = None) -> None:
+        """Free the decoded arrays of ``table``'s ``columns`` (None: every column) on a direct read;
+        a later query that reads them decodes them again. A no-op on a cached copy."""
+        decoded = self._decoded.tables.get(table) if self._decoded is not None else None
+        if decoded is None:
+            return
+        if columns is None:
+            decoded.release()
+        else:
+            decoded.release_columns(columns)
+
     def release_kernel_rows(self) -> None:
         """Free the kernel columns decoded so far (a later query decodes what it needs again)."""
         if self._decoded is not None:
