@@ -116,8 +116,8 @@ def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: 
     from nsysq import schema
 
     feeders = trace.run("gap_feeders")
-    for table in (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.RUNTIME):
-        trace.release_columns(table, ("correlationId", "globalPid"))  # only the feeders read them
+    for events in (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.RUNTIME):
+        trace.release_columns(events, ("correlationId", "globalPid"))  # only the feeders read them
     table = trace.run(
         "gaps",
         t0=trace.t0,
