@@ -3,6 +3,7 @@
     python bench/run.py                      # 5M kernels, 5 repeats
     python bench/run.py --kernels 20000000 --repeat 1
     python bench/run.py --quick              # 200k kernels, smoke run
+    python bench/run.py --only gaps,overlap  # just these first runs, round-robin with a census
 
 Traces are generated once into bench/out/ (gitignored) by nsysq.synth.big and reused. Every
 timing is a whole process (wall clock, median of --repeat runs) with its CPU time and peak RSS
@@ -241,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="200k kernels, 2 repeats")
     ap.add_argument("--no-diff", action="store_true", help="skip the diff (needs a second trace)")
     ap.add_argument("--only-nvtx", action="store_true", help="time only the nsysq nvtx rows")
+    ap.add_argument(
+        "--only",
+        help="time only these first (cold) runs, round-robin with the first census: a comma list of "
+        + ", ".join(ONLY_CHOICES),
+    )
     args = ap.parse_args(argv)
     n = 200_000 if args.quick else args.kernels
     repeat = 2 if args.quick else args.repeat
@@ -268,8 +274,12 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
 
+    if args.only:
+        return run_only(args.only, a, n, size_mb, repeat, env)
+
     r: dict[str, Result] = {}
-    # The two ratio targets compare runs of the same round: sqlite3 census, first census, first diff.
+    # The ratio targets compare runs of the same round: sqlite3 census, first census, first diff,
+    # first gaps and first overlap.
     paired = {
         "sqlite3_census": Spec("sqlite3 raw census", [SQLITE3, "-readonly", str(a)], env, stdin=RAW_CENSUS),
         "census_cold": Spec(
@@ -281,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         paired["diff_cold"] = Spec(
             "nsysq diff A B (first, cold)", [*NSYSQ, "diff", str(a), str(b)], env, fresh_cache=True
         )
+    paired.update(gpu_time_specs(a, env))
     r.update(zip(paired, interleaved(list(paired.values()), repeat), strict=True))
     r["sqlite3_lineup"] = measure(
         "sqlite3 raw lineup", [SQLITE3, "-readonly", str(a)], repeat, env, stdin=RAW_LINEUP
@@ -342,6 +353,84 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+ONLY_CHOICES = ("gaps", "overlap", "diff", "sqlite3")
+
+
+def gpu_time_specs(a: Path, env: dict[str, str]) -> dict[str, Spec]:
+    """Issue 11's first runs (fresh cache dir each), timed round-robin with the first census."""
+    return {
+        "gaps_cold": Spec("nsysq gaps (first, cold cache)", [*NSYSQ, "gaps", str(a)], env, fresh_cache=True),
+        "overlap_cold": Spec(
+            "nsysq overlap (first, cold cache)", [*NSYSQ, "overlap", str(a)], env, fresh_cache=True
+        ),
+    }
+
+
+def gpu_time_targets(r: dict[str, Result], judged: bool) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 11's target (gaps at most 2x a census at 5M); overlap's ratio for information."""
+    rows: list[tuple[str, str, str, bool | None]] = []
+    if "gaps_cold" in r:
+        ratio = paired_ratio(r["gaps_cold"], r["census_cold"])
+        rows.append(("first gaps / first census", f"{ratio:.2f}x", "<= 2x", ratio <= 2 if judged else None))
+    if "overlap_cold" in r:
+        ratio = paired_ratio(r["overlap_cold"], r["census_cold"])
+        rows.append(("first overlap / first census", f"{ratio:.2f}x", "-", True))
+    return rows
+
+
+def run_only(only: str, a: Path, n: int, size_mb: float, repeat: int, env: dict[str, str]) -> int:
+    """``--only``: the first census and the chosen first runs, round-robin; their table and targets."""
+    chosen = [w.strip() for w in only.split(",") if w.strip()]
+    unknown = sorted(set(chosen) - set(ONLY_CHOICES))
+    if unknown:
+        print(f"--only does not know {', '.join(unknown)}; use {', '.join(ONLY_CHOICES)}", file=sys.stderr)
+        return 2
+    specs = {
+        "census_cold": Spec(
+            "nsysq census (first, cold cache)", [*NSYSQ, "census", str(a)], env, fresh_cache=True
+        )
+    }
+    gpu = gpu_time_specs(a, env)
+    for word in chosen:
+        if word in ("gaps", "overlap"):
+            specs[f"{word}_cold"] = gpu[f"{word}_cold"]
+        elif word == "diff":
+            b = trace(n, seed=1)
+            specs["diff_cold"] = Spec(
+                "nsysq diff A B (first, cold)", [*NSYSQ, "diff", str(a), str(b)], env, fresh_cache=True
+            )
+        else:
+            specs["sqlite3_census"] = Spec(
+                "sqlite3 raw census", [SQLITE3, "-readonly", str(a)], env, stdin=RAW_CENSUS
+            )
+    r = dict(zip(specs, interleaved(list(specs.values()), repeat), strict=True))
+    judged = n == 5_000_000
+    print(
+        f"\n## nsysq benchmark (--only {only}): {n:,} kernels ({size_mb:.0f} MB), {os.cpu_count()} cores, "
+        f"load avg {os.getloadavg()[0]:.1f} at the end\n"
+    )
+    print("| run | median wall s | cpu s | peak RSS MB |")
+    print("|---|---:|---:|---:|")
+    for res in r.values():
+        print(f"| {res.name} | {res.wall:.3f} | {res.cpu:.3f} | {res.rss_mb:.0f} |")
+    rows = gpu_time_targets(r, judged)
+    if "diff_cold" in r:
+        ratio = paired_ratio(r["diff_cold"], r["census_cold"])
+        rows.append(
+            ("first diff / first census", f"{ratio:.2f}x", "<= 2.5x", ratio <= 2.5 if judged else None)
+        )
+    peak = max(res.rss_mb for k, res in r.items() if not k.startswith("sqlite3"))
+    rows.append(("peak RSS of any nsysq process", f"{peak:.0f} MB", "<= 1024 MB", peak <= 1024))
+    print("\nRatios are medians of per-round ratios (each round times the commands back to back).\n")
+    print("| target | measured | goal | |")
+    print("|---|---|---|---|")
+    for what, got, goal, ok in rows:
+        verdict = "5M target: not judged at this size" if ok is None else ("met" if ok else "NOT met")
+        verdict = "for information" if goal == "-" else verdict
+        print(f"| {what} | {got} | {goal} | {verdict} |")
+    return 0
+
+
 def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> None:
     print(
         f"\n## nsysq benchmark: {n:,} kernels ({size_mb:.0f} MB), {os.cpu_count()} cores, "
@@ -367,6 +456,7 @@ def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> 
         rows.append(("first diff / first census", f"{ratio:.2f}x", "<= 2.5x", met))
     elif judged:
         rows.append(("first diff / first census", "not measured in this run", "<= 2.5x", False))
+    rows += gpu_time_targets(r, judged)
     limit = 1024 if n <= 5_000_000 else 2048
     # issue 4's memory bound is for census, lineup, stakeout, timeline and diff; nvtx has its own rows
     peak = max(res.rss_mb for k, res in r.items() if not k.startswith(("sqlite3", "nsys_ai", "nvtx")))
@@ -383,6 +473,7 @@ def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> 
     print("|---|---|---|---|")
     for what, got, goal, ok in rows:
         verdict = "5M target: not judged at this size" if ok is None else ("met" if ok else "NOT met")
+        verdict = "for information" if goal == "-" else verdict
         print(f"| {what} | {got} | {goal} | {verdict} |")
     if not nsys_ai:
         print("\n(nsys-ai is not installed: its summary/diff were not timed.)")

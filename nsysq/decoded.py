@@ -165,6 +165,21 @@ class DecodedTable:
             self._connection.register(self._arrays, frame)
         self._create_view()
 
+    def release_columns(self, columns: Iterable[str]) -> None:
+        """Drop the decoded arrays of ``columns`` (the core ones stay): a later query that reads one
+        decodes it again."""
+        drop = [c for c in columns if c in self._values and c not in CORE[self.table]]
+        if not drop:
+            return
+        for column in drop:
+            del self._values[column]
+            self._nulls.pop(column, None)
+        frame = dict(self._values)
+        frame.update({f"{c}__null": mask for c, mask in self._nulls.items()})
+        with extension.pandas_free_binding():
+            self._connection.register(self._arrays, frame)
+        self._create_view()
+
     def release(self) -> None:
         """Drop the decoded arrays (memory); the next query that needs them decodes them again."""
         if self._values:

@@ -104,3 +104,31 @@ def table_from_rows(
     params = {f"c{i}": list(col) for i, col in enumerate(values)}
     with pandas_free_binding():
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {select}", params)
+
+
+@contextmanager
+def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str, spill: Path) -> Iterator[None]:
+    """Hold DuckDB's working memory (sorts, windows, hash tables) on ``con`` to ``limit`` (e.g.
+    ``"300MB"``) for the duration: past it DuckDB spills into the directory ``spill``, which the
+    caller owns and removes once the connection is closed (DuckDB may keep a spilled block there
+    as long as a temp table holds it). The previous limit comes back on exit. DuckDB cannot move a
+    temporary directory it has used: when the connection spilled elsewhere before, the block runs
+    without a bound rather than spill into the working directory (DuckDB's default)."""
+    import duckdb
+
+    limit_before, spill_before = con.execute(
+        "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+    ).fetchone() or ("", "")
+    if Path(str(spill_before)) != spill:
+        try:
+            con.execute(f"SET temp_directory = '{spill.as_posix()}'")
+        except duckdb.Error:
+            yield
+            return
+    con.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield
+    finally:  # back to the default when it was the default (a SET of its text would round it)
+        con.execute("RESET memory_limit")
+        if con.execute("SELECT current_setting('memory_limit')").fetchone() != (limit_before,):
+            con.execute(f"SET memory_limit = '{limit_before}'")

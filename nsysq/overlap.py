@@ -18,6 +18,7 @@ from nsysq import catalog
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError
 from nsysq.scope import stamp
+from nsysq.gaps import WORK_MEMORY
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -107,12 +108,13 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
         trace.use_rules(rules_mod.load_lineup_rules(rules), source=str(rules))
         source = str(rules)
     kind_rules = load_kind_rules()
-    table = trace.run(
-        "overlap",
-        comm_category=COMM_CATEGORY,
-        kind_names=[r.kind for r in kind_rules],
-        kind_patterns=[r.like for r in kind_rules],
-    )
+    with trace.bounded_memory(WORK_MEMORY):
+        table = trace.run(
+            "overlap",
+            comm_category=COMM_CATEGORY,
+            kind_names=[r.kind for r in kind_rules],
+            kind_patterns=[r.like for r in kind_rules],
+        )
     records = table.records()
     if not any(r["section"] == "device" for r in records):
         raise NoDataError(f"{trace.path.name} recorded no kernel or memcpy with a start and an end.")

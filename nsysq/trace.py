@@ -5,8 +5,11 @@ before the 0.07 s of ``import duckdb`` (see Trace.__init__)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +62,7 @@ class Trace:
         self._macros_defined = False
         self.scope: Scope = scope or Scope()
         self._scope_ready = False
+        self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
 
     @property
     def _decoded(self) -> DecodedTables | None:
@@ -75,6 +79,9 @@ class Trace:
     def close(self) -> None:
         """Close the connection; after a direct read of a large trace, start building its copy."""
         self._reader.close()
+        if self._spill is not None:
+            shutil.rmtree(self._spill, ignore_errors=True)
+            self._spill = None
 
     def __enter__(self) -> Trace:
         return self
@@ -195,6 +202,14 @@ class Trace:
 
         return self._reader.fetch(call, declared, sql)
 
+    def bounded_memory(self, limit: str) -> contextlib.AbstractContextManager[None]:
+        """Within the block, DuckDB's working memory on this trace's connection stays under
+        ``limit``: past it DuckDB spills into a private ``nsysq-spill-*`` directory in the system's
+        temporary directory, removed when the trace is closed (extension.bounded_memory)."""
+        if self._spill is None:
+            self._spill = Path(tempfile.mkdtemp(prefix="nsysq-spill-"))
+        return extension.bounded_memory(self._con, limit, self._spill)
+
     @property
     def kernel_reader(self) -> str:
         """How kernel rows are read: "cached copy", "pages" (decoded from the file's pages) or
@@ -206,6 +221,17 @@ class Trace:
         declares; the query then only waits for what is left."""
         if self._decoded is not None:
             self._decoded.prefetch(catalog.get(name).declared_columns)
+
+    def release_columns(self, table: str, columns: tuple[str, ...] | None = None) -> None:
+        """Free the decoded arrays of ``table``'s ``columns`` (None: every column) on a direct read;
+        a later query that reads them decodes them again. A no-op on a cached copy."""
+        decoded = self._decoded.tables.get(table) if self._decoded is not None else None
+        if decoded is None:
+            return
+        if columns is None:
+            decoded.release()
+        else:
+            decoded.release_columns(columns)
 
     def release_kernel_rows(self) -> None:
         """Free the kernel columns decoded so far (a later query decodes what it needs again)."""

@@ -5,6 +5,7 @@ Nothing here imports nsysq's engine; it reads the export the way the article doe
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 import statistics
@@ -671,3 +672,44 @@ def underfilled_by_short_name(path: Path) -> dict[str, int]:
         if sms and 2 * min(blocks, sms) < sms:
             out[name] = out.get(name, 0) + dur
     return out
+def diff_gpu_totals(path: Path) -> dict[str, int | None]:
+    """The diff's GPU totals from the sweeps above: busy and idle summed over devices (None
+    without GPU ops), exposed communication summed over devices."""
+    devices = gaps_by_device(path)
+    exposed = overlap_by_device(path)[0]
+    return {
+        "gpu_busy_ns": sum(d["busy"] for d in devices.values()) if devices else None,
+        "gpu_idle_ns": sum(d["idle"] for d in devices.values()) if devices else None,
+        "comm_exposed_ns": sum(d["exposed"] for d in exposed.values()),
+    }
+
+
+def _weighted_median(pairs: list[tuple[float, float]]) -> float:
+    """The smallest value whose cumulative weight reaches half the total (pairs: value, weight)."""
+    total = sum(w for _, w in pairs)
+    running = 0.0
+    for value, weight in sorted(pairs):
+        running += weight
+        if running >= total / 2:
+            return value
+    raise ValueError("no values")
+
+
+def per_call_scores(path_a: Path, path_b: Path, min_ns: float, floor: float) -> dict[str, float | None]:
+    """Per short name in both traces: the robust score of its per-call log-ratio (the diff's
+    per-call test: times per call scaled by the mean call count, time-weighted median and MAD,
+    spread at least ``floor``); None for a name that is not eligible."""
+    a, b = per_short_name(path_a), per_short_name(path_b)
+    scaled: dict[str, tuple[float, float]] = {}
+    for name in set(a) & set(b):
+        (ca, ta), (cb, tb) = a[name], b[name]
+        mean_calls = (ca + cb) / 2
+        scaled[name] = (ta / ca * mean_calls, tb / cb * mean_calls)
+    eligible = {n: v for n, v in scaled.items() if v[0] > 0 and v[1] > 0 and max(v) >= min_ns}
+    if not eligible:
+        return dict.fromkeys(scaled)
+    logs = {n: math.log(vb / va) for n, (va, vb) in eligible.items()}
+    center = _weighted_median([(logs[n], va + vb) for n, (va, vb) in eligible.items()])
+    mad = _weighted_median([(abs(logs[n] - center), va + vb) for n, (va, vb) in eligible.items()])
+    spread = max(1.4826 * mad, floor)
+    return {n: (logs[n] - center) / spread if n in eligible else None for n in scaled}

@@ -45,7 +45,7 @@ def _rows(table: Table) -> list[dict[str, Any]]:
 
 
 def _totals(res: DiffResult) -> dict[str, tuple[Any, Any, Any]]:
-    return {m: (a, b, r) for m, a, b, r in res.tables["totals"].rows}
+    return {m: (a, b, r) for m, a, b, r, _delta in res.tables["totals"].rows}
 
 
 def _oracle_flash(path: Path) -> tuple[int, int]:
@@ -302,7 +302,7 @@ def test_json_schema(result: DiffResult) -> None:
     for side in ("a", "b"):
         assert {"path", "name", "nsys_version", "gpus", "kernels", "has_kernel_table"} <= set(doc[side])
     for row in doc["totals"]:
-        assert set(row) == {"metric", "a", "b", "ratio"}
+        assert set(row) == {"metric", "a", "b", "ratio", "delta"}
     for section, key in (("categories", "category"), ("kernels", "name")):
         assert doc[section]
         for row in doc[section]:

@@ -444,3 +444,19 @@ def test_show_sql_script_runs_as_printed(command: str, scenario: Path) -> None:
     shown = _cli(command, str(scenario), "--show-sql")
     assert shown.returncode == 0, shown.stderr
     assert run_script(shown.stdout), "the script's last statement returned no rows"
+
+
+def test_bounded_memory_restores_the_limit_and_removes_its_spill_directory(scenario: Path) -> None:
+    import tempfile
+
+    setting = "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+    with Trace(scenario, cache=False) as t:
+        (before,) = t.sql_table(setting).rows
+        with t.bounded_memory("64MB"):
+            ((limit, spill),) = t.sql_table(setting).rows
+            assert limit != before[0]
+            assert Path(spill).parent == Path(tempfile.gettempdir()) and Path(spill).is_dir()
+            assert gaps(t).devices.footer["busy_ns"] > 0  # gaps bounds itself too, then restores 64MB
+            assert t.sql_table(setting).rows[0] == (limit, spill)
+        assert t.sql_table(setting).rows[0][0] == before[0]
+    assert not Path(spill).exists()  # removed when the trace closed

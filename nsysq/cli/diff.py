@@ -72,7 +72,7 @@ def diff_command(
             "--fail-on",
             help="Exit with code 3 when a finding of these kinds exists: a comma list of outlier, "
             "danger, new_variants (new), removed_variants (removed), variants, copy_change (copy), "
-            "launch_config (launch), any.",
+            "launch_config (launch), idle_change (idle), exposed_comm (comm), per_call, any.",
         ),
     ] = None,
     section: Annotated[

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
-from nsysq.diffing.params import MAD_FLOOR
+from nsysq.diffing.params import MAD_FLOOR, PER_CALL_FLOOR
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -27,6 +27,8 @@ _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
     (float, "DOUBLE"),
     (str, "VARCHAR"),
 )
+PER_CALL_COLUMNS = ("per_call_log_ratio", "typical_per_call_log_ratio", "per_call_score", "per_call_outlier")
+"""The per-call outlier test's columns, added to the kernel rows (see _with_per_call_scores)."""
 # The danger rules table the rules file fills (see nsysq.rules.DangerRule).
 _DANGER_COLUMNS = (
     ("rule_order", "INTEGER"),
@@ -158,6 +160,7 @@ def _combine(
             threshold=threshold,
         )
         kernels = replace(kernels, kind="diff_kernels", queries=(*kernel_labels, k_label, s_label))
+        kernels = _with_per_call_scores(con, kernels, min_ns=min_ns, threshold=threshold)
 
         c_label = _materialize(con, "category_rows", "diff_categories")
         categories, _ = _scored(
@@ -187,6 +190,36 @@ def _combine(
         "danger": danger_t,
         "copies": copies,
     }
+
+
+def _with_per_call_scores(
+    con: duckdb.DuckDBPyConnection, kernels: Table, *, min_ns: float, threshold: float
+) -> Table:
+    """Add ``per_call_log_ratio``, ``typical_per_call_log_ratio``, ``per_call_score`` and
+    ``per_call_outlier`` to the kernel rows: the outlier test of ``queries/diff/outliers.sql`` on
+    each kernel's time per call, scaled by its mean number of calls (avg x (calls_a + calls_b) / 2,
+    so weights and the noise floor stay in units of kernel time) with the smaller spread floor
+    PER_CALL_FLOOR (docs/diff.md)."""
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW score_input AS SELECT name AS key, "
+        "avg_a_ns * (calls_a + calls_b) / 2.0 AS a_ns, avg_b_ns * (calls_a + calls_b) / 2.0 AS b_ns, "
+        "status FROM kernel_rows"
+    )
+    label = _materialize(
+        con, "per_call_scores", "diff_outliers", min_ns=min_ns, threshold=threshold, floor=PER_CALL_FLOOR
+    )
+    scored = {
+        key: rest
+        for key, *rest in con.execute(
+            "SELECT key, log_ratio, center, CASE WHEN eligible THEN score END, outlier FROM per_call_scores"
+        ).fetchall()
+    }
+    empty = [None, None, None, False]
+    rows = [(*row, *scored.get(row[0], empty)) for row in kernels.rows]
+    columns = (*kernels.columns, *PER_CALL_COLUMNS)
+    return replace(
+        kernels, columns=columns, rows=rows, queries=tuple(dict.fromkeys((*kernels.queries, label)))
+    )
 
 
 def _sql_type(values: Sequence[Any]) -> str:

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nsysq.diffing.combine import _combine
 from nsysq.diffing.findings import _findings
-from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
+from nsysq.diffing.params import (
+    COPY_CHANGE,
+    DEFAULT_MIN_TIME_MS,
+    DEFAULT_THRESHOLD,
+    IDLE_CHANGE,
+    IDLE_MIN_SHARE,
+    MAD_FLOOR,
+    PER_CALL_FLOOR,
+    WORK_CHANGE,
+)
 from nsysq.diffing.result import DiffResult
 from nsysq.diffing.sides import _kernel_pass, _read_side
 from nsysq.diffing.totals import _totals
@@ -59,9 +68,9 @@ def diff(
         ta = a if isinstance(a, Trace) else _remember(opened, Trace(a, prefetch="kernel_groups"))
         ta.prefetch("kernel_groups")  # a Trace passed in: decode what is missing
         tb = b if isinstance(b, Trace) else _remember(opened, Trace(b, prefetch=None))
-        _kernel_pass(ta)
+        busy_a = _kernel_pass(ta, lineup_rules, rules_source)
         tb.prefetch("kernel_groups")
-        side_a = _read_side(ta, lineup_rules, rules_source)
+        side_a = _read_side(ta, lineup_rules, rules_source, busy_a)
         side_b = _read_side(tb, lineup_rules, rules_source)
     finally:
         for t in opened:
@@ -72,12 +81,18 @@ def diff(
         "threshold": float(threshold),
         "mad_floor": MAD_FLOOR,
         "copy_change": COPY_CHANGE,
+        "per_call_floor": PER_CALL_FLOOR,
+        "work_change": WORK_CHANGE,
+        "idle_change": IDLE_CHANGE,
+        "idle_min_share": IDLE_MIN_SHARE,
         "rules": rules_source,
         "danger_rules": danger_source,
     }
     tables = _combine(side_a, side_b, danger, min_ns=min_time_ms * 1e6, threshold=threshold)
     tables["totals"] = _totals(side_a, side_b)
-    findings = _findings(tables, threshold, (side_a["about"]["sms"], side_b["about"]["sms"]))
+    findings = _findings(
+        tables, threshold, (side_a["about"]["sms"], side_b["about"]["sms"]), min_ns=min_time_ms * 1e6
+    )
     warnings = _warnings(side_a, side_b)
     return DiffResult(
         a=side_a["about"],

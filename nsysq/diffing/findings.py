@@ -1,6 +1,6 @@
 """The evidence board: turn the combined tables into findings, one function per finding kind, and
-order them (outliers, then danger kernels only on one side, variants, copies, danger kernels picked
-differently, launch configuration)."""
+order them (outliers, GPU idle and exposed communication changes, per-call changes, danger kernels
+only on one side, variants, copies, danger kernels picked differently, launch configuration)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from nsysq.diffing.format import _s, _short_list, _split, _x, fmt_bytes, fmt_time
-from nsysq.diffing.params import COPY_CHANGE
+from nsysq.diffing.params import COPY_CHANGE, IDLE_CHANGE, IDLE_MIN_SHARE, WORK_CHANGE
 from nsysq.diffing.result import Finding
 from nsysq.table import Table
 
@@ -24,15 +24,21 @@ _LAUNCH_FIELDS = (
 
 
 def _findings(
-    tables: dict[str, Table], threshold: float, sms: tuple[int | None, int | None] = (None, None)
+    tables: dict[str, Table],
+    threshold: float,
+    sms: tuple[int | None, int | None] = (None, None),
+    min_ns: float = 0.0,
 ) -> list[Finding]:
     """The board's findings; ``sms``: each side's SM count (None when unknown or mixed), for the
-    fill a grid change means."""
+    fill a grid change means; ``min_ns``: the smallest time a busy/idle change must reach."""
     cats = tables["categories"].records()
     kerns = tables["kernels"].records()
     launch = {r["name"]: {**r, "sms_a": sms[0], "sms_b": sms[1]} for r in tables["launch_config"].records()}
+    totals = {r["metric"]: r for r in tables["totals"].records()} if "totals" in tables else {}
     found: list[Ranked] = [
         *_outlier_findings(cats, kerns, launch, threshold),
+        *_busy_findings(totals, min_ns),
+        *_per_call_findings(kerns, totals, threshold),
         *_danger_findings(tables["danger"].records()),
         *_variant_findings(tables["variants"].records()),
         *_copy_findings(tables["copies"].records()),
@@ -465,3 +471,166 @@ def _launch_config_findings(lrows: list[dict[str, Any]]) -> list[Ranked]:
             ),
         )
     ]
+
+
+# -- 6. GPU idle / exposed communication out of line with kernel time -------------------------------
+_BUSY_CHANGES = (
+    # (totals metric, finding kind, what it is called, the command that explains it)
+    ("gpu_idle_ns", "idle_change", "idle", "nsysq gaps"),
+    ("comm_exposed_ns", "exposed_comm", "exposed communication", "nsysq overlap"),
+)
+
+
+def _number(row: dict[str, Any] | None, side: str) -> float | None:
+    value = None if row is None else row.get(side)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _busy_findings(totals: dict[str, dict[str, Any]], min_ns: float) -> list[Ranked]:
+    """A change in GPU idle (or exposed communication) time out of line with the kernel time change:
+    kernel time scaled by B/A predicts ``expected_b_ns`` = A's time x that ratio; a finding when B's
+    time and the prediction differ by IDLE_CHANGE either way and by at least IDLE_MIN_SHARE of the
+    larger side's GPU time and ``min_ns`` (docs/diff.md)."""
+    ka, kb = _number(totals.get("kernel_time_ns"), "a"), _number(totals.get("kernel_time_ns"), "b")
+    gpu = [
+        (_number(totals.get("gpu_busy_ns"), side) or 0.0) + (_number(totals.get("gpu_idle_ns"), side) or 0.0)
+        for side in ("a", "b")
+    ]
+    if not ka or kb is None:
+        return []
+    kernel_ratio = kb / ka
+    found: list[Ranked] = []
+    for metric, kind, what, command in _BUSY_CHANGES:
+        va, vb = _number(totals.get(metric), "a"), _number(totals.get(metric), "b")
+        if va is None or vb is None or va + vb == 0:
+            continue
+        expected = va * kernel_ratio
+        excess = vb - expected
+        off = math.inf if not va or not vb else abs(math.log(vb / expected))
+        if off < math.log(IDLE_CHANGE) or abs(excess) < max(min_ns, IDLE_MIN_SHARE * max(gpu)):
+            continue
+        found.append(_busy_finding(totals, kind, what, command, va, vb, kernel_ratio, expected, max(gpu)))
+    return found
+
+
+def _busy_finding(
+    totals: dict[str, dict[str, Any]],
+    kind: str,
+    what: str,
+    command: str,
+    va: float,
+    vb: float,
+    kernel_ratio: float,
+    expected: float,
+    gpu_ns: float,
+) -> Ranked:
+    excess = vb - expected
+    less = excess < 0
+    same = abs(math.log(kernel_ratio)) < math.log(WORK_CHANGE)
+    kernels = "same kernel time" if same else f"{_x(kernel_ratio)} kernel time"
+    clue = f"{kernels}, {fmt_time(abs(vb - va))} {'less' if vb < va else 'more'} {what}"
+    if not same:
+        clue += f" ({fmt_time(abs(excess))} {'less' if less else 'more'} than kernel time predicts)"
+    la, lb = _number(totals.get("kernels"), "a") or 0, _number(totals.get("kernels"), "b") or 0
+    span = totals.get("gpu_span_ns") or {}
+    kt = totals.get("kernel_time_ns") or {}
+    evidence = (
+        f"GPU {what} {fmt_time(va)} → {fmt_time(vb)} ({_x(vb / va if va else None)}); kernel time "
+        f"{fmt_time(kt.get('a'))} → {fmt_time(kt.get('b'))} ({_x(kernel_ratio)}), which predicts "
+        f"{fmt_time(expected)}; kernel launches {int(la):,} → {int(lb):,}; GPU span "
+        f"{fmt_time(span.get('a'))} → {fmt_time(span.get('b'))}"
+    )
+    fewer, more = lb * WORK_CHANGE < la, la * WORK_CHANGE < lb
+    if kind == "exposed_comm":
+        verdict = (
+            "Less communication time sits in the open: more of it now runs behind compute"
+            if less
+            else "More communication time sits in the open: less of it runs behind compute"
+        )
+    elif less:
+        verdict = (
+            "Fewer launches and syncs: the GPU waits less for the host"
+            if fewer
+            else "The GPU waits less for the host: fewer synchronizations or less host work between its work"
+        )
+    else:
+        verdict = (
+            "More launches and syncs: the GPU waits more for the host"
+            if more
+            else "The GPU waits more for the host: more synchronizations or host work between its work"
+        )
+    verdict += f" ({command} on each trace tells where)"
+    numbers = {
+        "metric": f"{'gpu_idle' if kind == 'idle_change' else 'comm_exposed'}_ns",
+        "a_ns": va,
+        "b_ns": vb,
+        "ratio": vb / va if va else None,
+        "kernel_time_ratio": kernel_ratio,
+        "expected_b_ns": expected,
+        "excess_ns": excess,
+        "gpu_ns": gpu_ns,
+        "kernels_a": int(la),
+        "kernels_b": int(lb),
+    }
+    severity = "high" if abs(excess) >= 4 * IDLE_MIN_SHARE * gpu_ns else "medium"
+    subject = "GPU idle time" if kind == "idle_change" else "exposed communication"
+    key = (0.5, -abs(excess) / gpu_ns if gpu_ns else 0.0)
+    return key, Finding(kind, subject, clue, evidence, verdict, severity, numbers)
+
+
+# -- 7. per-call changes when the traces cover different amounts of work ----------------------------
+def _per_call_findings(
+    kerns: list[dict[str, Any]], totals: dict[str, dict[str, Any]], threshold: float
+) -> list[Ranked]:
+    """When the kernel launch counts differ by WORK_CHANGE or more (a longer window, more
+    iterations), a kernel whose time per call is out of line with every other kernel's per-call
+    change (``per_call_outlier``) is a finding, unless its total time is an outlier already."""
+    la, lb = _number(totals.get("kernels"), "a"), _number(totals.get("kernels"), "b")
+    if not la or not lb or abs(math.log(lb / la)) < math.log(WORK_CHANGE):
+        return []
+    found: list[Ranked] = []
+    for k in kerns:
+        if not k.get("per_call_outlier") or k["outlier"]:
+            continue
+        typical = math.exp(k["typical_per_call_log_ratio"])
+        per_call = k["per_call_ratio"]
+        direction = "longer" if per_call >= 1 else "shorter"
+        evidence = (
+            f"{k['name']} ({k['category']}): {fmt_time(k['avg_a_ns'])} → {fmt_time(k['avg_b_ns'])} per call "
+            f"({_x(per_call)}), {k['calls_a']:,} → {k['calls_b']:,} calls; total {fmt_time(k['a_ns'])} → "
+            f"{fmt_time(k['b_ns'])} ({_x(k['ratio'])}), launches overall {int(la):,} → {int(lb):,} "
+            f"({_x(lb / la)})"
+        )
+        verdict = (
+            f"The traces cover different amounts of work, so totals scale with it; per call, this "
+            f"kernel changed {_x(per_call)} while the others changed a typical {_x(typical)} "
+            f"(per-call score {k['per_call_score']:+.1f})"
+        )
+        found.append(
+            (
+                (0.75, -abs(k["per_call_score"])),
+                Finding(
+                    kind="per_call",
+                    subject=k["name"],
+                    clue=f"{_x(per_call)} {k['name']} time per call ({direction}; typical {_x(typical)})",
+                    evidence=evidence,
+                    verdict=verdict,
+                    severity="high",
+                    numbers={
+                        "kernel": k["name"],
+                        "category": k["category"],
+                        "avg_a_ns": k["avg_a_ns"],
+                        "avg_b_ns": k["avg_b_ns"],
+                        "per_call_ratio": per_call,
+                        "typical_per_call_ratio": typical,
+                        "per_call_score": k["per_call_score"],
+                        "calls_a": k["calls_a"],
+                        "calls_b": k["calls_b"],
+                        "ratio": k["ratio"],
+                        "launches_ratio": lb / la,
+                        "threshold": threshold,
+                    },
+                ),
+            )
+        )
+    return found

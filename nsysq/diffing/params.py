@@ -11,3 +11,15 @@ MAD_FLOOR = 0.25
 """Smallest spread (natural-log units): changes within ~1.28x of typical are never outliers."""
 COPY_CHANGE = 1.2
 """A memcpy kind / memset whose operation count changes by this factor (either way) is a finding."""
+PER_CALL_FLOOR = 0.05
+"""Smallest spread of the per-call test (log units, about 5%): when the two traces cover different
+amounts of work, a kernel whose time per call is e^(threshold x 0.05) (~1.16x at the default 3)
+off the typical per-call change, while the others stay within a few percent, is a finding."""
+WORK_CHANGE = 1.05
+"""The traces cover different amounts of work when their kernel launch counts differ by this factor."""
+IDLE_CHANGE = 1.2
+"""GPU idle (or exposed communication) time is out of line with kernel time when its ratio B/A and
+the kernel time ratio differ by this factor either way ..."""
+IDLE_MIN_SHARE = 0.05
+"""... and the difference from what kernel time predicts is at least this share of the larger
+side's GPU time (busy + idle, summed over devices) and at least --min-time."""

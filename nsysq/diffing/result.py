@@ -23,6 +23,9 @@ FINDING_KINDS = (
     "danger",
     "copy_change",
     "launch_config",
+    "idle_change",
+    "exposed_comm",
+    "per_call",
 )
 FAIL_ON_ALIASES: dict[str, tuple[str, ...]] = {
     "new": ("new_variants",),
@@ -31,6 +34,8 @@ FAIL_ON_ALIASES: dict[str, tuple[str, ...]] = {
     "copy": ("copy_change",),
     "copies": ("copy_change",),
     "launch": ("launch_config",),
+    "idle": ("idle_change",),
+    "comm": ("exposed_comm",),
     "any": FINDING_KINDS,
 }
 SECTIONS = ("totals", "categories", "kernels", "variants", "launch_config", "danger", "copies")

@@ -13,22 +13,38 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 
-def _kernel_pass(trace: Trace) -> None:
-    """The one pass over the kernel table: its groups, then free the rows (all the diff reads)."""
+def _kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
+    """The one pass over the kernel table: its groups, the kernel categories, and the GPU busy,
+    idle and exposed communication time per device (``queries/gpu_busy.sql``); then free the rows
+    (all the diff reads). Returns the gpu_busy rows."""
+    from nsysq.gaps import WORK_MEMORY
+    from nsysq.overlap import COMM_CATEGORY
+
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
     trace.materialize("launch_sm_counts", "nsysq_launch_sm_counts")  # the SMs, for fill changes
+    _use_rules(trace, rules, source)
+    with trace.bounded_memory(WORK_MEMORY):
+        busy = trace.run("gpu_busy", comm_category=COMM_CATEGORY)
     trace.release_kernel_rows()
+    return busy
 
 
-def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str, Any]:
-    """Everything else of one side, once its kernel pass is done."""
-    from nsysq import schema
-
-    _kernel_pass(trace)  # a no-op when done already
+def _use_rules(trace: Trace, rules: list[Rule] | None, source: str) -> None:
     if rules is None:
         trace.use_rules()
     else:
         trace.use_rules(rules, source=source)
+
+
+def _read_side(
+    trace: Trace, rules: list[Rule] | None, source: str, busy: Table | None = None
+) -> dict[str, Any]:
+    """Everything else of one side; ``busy``: what its kernel pass returned (run now when None)."""
+    from nsysq import schema
+
+    if busy is None:
+        busy = _kernel_pass(trace, rules, source)
+    _use_rules(trace, rules, source)  # a no-op when loaded already
     whole_graphs = trace.whole_graphs  # CUDA graphs traced whole: not in the kernel rows compared
     meta = _meta(trace)  # first: the script's last statement stays the span's (tests/test_show_sql.py)
     kernels = trace.run("diff_side_kernels")
@@ -55,6 +71,7 @@ def _read_side(trace: Trace, rules: list[Rule] | None, source: str) -> dict[str,
         "span": span,
         "span_queries": span_queries,
         "whole_graphs": whole_graphs,
+        "busy": _gpu_totals(busy),
         "kernel_types": _column_types(trace, "diff_side_kernels"),
         "copy_types": _column_types(trace, "copies"),
     }
@@ -80,6 +97,22 @@ def _gpu_span(trace: Trace, copies: Table) -> tuple[dict[str, Any], tuple[str, .
     hi = max((v for v in ends if v is not None), default=None)
     span = {"t0": lo, "t_end": hi, "span_ns": None if lo is None or hi is None else hi - lo}
     return span, (*kernel_span.queries, *copies.queries)
+
+
+def _gpu_totals(busy: Table) -> dict[str, Any]:
+    """GPU busy and idle time (``nsysq gaps``' device unions) and exposed communication time
+    (``nsysq overlap``'s exposed_ns) summed over devices, with the query's label."""
+    records = busy.records()
+
+    def total(column: str) -> int | None:
+        return sum(int(r[column]) for r in records) if records else None
+
+    return {
+        "gpu_busy_ns": total("busy_ns"),
+        "gpu_idle_ns": total("idle_ns"),
+        "comm_exposed_ns": total("comm_exposed_ns") or 0,
+        "queries": busy.queries,
+    }
 
 
 def _meta(trace: Trace) -> dict[str, Any]:

@@ -7,6 +7,10 @@ from typing import Any
 
 from nsysq.table import TIME_UNITS, Table
 
+BUSY_METRICS = ("gpu_busy_ns", "gpu_idle_ns", "comm_exposed_ns")
+"""Totals from each side's GPU unions: busy and idle time summed over devices (``nsysq gaps``) and
+exposed communication time summed over devices (``nsysq overlap``)."""
+
 
 def _kind_slug(label: str) -> str:
     """'Device-to-Device' -> 'DtoD'; anything else -> a snake_case-ish token."""
@@ -20,6 +24,12 @@ def _ratio(a: Any, b: Any) -> float | None:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a:
         return float(b) / float(a)
     return None
+
+
+def _delta(a: Any, b: Any) -> int | float | None:
+    """b - a for two numbers (bools and strings have none)."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+    return b - a if numbers else None
 
 
 def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
@@ -60,19 +70,27 @@ def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
         rows.append((key, va, vb, _ratio(va, vb)))
     sa, sb = side_a["span"].get("span_ns"), side_b["span"].get("span_ns")
     rows.append(("gpu_span_ns", sa, sb, _ratio(sa, sb)))
+    for key in BUSY_METRICS:
+        va, vb = side_a["busy"][key], side_b["busy"][key]
+        rows.append((key, va, vb, _ratio(va, vb)))
     ga = ", ".join(side_a["about"]["gpus"]) or "unknown"
     gb = ", ".join(side_b["about"]["gpus"]) or "unknown"
     rows.append(("gpus", ga, gb, None))
     rows.append(("nsys_version", side_a["about"]["nsys_version"], side_b["about"]["nsys_version"], None))
     return Table(
         kind="diff_totals",
-        columns=("metric", "a", "b", "ratio"),
-        rows=rows,
+        columns=("metric", "a", "b", "ratio", "delta"),
+        rows=[(*row, _delta(row[1], row[2])) for row in rows],
         queries=tuple(
             dict.fromkeys(
                 label
                 for side in (side_a, side_b)
-                for label in (*side["kernels"].queries, *side["copies"].queries, *side["span_queries"])
+                for label in (
+                    *side["kernels"].queries,
+                    *side["copies"].queries,
+                    *side["span_queries"],
+                    *side["busy"]["queries"],
+                )
             )
         ),
     )
@@ -84,10 +102,15 @@ def _totals_in_unit(table: Table, unit: str) -> Table:
     scale = TIME_UNITS[unit]
     rows = [
         (
-            (m[:-3] + "_" + unit, *(None if v is None else v / scale for v in (a, b)), r)
+            (
+                m[:-3] + "_" + unit,
+                *(None if v is None else v / scale for v in (a, b)),
+                r,
+                None if d is None else d / scale,
+            )
             if m.endswith("_ns")
-            else (m, a, b, r)
+            else (m, a, b, r, d)
         )
-        for m, a, b, r in table.rows
+        for m, a, b, r, d in table.rows
     ]
     return replace(table, rows=rows, unit=unit)
