@@ -47,7 +47,7 @@ from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_m
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"

@@ -21,6 +21,7 @@ KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
 MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 NVTX = "NVTX_EVENTS"
 STRINGS = "StringIds"
 COPY_KIND = "ENUM_CUDA_MEMCPY_OPER"
@@ -106,6 +107,20 @@ CANONICAL: dict[str, tuple[tuple[str, str], ...]] = {
             "correlationId",
             "nameId",
             "returnValue",
+        )
+    ),
+    GRAPH_TRACE: tuple(
+        (c, _I)
+        for c in (
+            "start",
+            "end",
+            "deviceId",
+            "contextId",
+            "streamId",
+            "correlationId",
+            "globalPid",
+            "graphId",
+            "graphExecId",
         )
     ),
     NVTX: (

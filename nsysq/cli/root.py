@@ -14,7 +14,7 @@ import traceback
 
 import typer
 
-from nsysq.cli import analyses, cache, diff, plot, sql
+from nsysq.cli import analyses, cache, diff, plot, share, sql
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli.common import say
 from nsysq.errors import NsysqError
@@ -63,6 +63,8 @@ app.command("queries")(sql.queries_command)
 app.command("diff")(diff.diff_command)
 app.command("gaps")(gaps_cli.gaps_command)
 app.command("overlap")(gaps_cli.overlap_command)
+app.command("report")(share.report_command)
+app.command("export")(share.export_command)
 app.add_typer(cache.cache_app, name="cache")
 plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
 plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)
