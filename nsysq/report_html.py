@@ -27,6 +27,7 @@ NAME_WIDTH = 64
 _PROSE = {"clue", "evidence", "verdict", "reason", "warning", "value", "note"}
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 _XML_PROLOG = re.compile(r"^\s*<\?xml[^>]*\?>\s*(<!DOCTYPE[^>]*>\s*)?", re.S)
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
 
 CSS = """
 :root{--fg:#1a1a1a;--muted:#5f6368;--line:#d0d4d9;--bg:#fff;--band:#f4f6f8;--accent:#1f5fa8;--warn:#9a5b00;--high:#b3261e}
@@ -179,8 +180,8 @@ def footer_html(footer: Mapping[str, Any], path: str) -> str:
 
 
 def figure_html(svg: str, caption: str) -> str:
-    """An inline SVG figure (the XML prolog and DOCTYPE dropped) with a caption."""
-    body = _XML_PROLOG.sub("", svg)
+    """An inline SVG figure (the XML prolog, DOCTYPE and RDF metadata dropped) with a caption."""
+    body = _METADATA.sub("", _XML_PROLOG.sub("", svg), count=1)
     return f"<figure>{body}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
