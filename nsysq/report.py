@@ -101,6 +101,7 @@ def result_html(
     footer_path: str | None = None,
     shown_rows: int | None = None,
     row_class: Sequence[str] | None = None,
+    cards: bool = False,
 ) -> str:
     """A table with the command that prints it as JSON: ``argv`` (after ``nsysq``; the trace
     arguments as TRACE, A, B), ``rows_path`` (where its rows are in that JSON, dotted) and
@@ -108,7 +109,7 @@ def result_html(
     attrs = {"command": json.dumps(list(argv)), "json": rows_path}
     shown = " ".join(_shell_word(a) for a in argv)
     out = f'<p class="cmd">$ nsysq {esc(shown)} --format json</p>'
-    out += table_html(table, attrs=attrs, shown_rows=shown_rows, row_class=row_class)
+    out += table_html(table, attrs=attrs, shown_rows=shown_rows, row_class=row_class, cards=cards)
     if footer_path is not None:
         out += footer_html(table.footer, footer_path)
     data = f" data-command='{esc(json.dumps(list(argv)))}'"
@@ -307,7 +308,7 @@ def _board(ctx: DiffContext) -> str:
     if not findings:
         return '<p class="note">No findings: nothing out of line at the default --threshold and --min-time.</p>'
     classes = [str(f["severity"]) for f in findings]
-    return result_html(table, _DIFF_ARGV, "findings", row_class=classes)
+    return result_html(table, _DIFF_ARGV, "findings", row_class=classes, cards=True)
 
 
 def _diff_table(name: str, shown_rows: int | None = None) -> Callable[[DiffContext], str]:

@@ -42,6 +42,7 @@ nav a{display:inline-block;margin:2px 10px 2px 0;color:var(--accent);text-decora
 section{margin:22px 0 30px;border-top:1px solid var(--line);padding-top:8px}
 h2{font-size:1.2rem;margin:8px 0}
 h3{font-size:1rem;margin:14px 0 4px}
+h1,h2,h3,p,dd,li,figcaption{overflow-wrap:anywhere}
 .cmd{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:var(--muted);margin:2px 0 6px;
 overflow-wrap:anywhere}
 .note{color:var(--muted);margin:4px 0}
@@ -65,7 +66,10 @@ figure svg{max-width:100%;height:auto;display:block}
 figcaption{color:var(--muted);font-size:12px}
 footer{color:var(--muted);font-size:12px;margin:30px auto 20px}
 @media (max-width:640px){body{font-size:14px}table.nsysq{font-size:12px}
-table.nsysq th,table.nsysq td{padding:2px 5px}dl.card{grid-template-columns:1fr}dl.card dd{margin-bottom:4px}}
+table.nsysq th,table.nsysq td{padding:2px 5px}dl.card{grid-template-columns:1fr}dl.card dd{margin-bottom:4px}
+table.cards,table.cards tbody,table.cards tr,table.cards td{display:block;width:100%}table.cards thead{display:none}
+table.cards tr{border-bottom:2px solid var(--line);padding:4px 0}table.cards td{border:0;max-width:none}
+table.cards td::before{content:attr(data-label) ": ";color:var(--muted)}}
 @media print{nav,.hint{display:none}body{font-size:11px}section{break-before:auto}
 figure,tr,dl.card{break-inside:avoid}.scroll{overflow:visible}table.nsysq th{position:static}
 a{color:inherit;text-decoration:none}}
@@ -130,10 +134,12 @@ def table_html(
     attrs: Mapping[str, str],
     shown_rows: int | None = None,
     row_class: Sequence[str] | None = None,
+    cards: bool = False,
 ) -> str:
     """A sortable table of ``table`` (in ns): each cell's ``data-value`` is the raw JSON value, its
     text the value in ms as nsysq prints it. ``shown_rows`` keeps the first rows only (the caption
-    says so); ``attrs`` become ``data-*`` attributes of the table."""
+    says so); ``attrs`` become ``data-*`` attributes of the table; ``cards``: on a narrow screen
+    each row becomes a card of labelled lines (for tables of prose, like the evidence board)."""
     raw = to_json(table)
     people = table.in_unit(SHOWN_UNIT)
     rows = raw["rows"][:shown_rows] if shown_rows is not None else raw["rows"]
@@ -147,7 +153,8 @@ def table_html(
         for column, shown_column, value in zip(table.columns, people.columns, shown, strict=True):
             text, css = _display(shown_column, value, SHOWN_UNIT)
             klass = f' class="{css}"' if css else ""
-            cells.append(f"<td{klass} data-value='{esc(_raw_json(record[column]))}'>{text}</td>")
+            label = f' data-label="{esc(shown_column.replace("_", " "))}"' if cards else ""
+            cells.append(f"<td{klass}{label} data-value='{esc(_raw_json(record[column]))}'>{text}</td>")
         klass = f' class="{esc(row_class[i])}"' if row_class and row_class[i] else ""
         body.append(f"<tr{klass}>{''.join(cells)}</tr>")
     data = "".join(f' data-{esc(k)}="{esc(v)}"' for k, v in attrs.items())
@@ -158,7 +165,7 @@ def table_html(
             f"{len(raw['rows']):,} rows (the command prints them all)</td></tr></tfoot>"
         )
     return (
-        f'<div class="scroll"><table class="nsysq" data-rows="{len(rows)}" data-total-rows="{len(raw["rows"])}"'
+        f'<div class="scroll"><table class="nsysq{" cards" if cards else ""}" data-rows="{len(rows)}" data-total-rows="{len(raw["rows"])}"'
         f"{data}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>{cut}</table></div>"
     )
 

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -113,16 +114,11 @@ def check_report(page: Path, traces: dict[str, Path]) -> ReportParser:
     return parsed
 
 
-def report(tmp_path: Path, *traces: Path, name: str = "report.html") -> Path:
-    out = tmp_path / name
-    result = CliRunner().invoke(app, ["report", *map(str, traces), "-o", str(out)])
-    assert result.exit_code == 0, result.stderr
-    assert f"wrote {out}" in result.stderr
-    return out
+ReportPage = Callable[..., Path]
 
 
-def test_trace_report_equals_commands(tmp_path: Path) -> None:
-    page = report(tmp_path, EXAMPLES[0])
+def test_trace_report_equals_commands(report_page: ReportPage) -> None:
+    page = report_page(EXAMPLES[0])
     parsed = check_report(page, {"TRACE": EXAMPLES[0]})
     assert parsed.sections == ["info", "census", "lineup", "gaps", "overlap", "stakeout", "timeline"]
     commands = {g.command[0] for g in parsed.groups}
@@ -133,9 +129,9 @@ def test_trace_report_equals_commands(tmp_path: Path) -> None:
     assert "http:" not in without_namespaces and "https:" not in without_namespaces
 
 
-def test_check_report_catches_a_wrong_number(tmp_path: Path) -> None:
-    page = report(tmp_path, EXAMPLES[0])
-    text = page.read_text(encoding="utf-8")
+def test_check_report_catches_a_wrong_number(report_page: ReportPage, tmp_path: Path) -> None:
+    text = report_page(EXAMPLES[0]).read_text(encoding="utf-8")
+    page = tmp_path / "wrong.html"
     first = re.search(r"<td class=\"num\" data-value='(\d+)'", text)
     assert first is not None
     wrong = text[: first.start(1)] + str(int(first.group(1)) + 1) + text[first.end(1) :]
@@ -144,8 +140,8 @@ def test_check_report_catches_a_wrong_number(tmp_path: Path) -> None:
         check_report(page, {"TRACE": EXAMPLES[0]})
 
 
-def test_diff_report_equals_diff_json(tmp_path: Path) -> None:
-    page = report(tmp_path, *EXAMPLES, name="diff.html")
+def test_diff_report_equals_diff_json(report_page: ReportPage) -> None:
+    page = report_page(*EXAMPLES)
     parsed = check_report(page, {"A": EXAMPLES[0], "B": EXAMPLES[1]})
     assert parsed.sections[0] == "board"
     assert parsed.sections == [
@@ -170,8 +166,7 @@ def test_report_refuses_three_traces_and_bad_names(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("trace", REAL_TRACES or [None], ids=lambda p: p.stem if p else "none")
-def test_real_report_equals_commands(trace: Path | None, tmp_path: Path) -> None:
+def test_real_report_equals_commands(trace: Path | None, report_page: ReportPage) -> None:
     if trace is None:
         pytest.skip("no real exports")
-    page = report(tmp_path, trace)
-    check_report(page, {"TRACE": trace})
+    check_report(report_page(trace), {"TRACE": trace})
