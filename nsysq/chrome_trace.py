@@ -280,7 +280,11 @@ def summary(rows: ExportRows, *, output: str | None = None) -> Table:
     for kind in ("kernel", "memcpy", "memset", "graph"):
         lines.append((kind, *_duration(rows.ops, kind)))
     lines.append(("cuda_api", *_duration(rows.calls)))
-    for kind, label in (("push_pop", "nvtx_push_pop"), ("start_end", "nvtx_start_end"), ("mark", "nvtx_mark")):
+    for kind, label in (
+        ("push_pop", "nvtx_push_pop"),
+        ("start_end", "nvtx_start_end"),
+        ("mark", "nvtx_mark"),
+    ):
         lines.append((label, *_duration(rows.nvtx, kind)))
     flows = len(launch_pairs(rows))
     metadata = sum(1 for _ in _metadata(rows))

@@ -102,6 +102,7 @@ def result_html(
     shown_rows: int | None = None,
     row_class: Sequence[str] | None = None,
     cards: bool = False,
+    people: Table | None = None,
 ) -> str:
     """A table with the command that prints it as JSON: ``argv`` (after ``nsysq``; the trace
     arguments as TRACE, A, B), ``rows_path`` (where its rows are in that JSON, dotted) and
@@ -109,7 +110,9 @@ def result_html(
     attrs = {"command": json.dumps(list(argv)), "json": rows_path}
     shown = " ".join(_shell_word(a) for a in argv)
     out = f'<p class="cmd">$ nsysq {esc(shown)} --format json</p>'
-    out += table_html(table, attrs=attrs, shown_rows=shown_rows, row_class=row_class, cards=cards)
+    out += table_html(
+        table, attrs=attrs, shown_rows=shown_rows, row_class=row_class, cards=cards, people=people
+    )
     if footer_path is not None:
         out += footer_html(table.footer, footer_path)
     data = f" data-command='{esc(json.dumps(list(argv)))}'"
@@ -161,11 +164,11 @@ def _info(ctx: TraceContext) -> str:
         for label, key, raw, text in items
     )
     warnings = "".join(
-        f"<li class=\"warn\" data-key=\"warnings.{i}\" data-value='{esc(json.dumps(w))}'>{esc(w)}</li>"
+        f'<li class="warn" data-key="warnings.{i}" data-value=\'{esc(json.dumps(w))}\'>{esc(w)}</li>'
         for i, w in enumerate(data["warnings"])
     )
     body = '<p class="cmd">$ nsysq info TRACE --format json</p>'
-    body += f'<div class="info" data-command=\'{esc(json.dumps(["info", "TRACE"]))}\'>'
+    body += f"<div class=\"info\" data-command='{esc(json.dumps(['info', 'TRACE']))}'>"
     body += f'<dl class="card">{card}</dl>'
     body += f"<ul>{warnings}</ul>" if warnings else '<p class="note">No warnings.</p>'
     return body + "</div>"
@@ -266,7 +269,9 @@ def _overlap_section(ctx: TraceContext) -> str:
     result = overlap(ctx.trace)
     picture = figure_html(svg(plot_overlap(overlap_frame(ctx.trace))), "nsysq plot overlap")
     body = picture + result_html(result.devices, ["overlap", "TRACE"], "devices", footer_path="footer")
-    body += "<h3>Per collective kind</h3>" + result_html(result.collectives, ["overlap", "TRACE"], "collectives")
+    body += "<h3>Per collective kind</h3>" + result_html(
+        result.collectives, ["overlap", "TRACE"], "collectives"
+    )
     return body
 
 
@@ -306,7 +311,9 @@ def _board(ctx: DiffContext) -> str:
     columns = ("kind", "severity", "clue", "evidence", "verdict")
     table = Table(kind="diff_board", columns=columns, rows=[tuple(f[c] for c in columns) for f in findings])
     if not findings:
-        return '<p class="note">No findings: nothing out of line at the default --threshold and --min-time.</p>'
+        return (
+            '<p class="note">No findings: nothing out of line at the default --threshold and --min-time.</p>'
+        )
     classes = [str(f["severity"]) for f in findings]
     return result_html(table, _DIFF_ARGV, "findings", row_class=classes, cards=True)
 
@@ -322,7 +329,8 @@ def _diff_table(name: str, shown_rows: int | None = None) -> Callable[[DiffConte
 
             ax = plot_diff(ctx.result, section=name, top=DIFF_PLOT_ROWS)
             body += figure_html(svg(ax), f"nsysq plot diff A B --section {name}")
-        return body + result_html(table, _DIFF_ARGV, name, shown_rows=shown_rows)
+        people = ctx.result.section(name, "ms")
+        return body + result_html(table, _DIFF_ARGV, name, shown_rows=shown_rows, people=people)
 
     return build
 
@@ -362,4 +370,3 @@ def write_report(report: Report, path: Path) -> int:
     except OSError as exc:
         raise UsageError(f"could not write {path}: {exc.strerror or exc}.") from None
     return path.stat().st_size
-

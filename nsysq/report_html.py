@@ -52,7 +52,8 @@ overflow-wrap:anywhere}
 table.nsysq{border-collapse:collapse;font-size:13px;margin:4px 0 8px;min-width:50%}
 table.nsysq th,table.nsysq td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:left;
 vertical-align:top}
-table.nsysq th{background:var(--band);cursor:pointer;white-space:nowrap;user-select:none;position:sticky;top:0}
+table.nsysq th{background:var(--band);cursor:pointer;white-space:nowrap;user-select:none;position:sticky;
+top:0}
 table.nsysq th[aria-sort=ascending]::after{content:" \\25B2";font-size:10px}
 table.nsysq th[aria-sort=descending]::after{content:" \\25BC";font-size:10px}
 table.nsysq td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
@@ -67,7 +68,8 @@ figcaption{color:var(--muted);font-size:12px}
 footer{color:var(--muted);font-size:12px;margin:30px auto 20px}
 @media (max-width:640px){body{font-size:14px}table.nsysq{font-size:12px}
 table.nsysq th,table.nsysq td{padding:2px 5px}dl.card{grid-template-columns:1fr}dl.card dd{margin-bottom:4px}
-table.cards,table.cards tbody,table.cards tr,table.cards td{display:block;width:100%}table.cards thead{display:none}
+table.cards,table.cards tbody,table.cards tr,table.cards td{display:block;width:100%}
+table.cards thead{display:none}
 table.cards tr{border-bottom:2px solid var(--line);padding:4px 0}table.cards td{border:0;max-width:none}
 table.cards td::before{content:attr(data-label) ": ";color:var(--muted)}}
 @media print{nav,.hint{display:none}body{font-size:11px}section{break-before:auto}
@@ -93,7 +95,8 @@ if(x===null||y===null)return cmp(x,y);return sign*cmp(x,y);});
 rows.forEach(function(r){body.appendChild(r);});}
 document.querySelectorAll('table.nsysq thead th').forEach(function(th){
 th.addEventListener('click',function(){sortBy(th);});
-th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();sortBy(th);}});});
+th.addEventListener('keydown',function(e){
+if(e.key==='Enter'||e.key===' '){e.preventDefault();sortBy(th);}});});
 })();
 """
 
@@ -135,13 +138,15 @@ def table_html(
     shown_rows: int | None = None,
     row_class: Sequence[str] | None = None,
     cards: bool = False,
+    people: Table | None = None,
 ) -> str:
     """A sortable table of ``table`` (in ns): each cell's ``data-value`` is the raw JSON value, its
     text the value in ms as nsysq prints it. ``shown_rows`` keeps the first rows only (the caption
     says so); ``attrs`` become ``data-*`` attributes of the table; ``cards``: on a narrow screen
-    each row becomes a card of labelled lines (for tables of prose, like the evidence board)."""
+    each row becomes a card of labelled lines (for tables of prose, like the evidence board);
+    ``people``: the same rows in ms when ``Table.in_unit`` cannot make them (the diff's totals)."""
     raw = to_json(table)
-    people = table.in_unit(SHOWN_UNIT)
+    people = people or table.in_unit(SHOWN_UNIT)
     rows = raw["rows"][:shown_rows] if shown_rows is not None else raw["rows"]
     head = "".join(
         f'<th scope="col" tabindex="0" data-col="{esc(c)}">{esc(p.replace("_", " "))}</th>'
@@ -164,8 +169,10 @@ def table_html(
             f'<tfoot><tr><td colspan="{len(table.columns)}">first {len(rows):,} of '
             f"{len(raw['rows']):,} rows (the command prints them all)</td></tr></tfoot>"
         )
+    klass = "nsysq cards" if cards else "nsysq"
+    counts = f'data-rows="{len(rows)}" data-total-rows="{len(raw["rows"])}"'
     return (
-        f'<div class="scroll"><table class="nsysq{" cards" if cards else ""}" data-rows="{len(rows)}" data-total-rows="{len(raw["rows"])}"'
+        f'<div class="scroll"><table class="{klass}" {counts}'
         f"{data}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>{cut}</table></div>"
     )
 

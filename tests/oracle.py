@@ -355,7 +355,9 @@ def _window_sql(t0: int, from_ns: int | None, to_ns: int | None, end: str = '"en
     return " AND ".join(parts)
 
 
-def export_counts(path: Path, from_ns: int | None = None, to_ns: int | None = None) -> dict[str, tuple[int, int]]:
+def export_counts(
+    path: Path, from_ns: int | None = None, to_ns: int | None = None
+) -> dict[str, tuple[int, int]]:
     """What `nsysq export` should write per kind: (events, summed duration ns) of the rows that
     overlap [from_ns, to_ns) (ns from the trace start), read straight from the export."""
     t0 = trace_t0(path)
@@ -363,7 +365,11 @@ def export_counts(path: Path, from_ns: int | None = None, to_ns: int | None = No
     out: dict[str, tuple[int, int]] = {}
     window = _window_sql(t0, from_ns, to_ns)
     for kind, table in _EXPORT_OPS.items():
-        row = _rows(path, f'SELECT count(*), sum("end" - start) FROM {table} WHERE {window}') if table in present else []
+        row = (
+            _rows(path, f'SELECT count(*), sum("end" - start) FROM {table} WHERE {window}')
+            if table in present
+            else []
+        )
         out[kind] = (int(row[0][0]), int(row[0][1] or 0)) if row else (0, 0)
     api = "CUPTI_ACTIVITY_KIND_RUNTIME"
     if api in present:
@@ -384,7 +390,11 @@ def export_counts(path: Path, from_ns: int | None = None, to_ns: int | None = No
         row = _rows(path, sql)[0] if has_nvtx else (0, 0)
         out[kind] = (int(row[0]), int(row[1] or 0))
     marks = _window_sql(t0, from_ns, to_ns, end="start")
-    row = _rows(path, f"SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND {marks}")[0] if has_nvtx else (0,)
+    row = (
+        _rows(path, f"SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND {marks}")[0]
+        if has_nvtx
+        else (0,)
+    )
     out["nvtx_mark"] = (int(row[0]), 0)
     return out
 

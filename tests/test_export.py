@@ -207,7 +207,9 @@ def test_export_size_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     from nsysq.cli.root import app
 
     monkeypatch.setattr(chrome_trace, "EVENT_GUARD", 1000)
-    result = CliRunner().invoke(app, ["export", str(ROOT / "examples" / "bs1.sqlite"), "-o", str(tmp_path / "t.json")])
+    result = CliRunner().invoke(
+        app, ["export", str(ROOT / "examples" / "bs1.sqlite"), "-o", str(tmp_path / "t.json")]
+    )
     assert result.exit_code == 0
     assert "viewers slow down or fail above about 1,000" in result.output
     assert "--from 0.000 --to " in result.output
@@ -216,7 +218,15 @@ def test_export_size_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_export_refuses_bad_output(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "nsysq", "export", str(ROOT / "examples" / "bs1.sqlite"), "-o", str(tmp_path / "t.txt")],
+        [
+            sys.executable,
+            "-m",
+            "nsysq",
+            "export",
+            str(ROOT / "examples" / "bs1.sqlite"),
+            "-o",
+            str(tmp_path / "t.txt"),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -238,3 +248,12 @@ def test_export_real(real_trace: Path, tmp_path: Path) -> None:
         return
     span_ms = (max(e for e in ends if e is not None) - oracle.trace_t0(real_trace)) / 1e6
     check_export(real_trace, tmp_path / "w.json", (round(span_ms * 0.4, 3), round(span_ms * 0.45, 3)))
+
+
+def test_export_json_is_documented(tmp_path: Path) -> None:
+    from tests.test_docs import _undocumented
+
+    _, printed, _ = export(ROOT / "examples" / "bs1.sqlite", tmp_path / "t.json")
+    keys = set(printed["columns"]) | set(printed["footer"]) | {r["kind"] for r in printed["rows"]}
+    assert not _undocumented(keys, "export")
+    assert not _undocumented(set(printed), "The table document")
