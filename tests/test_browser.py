@@ -17,6 +17,7 @@ import pytest
 
 from tests.browser import Browser, Page, find_browser
 from tests.conftest import REAL_TRACES, ROOT
+from tests.test_report import REAL_PAIRS
 
 EXAMPLES = (ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite")
 BROWSER = find_browser()
@@ -138,4 +139,19 @@ def test_real_report_in_browser(
     if tables:
         page.evaluate("document.querySelector('table.nsysq th').click()")
         assert page.evaluate("document.querySelector('table.nsysq th').getAttribute('aria-sort')")
+    assert page.errors() == []
+
+
+@pytest.mark.parametrize(
+    "pair", REAL_PAIRS or [None], ids=lambda p: f"{p[0].stem[:12]}-{p[1].stem[:12]}" if p else "none"
+)
+def test_real_diff_report_in_browser(
+    pair: tuple[Path, Path] | None, browser: Browser, report_page: ReportPage
+) -> None:
+    if pair is None:
+        pytest.skip("fewer than two real exports with kernels")
+    path = report_page(*pair)
+    page = browser.open(path)
+    assert_clean(page, path)
+    assert page.evaluate("document.querySelector('h2').textContent") == "Evidence board"
     assert page.errors() == []

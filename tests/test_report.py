@@ -170,3 +170,28 @@ def test_real_report_equals_commands(trace: Path | None, report_page: ReportPage
     if trace is None:
         pytest.skip("no real exports")
     check_report(report_page(trace), {"TRACE": trace})
+
+
+def _real_pairs() -> list[tuple[Path, Path]]:
+    """Consecutive real exports that both recorded kernels (a diff needs kernels on both sides)."""
+    from tests import oracle
+
+    with_kernels = [
+        t
+        for t in REAL_TRACES
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in oracle.tables(t) and oracle.kernel_count(t) > 0
+    ]
+    return list(zip(with_kernels, with_kernels[1:], strict=False))
+
+
+REAL_PAIRS = _real_pairs()
+
+
+@pytest.mark.parametrize(
+    "pair", REAL_PAIRS or [None], ids=lambda p: f"{p[0].stem[:12]}-{p[1].stem[:12]}" if p else "none"
+)
+def test_real_diff_report_equals_diff_json(pair: tuple[Path, Path] | None, report_page: ReportPage) -> None:
+    if pair is None:
+        pytest.skip("fewer than two real exports with kernels")
+    parsed = check_report(report_page(*pair), {"A": pair[0], "B": pair[1]})
+    assert parsed.sections[0] == "board"
