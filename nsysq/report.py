@@ -152,7 +152,10 @@ def _info(ctx: TraceContext) -> str:
         ("kernel time", "kernel_ns", data["kernel_ns"], fmt_ms(data["kernel_ns"])),
     ]
     for i, gpu in enumerate(data["gpus"]):
-        text = f"{gpu['name']} ({gpu['sm_count']} SMs, compute {gpu['compute_capability']})"
+        about = [f"{gpu['sm_count']} SMs" if gpu.get("sm_count") else ""]
+        about.append(f"compute {gpu['compute_capability']}" if gpu.get("compute_capability") else "")
+        shown = ", ".join(a for a in about if a)
+        text = f"{gpu['name']} ({shown})" if shown else str(gpu["name"])
         items.append((f"GPU {gpu['id']}", f"gpus.{i}.name", gpu["name"], text))
     for key, value in data["counts"].items():
         items.append((key.replace("_", " "), f"counts.{key}", value, f"{value:,}"))
@@ -219,7 +222,6 @@ def _stakeout_section(ctx: TraceContext) -> str:
         launches = stakeout(ctx.trace, name, limit=LAUNCHES_DRAWN if i == 0 else 1)
         body += f"<h3>{esc(name)}</h3>"
         if i == 0:
-            ctx.kept["first_launch_ns"] = launches.rows[0][launches.columns.index("start_ns")]
             drawn = len(launches.rows)
             caption = f"nsysq plot stakeout TRACE {name} --limit {LAUNCHES_DRAWN}"
             if drawn < int(launches.footer["launches"]):
@@ -229,15 +231,28 @@ def _stakeout_section(ctx: TraceContext) -> str:
     return body or '<p class="nodata">No named kernel to stake out.</p>'
 
 
+def _first_launch_ms(ctx: TraceContext) -> float:
+    """Where the timeline excerpt starts: the first launch of the census's top named kernel."""
+    from nsysq.stakeout import stakeout
+
+    def first() -> float:
+        names = _top_kernels(ctx)
+        if not names:
+            return 0.0
+        launch = stakeout(ctx.trace, names[0], limit=1)
+        return int(launch.rows[0][launch.columns.index("start_ns")]) / 1e6
+
+    value: float = ctx.once("first_launch_ms", first)
+    return value
+
+
 def _timeline_section(ctx: TraceContext) -> str:
     from nsysq.notebook import timeline_frame
     from nsysq.plot import plot_timeline
     from nsysq.timeline import timeline
 
     ctx.trace.require_kernels()
-    if "first_launch_ns" not in ctx.kept:
-        _stakeout_section(ctx)
-    start_ms = int(ctx.kept["first_launch_ns"]) / 1e6
+    start_ms = _first_launch_ms(ctx)
     table = timeline(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
     frame = timeline_frame(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
     argv = ["timeline", "TRACE", "--from", repr(start_ms), "--limit", str(TIMELINE_ROWS)]
