@@ -40,6 +40,7 @@ __all__ = [
     "category_color",
     "copy_kind_color",
     "figure_axes",
+    "figure_svg",
     "plot_census",
     "plot_diff",
     "plot_lineup",
@@ -111,6 +112,26 @@ def save_figure(ax: Axes, path: str | os.PathLike[str], *, dpi: int = 150, title
         fig.savefig(path, dpi=dpi, format=suffix or None, bbox_inches="tight")
     finally:
         plt.close(fig)
+
+
+def figure_svg(ax: Axes) -> str:
+    """The figure holding ``ax`` as an SVG document (text kept as text, no external references,
+    no date, ids stable from run to run), and close it: for pages that inline their pictures."""
+    import io
+
+    import matplotlib
+
+    plt = _mpl()
+    from matplotlib.figure import Figure
+
+    fig = ax.figure if isinstance(ax.figure, Figure) else ax.figure.figure
+    buffer = io.StringIO()
+    try:
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "nsysq"}):
+            fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
 
 
 # -- helpers ----------------------------------------------------------------------------------------

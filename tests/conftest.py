@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,26 @@ def real_trace(request: pytest.FixtureRequest) -> Path:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test uses its own throwaway cache directory, never the user's."""
     monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(scope="session")
+def report_page(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """``report_page(*traces)``: the ``nsysq report`` page of one trace or a pair, built once per
+    session (test_report checks its numbers, test_browser opens it)."""
+    from typer.testing import CliRunner
+
+    from nsysq.cli.root import app
+
+    folder = tmp_path_factory.mktemp("reports")
+    built: dict[tuple[Path, ...], Path] = {}
+
+    def page(*traces: Path) -> Path:
+        if traces not in built:
+            out = folder / ("_vs_".join(t.stem for t in traces) + ".html")
+            result = CliRunner().invoke(app, ["report", *map(str, traces), "-o", str(out)])
+            assert result.exit_code == 0, result.stderr
+            assert f"wrote {out}" in result.stderr
+            built[traces] = out
+        return built[traces]
+
+    return page

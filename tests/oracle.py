@@ -713,3 +713,96 @@ def per_call_scores(path_a: Path, path_b: Path, min_ns: float, floor: float) -> 
     mad = _weighted_median([(abs(logs[n] - center), va + vb) for n, (va, vb) in eligible.items()])
     spread = max(1.4826 * mad, floor)
     return {n: (logs[n] - center) / spread if n in eligible else None for n in scaled}
+# -- nsysq export (issue 14) ------------------------------------------------------------------------
+_EXPORT_OPS = {
+    "kernel": "CUPTI_ACTIVITY_KIND_KERNEL",
+    "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "memset": "CUPTI_ACTIVITY_KIND_MEMSET",
+    "graph": "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+}
+_NVTX_KINDS = {"nvtx_push_pop": 59, "nvtx_start_end": 60}
+
+
+def _window_sql(t0: int, from_ns: int | None, to_ns: int | None, end: str = '"end"') -> str:
+    parts = ["1"]
+    if to_ns is not None:
+        parts.append(f"start - {t0} < {to_ns}")
+    if from_ns is not None:
+        parts.append(f"{end} - {t0} >= {from_ns}")
+    return " AND ".join(parts)
+
+
+def export_counts(
+    path: Path, from_ns: int | None = None, to_ns: int | None = None
+) -> dict[str, tuple[int, int]]:
+    """What `nsysq export` should write per kind: (events, summed duration ns) of the rows that
+    overlap [from_ns, to_ns) (ns from the trace start), read straight from the export."""
+    t0 = trace_t0(path)
+    present = tables(path)
+    out: dict[str, tuple[int, int]] = {}
+    window = _window_sql(t0, from_ns, to_ns)
+    for kind, table in _EXPORT_OPS.items():
+        row = (
+            _rows(path, f'SELECT count(*), sum("end" - start) FROM {table} WHERE {window}')
+            if table in present
+            else []
+        )
+        out[kind] = (int(row[0][0]), int(row[0][1] or 0)) if row else (0, 0)
+    api = "CUPTI_ACTIVITY_KIND_RUNTIME"
+    if api in present:
+        row = _rows(
+            path,
+            f'SELECT count(*), sum("end" - start) FROM {api} '
+            f"WHERE (eventClass IS NULL OR eventClass <> 67) AND {window}",
+        )[0]
+        out["cuda_api"] = (int(row[0]), int(row[1] or 0))
+    else:
+        out["cuda_api"] = (0, 0)
+    has_nvtx = "NVTX_EVENTS" in present
+    for kind, event_type in _NVTX_KINDS.items():
+        sql = (
+            f'SELECT count(*), sum("end" - start) FROM NVTX_EVENTS '
+            f'WHERE eventType = {event_type} AND "end" IS NOT NULL AND {window}'
+        )
+        row = _rows(path, sql)[0] if has_nvtx else (0, 0)
+        out[kind] = (int(row[0]), int(row[1] or 0))
+    marks = _window_sql(t0, from_ns, to_ns, end="start")
+    row = (
+        _rows(path, f"SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 34 AND {marks}")[0]
+        if has_nvtx
+        else (0,)
+    )
+    out["nvtx_mark"] = (int(row[0]), 0)
+    return out
+
+
+def export_unclosed_nvtx(path: Path, from_ns: int | None = None, to_ns: int | None = None) -> int:
+    if "NVTX_EVENTS" not in tables(path):
+        return 0
+    window = _window_sql(trace_t0(path), from_ns, to_ns, end="start")
+    sql = f'SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND "end" IS NULL AND {window}'
+    return int(_rows(path, sql)[0][0])
+
+
+def export_flows(path: Path, from_ns: int | None = None, to_ns: int | None = None) -> int:
+    """GPU ops in the window whose launching CUDA API call (same correlationId, same process:
+    globalPid >> 24 = globalTid >> 24, or any process when the op has no globalPid) is in the window."""
+    present = tables(path)
+    api = "CUPTI_ACTIVITY_KIND_RUNTIME"
+    if api not in present:
+        return 0
+    t0 = trace_t0(path)
+    call_window = _window_sql(t0, from_ns, to_ns).replace("start", "c.start").replace('"end"', 'c."end"')
+    op_window = _window_sql(t0, from_ns, to_ns).replace("start", "o.start").replace('"end"', 'o."end"')
+    total = 0
+    for table in _EXPORT_OPS.values():
+        if table not in present:
+            continue
+        sql = (
+            f"SELECT count(*) FROM {table} AS o WHERE {op_window} AND EXISTS ("
+            f"SELECT 1 FROM {api} AS c WHERE c.correlationId = o.correlationId "
+            "AND (c.eventClass IS NULL OR c.eventClass <> 67) "
+            f"AND (o.globalPid IS NULL OR (o.globalPid >> 24) = (c.globalTid >> 24)) AND {call_window})"
+        )
+        total += int(_rows(path, sql)[0][0])
+    return total

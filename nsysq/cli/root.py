@@ -14,7 +14,7 @@ import traceback
 
 import typer
 
-from nsysq.cli import analyses, cache, diff, plot, sql
+from nsysq.cli import analyses, cache, diff, plot, share, sql
 from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
@@ -69,6 +69,8 @@ app.command("overlap")(gaps_cli.overlap_command)
 app.command("nvtx")(nvtx_cli.nvtx_command)
 app.command("graphs")(graphs_cli.graphs_command)
 app.command("explain")(explain_cli.explain_command)
+app.command("report")(share.report_command)
+app.command("export")(share.export_command)
 app.add_typer(cache.cache_app, name="cache")
 plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
 plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)

@@ -1,0 +1,110 @@
+"""``nsysq report`` (a self-contained HTML report of one trace or a pair) and ``nsysq export`` (a
+Chrome Trace Event Format file for Perfetto and chrome://tracing): the two artifacts to share.
+
+The report is built by :mod:`nsysq.report`, the export by :mod:`nsysq.chrome_trace`; this module
+parses options and writes files. Registered by :mod:`nsysq.cli.root`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from nsysq.cli.common import (
+    Format,
+    FormatOpt,
+    NoCacheOpt,
+    ShowSqlOpt,
+    TimelineEndOpt,
+    TimelineStartOpt,
+    TraceArg,
+    UnitOpt,
+    emit,
+    open_trace,
+    say,
+    show_sql,
+)
+from nsysq.errors import UsageError
+
+ReportOutputOpt = Annotated[
+    Path,
+    typer.Option("--output", "-o", help="Where to write the report (.html).", show_default=False),
+]
+ExportOutputOpt = Annotated[
+    Path,
+    typer.Option(
+        "--output", "-o", help="Where to write the trace: .json, or .json.gz (gzip).", show_default=False
+    ),
+]
+
+
+def report_command(
+    traces: Annotated[
+        list[Path],
+        typer.Argument(
+            help="One nsys SQLite export (a report of it), or two, A then B (a report of what changed).",
+            show_default=False,
+        ),
+    ],
+    output: ReportOutputOpt,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """One self-contained HTML file to share: tables (sortable) and plots of one trace, or of a diff."""
+    from nsysq.report import diff_report, trace_report, write_report
+
+    if len(traces) not in (1, 2):
+        raise UsageError("give one trace (a report of it) or two, A then B (a report of what changed).")
+    if output.suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"end the output name {output.name!r} with .html.")
+    if not output.parent.exists():
+        raise UsageError(f"the folder {str(output.parent)!r} does not exist; create it first.")
+    if len(traces) == 1:
+        with open_trace(traces[0], no_cache=no_cache) as t:
+            page = trace_report(t)
+    else:
+        with (
+            open_trace(traces[0], no_cache=no_cache, prefetch="kernel_groups") as ta,
+            open_trace(traces[1], no_cache=no_cache, prefetch=None) as tb,
+        ):
+            page = diff_report(ta, tb)
+    size = write_report(page, output)
+    for warning in page.warnings:
+        say("warning: " + warning)
+    say(f"wrote {output} ({size:,} bytes)")
+
+
+def export_command(
+    trace: TraceArg,
+    output: ExportOutputOpt,
+    start: TimelineStartOpt = None,
+    end: TimelineEndOpt = None,
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql_: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Write a Chrome Trace Event Format file (Perfetto, chrome://tracing): GPU streams, CPU threads
+    with CUDA API calls and NVTX ranges, launch arrows; prints what it wrote per kind of event."""
+    from nsysq import __version__
+    from nsysq.chrome_trace import EVENT_GUARD, check_output, collect, suggested_window, summary, write
+
+    check_output(output)
+    with open_trace(trace, no_cache=no_cache, prefetch="timeline") as t:
+        rows = collect(t, start_ms=start, end_ms=end)
+        span_ns = int(t.span["span_ns"] or 0)
+        if show_sql_:
+            show_sql([t])
+            return
+    table = summary(rows, output=str(output))
+    events = int(table.footer["trace_events"])
+    if events > EVENT_GUARD:
+        lo, hi = suggested_window(rows, span_ns, events)
+        say(
+            f"warning: {events:,} trace events; viewers slow down or fail above about {EVENT_GUARD:,}. "
+            f"Export a window, e.g. --from {lo:.3f} --to {hi:.3f} (ms from the trace start)."
+        )
+    size = write(rows, output, about={"source": trace.name, "exporter": f"nsysq {__version__}"})
+    emit(table, fmt, unit, title="export")
+    say(f"wrote {output} ({events:,} events, {size:,} bytes)")

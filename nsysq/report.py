@@ -1,0 +1,387 @@
+"""``nsysq report``: one self-contained HTML page of one trace, or of what changed between two.
+
+A report is a list of sections; each section calls the library's analyses and plot functions (the
+ones ``nsysq <command>`` and ``nsysq plot <command>`` call) and turns their results into HTML
+through :mod:`nsysq.report_html`. Every table says which command prints the same rows as JSON
+(``data-command``, ``data-rows``), and its cells hold those raw values, so a test can check the
+report against the commands. A new analysis joins a report with one line in ``TRACE_SECTIONS``
+(or ``DIFF_SECTIONS``): ``ReportSection("key", "Title", build)`` where ``build(context) -> str``
+returns the section's HTML (``result_html`` and ``figure_html`` do the work).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsysq.errors import NsysqError, UsageError
+from nsysq.report_html import PageSection, esc, figure_html, footer_html, page_html, table_html
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from nsysq.diffing.result import DiffResult
+    from nsysq.table import Table
+    from nsysq.trace import Trace
+
+__all__ = [
+    "DIFF_SECTIONS",
+    "TRACE_SECTIONS",
+    "DiffContext",
+    "Report",
+    "ReportSection",
+    "TraceContext",
+    "diff_report",
+    "result_html",
+    "trace_report",
+    "write_report",
+]
+
+CENSUS_ROWS = 20
+"""Kernels in the report's census (``nsysq census --limit 20``): the top 20 and one 'other' row."""
+STAKEOUT_KERNELS = 3
+"""Kernels staked out: the top ones of the census."""
+LAUNCHES_DRAWN = 2000
+"""Launches of the top kernel drawn in the stakeout plot (the first ones in start order)."""
+TIMELINE_ROWS = 100
+"""Events in the timeline excerpt."""
+GAPS_TOP = 10
+GAPS_BINS = 300
+DIFF_KERNEL_ROWS = 200
+"""Rows of the diff's kernel table shown (outliers first); the command prints every row."""
+DIFF_PLOT_ROWS = 25
+
+
+@dataclass
+class TraceContext:
+    """What the sections of a one-trace report share: the trace and results computed once."""
+
+    trace: Trace
+    kept: dict[str, Any] = field(default_factory=dict)
+
+    def once(self, key: str, compute: Callable[[], Any]) -> Any:
+        if key not in self.kept:
+            self.kept[key] = compute()
+        return self.kept[key]
+
+
+@dataclass
+class DiffContext:
+    """What the sections of a diff report share: the diff result."""
+
+    result: DiffResult
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One section: anchor ``key``, heading ``title``, and ``build(context) -> HTML``."""
+
+    key: str
+    title: str
+    build: Callable[[Any], str]
+
+
+@dataclass(frozen=True)
+class Report:
+    """A finished page and the warnings to print beside it."""
+
+    html: str
+    warnings: tuple[str, ...] = ()
+
+
+# -- shared pieces -------------------------------------------------------------------------------
+def result_html(
+    table: Table,
+    argv: Sequence[str],
+    rows_path: str,
+    *,
+    footer_path: str | None = None,
+    shown_rows: int | None = None,
+    row_class: Sequence[str] | None = None,
+    cards: bool = False,
+    people: Table | None = None,
+) -> str:
+    """A table with the command that prints it as JSON: ``argv`` (after ``nsysq``; the trace
+    arguments as TRACE, A, B), ``rows_path`` (where its rows are in that JSON, dotted) and
+    ``footer_path`` (where the footer shown under it is)."""
+    attrs = {"command": json.dumps(list(argv)), "json": rows_path}
+    shown = " ".join(_shell_word(a) for a in argv)
+    out = f'<p class="cmd">$ nsysq {esc(shown)} --format json</p>'
+    out += table_html(
+        table, attrs=attrs, shown_rows=shown_rows, row_class=row_class, cards=cards, people=people
+    )
+    if footer_path is not None:
+        out += footer_html(table.footer, footer_path)
+    data = f" data-command='{esc(json.dumps(list(argv)))}'"
+    return f'<div class="result"{data}>{out}</div>'
+
+
+def _shell_word(word: str) -> str:
+    if word and all(c.isalnum() or c in "-_./:=%" for c in word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def svg(ax: Axes) -> str:
+    from nsysq.plot import figure_svg
+
+    return figure_svg(ax)
+
+
+def _guarded(build: Callable[[Any], str], context: Any) -> str:
+    """A section's HTML, or the reason it has none (the trace lacks the events it needs)."""
+    try:
+        return build(context)
+    except NsysqError as exc:
+        return f'<p class="nodata">{esc(exc)}</p>'
+
+
+# -- one trace -----------------------------------------------------------------------------------
+def _info(ctx: TraceContext) -> str:
+    from nsysq.units import fmt_file_size, fmt_ms
+
+    data: dict[str, Any] = ctx.once("info", ctx.trace.info)
+    items: list[tuple[str, str, Any, str]] = [
+        ("file", "path", data["path"], Path(data["path"]).name),
+        ("size", "size_bytes", data["size_bytes"], fmt_file_size(int(data["size_bytes"]))),
+        ("nsys", "nsys_version", data["nsys_version"], str(data["nsys_version"])),
+        ("span", "span_ns", data["span_ns"], fmt_ms(data["span_ns"])),
+        ("kernel time", "kernel_ns", data["kernel_ns"], fmt_ms(data["kernel_ns"])),
+    ]
+    for i, gpu in enumerate(data["gpus"]):
+        about = [f"{gpu['sm_count']} SMs" if gpu.get("sm_count") else ""]
+        about.append(f"compute {gpu['compute_capability']}" if gpu.get("compute_capability") else "")
+        shown = ", ".join(a for a in about if a)
+        text = f"{gpu['name']} ({shown})" if shown else str(gpu["name"])
+        items.append((f"GPU {gpu['id']}", f"gpus.{i}.name", gpu["name"], text))
+    for key, value in data["counts"].items():
+        items.append((key.replace("_", " "), f"counts.{key}", value, f"{value:,}"))
+    for key in ("unresolved_kernel_names", "zero_length_kernels"):
+        items.append((key.replace("_", " "), key, data[key], f"{data[key]:,}"))
+    card = "".join(
+        f"<dt>{esc(label)}</dt><dd data-key=\"{esc(key)}\" data-value='{esc(json.dumps(raw))}'>"
+        f"{esc(text)}</dd>"
+        for label, key, raw, text in items
+    )
+    warnings = "".join(
+        f'<li class="warn" data-key="warnings.{i}" data-value=\'{esc(json.dumps(w))}\'>{esc(w)}</li>'
+        for i, w in enumerate(data["warnings"])
+    )
+    body = '<p class="cmd">$ nsysq info TRACE --format json</p>'
+    body += f"<div class=\"info\" data-command='{esc(json.dumps(['info', 'TRACE']))}'>"
+    body += f'<dl class="card">{card}</dl>'
+    body += f"<ul>{warnings}</ul>" if warnings else '<p class="note">No warnings.</p>'
+    return body + "</div>"
+
+
+def _census(ctx: TraceContext) -> Table:
+    from nsysq.census import census
+
+    table: Table = ctx.once("census", lambda: census(ctx.trace, limit=CENSUS_ROWS))
+    return table
+
+
+def _census_section(ctx: TraceContext) -> str:
+    from nsysq.plot import plot_census
+
+    table = _census(ctx)
+    picture = figure_html(svg(plot_census(table.to_pandas(), top=CENSUS_ROWS)), "nsysq plot census")
+    argv = ["census", "TRACE", "--limit", str(CENSUS_ROWS)]
+    return picture + result_html(table, argv, "rows", footer_path="footer")
+
+
+def _lineup_section(ctx: TraceContext) -> str:
+    from nsysq.lineup import lineup
+    from nsysq.plot import plot_lineup
+
+    table = lineup(ctx.trace)
+    picture = figure_html(svg(plot_lineup(table.to_pandas())), "nsysq plot lineup")
+    return picture + result_html(table, ["lineup", "TRACE"], "rows", footer_path="footer")
+
+
+def _top_kernels(ctx: TraceContext) -> list[str]:
+    """The census's top kernels with a real name (not 'other', not an unresolved id)."""
+    names = []
+    for row in _census(ctx).records():
+        name = str(row["name"])
+        if row.get("rank") is not None and not name.startswith("<"):
+            names.append(name)
+    return names[:STAKEOUT_KERNELS]
+
+
+def _stakeout_section(ctx: TraceContext) -> str:
+    from nsysq.plot import plot_stakeout
+    from nsysq.stakeout import stakeout, summary_table
+
+    ctx.trace.require_kernels()
+    body = ""
+    for i, name in enumerate(_top_kernels(ctx)):
+        launches = stakeout(ctx.trace, name, limit=LAUNCHES_DRAWN if i == 0 else 1)
+        body += f"<h3>{esc(name)}</h3>"
+        if i == 0:
+            drawn = len(launches.rows)
+            caption = f"nsysq plot stakeout TRACE {name} --limit {LAUNCHES_DRAWN}"
+            if drawn < int(launches.footer["launches"]):
+                caption += f" (the first {drawn:,} of {int(launches.footer['launches']):,} launches)"
+            body += figure_html(svg(plot_stakeout(launches.to_pandas())), caption)
+        body += result_html(summary_table(launches), ["stakeout", "TRACE", name], "footer.summary")
+    return body or '<p class="nodata">No named kernel to stake out.</p>'
+
+
+def _first_launch_ms(ctx: TraceContext) -> float:
+    """Where the timeline excerpt starts: the first launch of the census's top named kernel."""
+    from nsysq.stakeout import stakeout
+
+    def first() -> float:
+        names = _top_kernels(ctx)
+        if not names:
+            return 0.0
+        launch = stakeout(ctx.trace, names[0], limit=1)
+        return int(launch.rows[0][launch.columns.index("start_ns")]) / 1e6
+
+    value: float = ctx.once("first_launch_ms", first)
+    return value
+
+
+def _timeline_section(ctx: TraceContext) -> str:
+    from nsysq.notebook import timeline_frame
+    from nsysq.plot import plot_timeline
+    from nsysq.timeline import timeline
+
+    ctx.trace.require_kernels()
+    start_ms = _first_launch_ms(ctx)
+    table = timeline(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
+    frame = timeline_frame(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
+    argv = ["timeline", "TRACE", "--from", repr(start_ms), "--limit", str(TIMELINE_ROWS)]
+    note = (
+        f'<p class="note">The first {TIMELINE_ROWS} events from the first launch of the top kernel '
+        f"({start_ms:,.3f} ms from the trace start).</p>"
+    )
+    picture = figure_html(svg(plot_timeline(frame)), "nsysq plot timeline (same window)")
+    return note + picture + result_html(table, argv, "rows", footer_path="footer")
+
+
+def _gaps_section(ctx: TraceContext) -> str:
+    from nsysq.gaps import gaps
+    from nsysq.gaps_plot import gaps_frame, plot_gaps
+
+    result = gaps(ctx.trace, top=GAPS_TOP)
+    picture = figure_html(svg(plot_gaps(gaps_frame(ctx.trace), bins=GAPS_BINS)), "nsysq plot gaps")
+    argv = ["gaps", "TRACE", "--top", str(GAPS_TOP)]
+    body = picture + result_html(result.devices, argv, "devices", footer_path="footer")
+    body += "<h3>Busy per stream</h3>" + result_html(result.streams, argv, "streams")
+    body += "<h3>Longest idle gaps</h3>" + result_html(result.gaps, argv, "gaps")
+    return body
+
+
+def _overlap_section(ctx: TraceContext) -> str:
+    from nsysq.gaps_plot import overlap_frame, plot_overlap
+    from nsysq.overlap import overlap
+
+    result = overlap(ctx.trace)
+    picture = figure_html(svg(plot_overlap(overlap_frame(ctx.trace))), "nsysq plot overlap")
+    body = picture + result_html(result.devices, ["overlap", "TRACE"], "devices", footer_path="footer")
+    body += "<h3>Per collective kind</h3>" + result_html(
+        result.collectives, ["overlap", "TRACE"], "collectives"
+    )
+    return body
+
+
+TRACE_SECTIONS: list[ReportSection] = [
+    ReportSection("info", "The trace", _info),
+    ReportSection("census", "Census: GPU time per kernel", _census_section),
+    ReportSection("lineup", "Lineup: GPU time per category", _lineup_section),
+    ReportSection("gaps", "Gaps: when the GPU waited, and why", _gaps_section),
+    ReportSection("overlap", "Overlap: communication and copies behind compute", _overlap_section),
+    ReportSection("stakeout", "Stakeout of the top kernels", _stakeout_section),
+    ReportSection("timeline", "Timeline excerpt", _timeline_section),
+]
+"""The sections of a one-trace report, in order. Add one line to add a section."""
+
+
+def trace_report(trace: Trace, sections: Sequence[ReportSection] | None = None) -> Report:
+    """The report of one trace."""
+    from nsysq import __version__
+
+    ctx = TraceContext(trace)
+    built = [PageSection(s.key, s.title, _guarded(s.build, ctx)) for s in sections or TRACE_SECTIONS]
+    data = ctx.kept.get("info") or trace.info()
+    gpus = ", ".join(str(g["name"]) for g in data["gpus"]) or "unknown GPU"
+    subtitle = [f"{gpus} · nsys {data['nsys_version']} · {Path(data['path']).name}"]
+    html = page_html(f"nsysq report: {trace.path.name}", subtitle, built, f"nsysq {__version__}")
+    return Report(html, tuple(data["warnings"]))
+
+
+# -- two traces ----------------------------------------------------------------------------------
+_DIFF_ARGV = ("diff", "A", "B")
+
+
+def _board(ctx: DiffContext) -> str:
+    from nsysq.table import Table
+
+    findings = ctx.result.to_dict()["findings"]
+    columns = ("kind", "severity", "clue", "evidence", "verdict")
+    table = Table(kind="diff_board", columns=columns, rows=[tuple(f[c] for c in columns) for f in findings])
+    if not findings:
+        return (
+            '<p class="note">No findings: nothing out of line at the default --threshold and --min-time.</p>'
+        )
+    classes = [str(f["severity"]) for f in findings]
+    return result_html(table, _DIFF_ARGV, "findings", row_class=classes, cards=True)
+
+
+def _diff_table(name: str, shown_rows: int | None = None) -> Callable[[DiffContext], str]:
+    def build(ctx: DiffContext) -> str:
+        table = ctx.result.section(name)
+        if not table.rows:
+            return '<p class="note">Nothing in this section.</p>'
+        body = ""
+        if name in ("categories", "kernels"):
+            from nsysq.plot import plot_diff
+
+            ax = plot_diff(ctx.result, section=name, top=DIFF_PLOT_ROWS)
+            body += figure_html(svg(ax), f"nsysq plot diff A B --section {name}")
+        people = ctx.result.section(name, "ms")
+        return body + result_html(table, _DIFF_ARGV, name, shown_rows=shown_rows, people=people)
+
+    return build
+
+
+DIFF_SECTIONS: list[ReportSection] = [
+    ReportSection("board", "Evidence board", _board),
+    ReportSection("totals", "Totals (B/A)", _diff_table("totals")),
+    ReportSection("categories", "Categories", _diff_table("categories")),
+    ReportSection("kernels", "Kernels", _diff_table("kernels", DIFF_KERNEL_ROWS)),
+    ReportSection("variants", "Kernels in only one trace, grouped", _diff_table("variants")),
+    ReportSection("launch_config", "Launch configuration changes", _diff_table("launch_config")),
+    ReportSection("danger", "Danger kernels (can change numerics)", _diff_table("danger")),
+    ReportSection("copies", "Memory operations", _diff_table("copies")),
+]
+"""The sections of a diff report, in order: the evidence board first."""
+
+
+def diff_report(a: Trace, b: Trace, sections: Sequence[ReportSection] | None = None) -> Report:
+    """The report of what changed from trace ``a`` to trace ``b`` (``nsysq diff`` with its defaults)."""
+    from nsysq import __version__
+    from nsysq.diff_report import header
+    from nsysq.diffing import diff
+
+    result = diff(a, b)
+    ctx = DiffContext(result)
+    built = [PageSection(s.key, s.title, _guarded(s.build, ctx)) for s in sections or DIFF_SECTIONS]
+    title = f"nsysq report: {a.path.name} → {b.path.name}"
+    subtitle = [header(result).removeprefix("nsysq diff").strip()]
+    subtitle += [f"warning: {w}" for w in result.warnings]
+    return Report(page_html(title, subtitle, built, f"nsysq {__version__}"), tuple(result.warnings))
+
+
+def write_report(report: Report, path: Path) -> int:
+    """Write the page to ``path``; return its size in bytes."""
+    try:
+        path.write_text(report.html, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"could not write {path}: {exc.strerror or exc}.") from None
+    return path.stat().st_size

@@ -1,0 +1,259 @@
+"""nsysq export: the Chrome Trace Event Format file follows the published format, and its events
+reconcile with raw SQL (tests/oracle.py) on every fixture and real export, whole and in a window."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import oracle
+from tests.conftest import ROOT
+
+# -- the Trace Event Format, as published ------------------------------------------------------------
+# "Trace Event Format" (Google, the document chrome://tracing and Perfetto's JSON importer follow):
+# the JSON Object Format is {"traceEvents": [...], "displayTimeUnit": "ms" | "ns", "otherData": {...}};
+# every event has name, ph, ts (microseconds), pid and tid; cat is a comma-separated string; args an
+# object. Phases used here: X (complete: dur, in µs), i (instant: s in g/p/t), b/e (async nestable:
+# cat and id), s/f (flow: cat and id; f binds to the enclosing slice with bp "e"), M (metadata:
+# process_name / thread_name with args.name, process_sort_index / thread_sort_index with
+# args.sort_index).
+PHASES = set("BEXiIbenstfPNODMCRcvV")
+METADATA_NAMES = {
+    "process_name": "name",
+    "process_labels": "labels",
+    "process_sort_index": "sort_index",
+    "thread_name": "name",
+    "thread_sort_index": "sort_index",
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def schema_errors(doc: Any) -> list[str]:
+    """Everything in ``doc`` that the Trace Event Format does not allow (empty when valid)."""
+    errors: list[str] = []
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        return ["the top level must be an object with a traceEvents array"]
+    if doc.get("displayTimeUnit", "ms") not in ("ms", "ns"):
+        errors.append("displayTimeUnit must be 'ms' or 'ns'")
+    if "otherData" in doc and not isinstance(doc["otherData"], dict):
+        errors.append("otherData must be an object")
+    for i, event in enumerate(doc["traceEvents"]):
+        errors += [f"event {i} ({event.get('ph')}): {e}" for e in _event_errors(event)]
+        if len(errors) > 20:
+            break
+    return errors
+
+
+def _event_errors(event: dict[str, Any]) -> list[str]:
+    out = []
+    ph = event.get("ph")
+    if ph not in PHASES:
+        return [f"unknown phase {ph!r}"]
+    if not isinstance(event.get("name"), str):
+        out.append("name must be a string")
+    for key in ("pid", "tid"):
+        if not isinstance(event.get(key), int) or isinstance(event.get(key), bool):
+            out.append(f"{key} must be an integer")
+    if "cat" in event and not isinstance(event["cat"], str):
+        out.append("cat must be a string")
+    if "args" in event and not isinstance(event["args"], dict):
+        out.append("args must be an object")
+    if ph == "M":
+        key = METADATA_NAMES.get(event.get("name", ""))
+        if key is None or key not in event.get("args", {}):
+            out.append(f"metadata event {event.get('name')!r} needs args.{key}")
+        return out
+    if not _number(event.get("ts")):
+        out.append("ts must be a number (µs)")
+    if ph == "X" and not (_number(event.get("dur")) and event["dur"] >= 0):
+        out.append("a complete event needs dur >= 0")
+    if ph == "i" and event.get("s", "t") not in ("g", "p", "t"):
+        out.append("an instant event's scope s must be g, p or t")
+    if ph in ("b", "e", "n", "s", "t", "f"):
+        if "id" not in event and "id2" not in event:
+            out.append("async and flow events need an id")
+        if not isinstance(event.get("cat"), str):
+            out.append("async and flow events need a cat")
+    if ph == "f" and event.get("bp", "e") != "e":
+        out.append("a flow end binds with bp 'e' (or the next slice without bp)")
+    return out
+
+
+def test_schema_checks_can_fail() -> None:
+    assert schema_errors({"traceEvents": [{"ph": "X", "name": "k", "pid": 1, "tid": 1, "ts": 1}]})
+    assert schema_errors({"traceEvents": [{"ph": "Q", "name": "k", "pid": 1, "tid": 1, "ts": 1}]})
+    assert schema_errors({"events": []})
+    good = {"name": "k", "ph": "X", "pid": 1, "tid": 1, "ts": 0.5, "dur": 1.0}
+    assert not schema_errors({"traceEvents": [good], "displayTimeUnit": "ns"})
+
+
+# -- running the command ------------------------------------------------------------------------------
+def export(trace: Path, out: Path, *args: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Run ``nsysq export``; return the file's document, the printed JSON summary and stderr."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "nsysq", "export", str(trace), "-o", str(out), "--format", "json", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    opener: Any = gzip.open if out.name.endswith(".gz") else open
+    with opener(out, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    return doc, json.loads(proc.stdout), proc.stderr
+
+
+_KIND_OF_EVENT = {"kernel": "kernel", "memcpy": "memcpy", "memset": "memset", "graph": "graph"}
+
+
+def _counted(doc: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """(events, summed duration ns from args) per summary kind, counted in the file."""
+    counts: Counter[str] = Counter()
+    durations: Counter[str] = Counter()
+    for e in doc["traceEvents"]:
+        ph, cat = e["ph"], e.get("cat")
+        if ph == "X" and cat in _KIND_OF_EVENT:
+            kind = cat
+        elif ph == "X" and cat == "cuda_api":
+            kind = "cuda_api"
+        elif ph == "X" and cat == "nvtx":
+            kind = "nvtx_push_pop"
+        elif ph == "b" and cat == "nvtx":
+            kind = "nvtx_start_end"
+        elif ph == "i" and cat == "nvtx":
+            kind = "nvtx_mark"
+        else:
+            continue
+        counts[kind] += 1
+        durations[kind] += e["args"]["duration_ns"]
+    kinds = (*_KIND_OF_EVENT, "cuda_api", "nvtx_push_pop", "nvtx_start_end", "nvtx_mark")
+    return {k: (counts[k], durations[k]) for k in kinds}
+
+
+def check_export(trace: Path, out: Path, window: tuple[float, float] | None = None) -> dict[str, Any]:
+    args = ("--from", str(window[0]), "--to", str(window[1])) if window else ()
+    doc, printed, _ = export(trace, out, *args)
+    assert schema_errors(doc) == []
+    from_ns, to_ns = (round(window[0] * 1e6), round(window[1] * 1e6)) if window else (None, None)
+    expected = oracle.export_counts(trace, from_ns, to_ns)
+    assert _counted(doc) == expected
+    assert {r["kind"]: (r["events"], r["duration_ns"]) for r in printed["rows"]} == expected
+    events = doc["traceEvents"]
+    flows = [e for e in events if e["ph"] == "s"]
+    assert len(flows) == len([e for e in events if e["ph"] == "f"]) == printed["footer"]["flows"]
+    assert len(flows) == oracle.export_flows(trace, from_ns, to_ns)
+    footer = printed["footer"]
+    gpu_ops = sum(expected[k][0] for k in _KIND_OF_EVENT)
+    assert footer["gpu_ops"] == gpu_ops == footer["flows"] + footer["ops_without_call"]
+    assert footer["unclosed_nvtx_ranges"] == oracle.export_unclosed_nvtx(trace, from_ns, to_ns)
+    assert footer["trace_events"] == len(events)
+    t0 = oracle.trace_t0(trace) if gpu_ops or expected["cuda_api"][0] else None
+    if t0 is not None:
+        assert doc["otherData"]["t0_ns"] == t0
+    _check_timing_and_tracks(events)
+    return doc
+
+
+def _check_timing_and_tracks(events: list[dict[str, Any]]) -> None:
+    """ts and dur are the exact ns of args in µs; every track that holds an event is named."""
+    named = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    processes = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    for e in events:
+        if e["ph"] == "X":
+            assert round(e["ts"] * 1000) == e["args"]["start_ns"]
+            assert round(e["dur"] * 1000) == e["args"]["duration_ns"]
+        if e["ph"] != "M":
+            assert (e["pid"], e["tid"]) in named and e["pid"] in processes, e
+
+
+@pytest.mark.parametrize("name", ["graph_trace", "edge_cases"])
+def test_export_fixture(name: str, fixture_dir: Path, tmp_path: Path) -> None:
+    trace = fixture_dir / f"{name}.sqlite"
+    if not trace.exists():
+        pytest.skip(f"no fixture {name}")
+    doc = check_export(trace, tmp_path / "t.json")
+    if name == "graph_trace":
+        assert any(e.get("cat") == "graph" for e in doc["traceEvents"])
+
+
+def test_export_every_fixture(fixture_trace: Path, tmp_path: Path) -> None:
+    check_export(fixture_trace, tmp_path / "t.json.gz")
+
+
+def test_export_example_window(tmp_path: Path) -> None:
+    trace = ROOT / "examples" / "bs1.sqlite"
+    whole = check_export(trace, tmp_path / "all.json")
+    window = check_export(trace, tmp_path / "w.json", (100.0, 100.2))
+    assert 0 < len(window["traceEvents"]) < len(whole["traceEvents"])
+    assert window["otherData"]["from_ns"] == 100_000_000
+
+
+def test_export_size_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from nsysq import chrome_trace
+    from nsysq.cli.root import app
+
+    monkeypatch.setattr(chrome_trace, "EVENT_GUARD", 1000)
+    result = CliRunner().invoke(
+        app, ["export", str(ROOT / "examples" / "bs1.sqlite"), "-o", str(tmp_path / "t.json")]
+    )
+    assert result.exit_code == 0
+    assert "viewers slow down or fail above about 1,000" in result.output
+    assert "--from 0.000 --to " in result.output
+    assert (tmp_path / "t.json").exists()
+
+
+def test_export_refuses_bad_output(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nsysq",
+            "export",
+            str(ROOT / "examples" / "bs1.sqlite"),
+            "-o",
+            str(tmp_path / "t.txt"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    assert "end the output name 't.txt' with .json or .json.gz" in proc.stderr
+    assert not (tmp_path / "t.txt").exists()
+
+
+def test_export_real(real_trace: Path, tmp_path: Path) -> None:
+    check_export(real_trace, tmp_path / "t.json.gz")
+    present = oracle.tables(real_trace)
+    ends = [
+        oracle.scalar(real_trace, f'SELECT max("end") FROM {t}', None)
+        for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME")
+        if t in present
+    ]
+    if not ends:
+        return
+    span_ms = (max(e for e in ends if e is not None) - oracle.trace_t0(real_trace)) / 1e6
+    check_export(real_trace, tmp_path / "w.json", (round(span_ms * 0.4, 3), round(span_ms * 0.45, 3)))
+
+
+def test_export_json_is_documented(tmp_path: Path) -> None:
+    from tests.test_docs import _undocumented
+
+    _, printed, _ = export(ROOT / "examples" / "bs1.sqlite", tmp_path / "t.json")
+    keys = set(printed["columns"]) | set(printed["footer"]) | {r["kind"] for r in printed["rows"]}
+    assert not _undocumented(keys, "export")
+    assert not _undocumented(set(printed), "The table document")
