@@ -471,7 +471,7 @@ def spawn_background(path: Path) -> bool:
 class CacheState:
     """How an open Trace uses the cache. ``key`` is set when answers may be memoized."""
 
-    mode: str  # "cached", "direct" (large trace, copy not built yet), "small", "off"
+    mode: str  # "cached", "direct" (large trace, copy not built yet), "kept" (same, none wanted), "small", "off"
     key: str | None = None
     file: Path | None = None
     note: str = ""
@@ -487,7 +487,7 @@ def open_copy(
     opened = open_cached(path, src) if mode else None
     if opened is not None:
         return opened
-    return None, direct_state(path, bool(mode))
+    return None, direct_state(path, bool(mode), build_later=mode != "reuse")
 
 
 def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnection, CacheState] | None:
@@ -522,8 +522,10 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
     return None
 
 
-def direct_state(path: Path, mode: bool) -> CacheState:
-    """For a trace read from the file: whether answers are kept, and whether a copy is wanted."""
+def direct_state(path: Path, mode: bool, *, build_later: bool = True) -> CacheState:
+    """For a trace read from the file: whether answers are kept, and whether a copy is wanted
+    (``build_later`` False: answers are kept but no background build starts, as nsysq fleet reads
+    hundreds of traces and must not start a build per trace)."""
     if not mode:
         return CacheState("off", note="disabled (--no-cache)")
     if not locking_available():
@@ -531,6 +533,8 @@ def direct_state(path: Path, mode: bool) -> CacheState:
     ident = identity(path)
     if ident.size < min_trace_bytes():
         return CacheState("small", note="not cached (small trace: read directly)")
+    if not build_later:
+        return CacheState("kept", ident.key, note="read directly; answers kept, no copy built")
     running = build_running(ident.key)
     note = "read directly; cached copy " + (
         "being built in the background" if running else "to be built in the background after this read"

@@ -36,7 +36,8 @@ class Trace:
         self, path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census"
     ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
-        (read the file only; write nothing to the cache), or "build" (build the copy now).
+        (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
+        (use a complete copy when there is one; never start building one).
         ``prefetch``: on a direct read, the packaged query whose columns start decoding from the
         file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand)."""
         self.path: Path = check_path(path)

@@ -1344,12 +1344,24 @@ def _sqlite_scanner_path() -> str:
     raise RuntimeError("sqlite_scanner extension file not found in duckdb_extension_sqlite_scanner")
 
 
-def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, streams: int = 4) -> Path:
+def big(
+    path: str | Path,
+    n_kernels: int,
+    *,
+    seed: int = 0,
+    devices: int = 2,
+    streams: int = 4,
+    names_seed: int | None = None,
+    slow_like: str = "",
+    slow_factor: float = 1.0,
+) -> Path:
     """A large realistic export (schema 2025.1) for benchmarks, bulk-written with DuckDB.
 
     ~200 distinct kernel names with Zipf-like call counts and Pareto-tailed durations;
     kernels never overlap within a (deviceId, streamId); memcpy = n/8, memset = n/25,
     NVTX push/pop ranges = n/4, RUNTIME = one API call per kernel/memcpy/memset (~1.17x).
+    ``names_seed`` (default ``seed``) picks the kernel names, so traces of one job share them;
+    kernels whose short name contains ``slow_like`` run ``slow_factor`` times longer.
     """
     import duckdb
 
@@ -1357,7 +1369,9 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, st
         raise ValueError("n_kernels, devices and streams must be positive")
     path = Path(path)
     version = "2025.1"
-    names = big_names(200, seed)
+    names = big_names(200, seed if names_seed is None else names_seed)
+    if slow_like:
+        names = [(s, d, int(base * slow_factor) if slow_like in s else base) for s, d, base in names]
     api = ["cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020"]
     strings: list[str] = []
     for short, dem, _ in names:
@@ -1542,3 +1556,33 @@ def big(path: str | Path, n_kernels: int, *, seed: int = 0, devices: int = 2, st
     finally:
         con.close()
     return path
+
+
+def rank_set(
+    out_dir: str | Path,
+    ranks: int = 8,
+    n_kernels: int = 20_000,
+    *,
+    slow_rank: int | None = 3,
+    slow_like: str = "nvjet",
+    slow_factor: float = 3.0,
+) -> list[Path]:
+    """One export per rank of a generated job (``rank00.sqlite`` ...): the same kernels on every
+    rank, durations reseeded per rank, and on ``slow_rank`` the kernels whose short name contains
+    ``slow_like`` (nvjet: category "Persistent GEMM (nvjet)") ``slow_factor`` times longer."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for rank in range(ranks):
+        slow = rank == slow_rank
+        paths.append(
+            big(
+                out / f"rank{rank:02d}.sqlite",
+                n_kernels,
+                seed=rank,
+                names_seed=0,
+                slow_like=slow_like if slow else "",
+                slow_factor=slow_factor if slow else 1.0,
+            )
+        )
+    return paths

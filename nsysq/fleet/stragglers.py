@@ -1,0 +1,118 @@
+"""Stragglers: traces whose kernel time, time in one category, or idle time is out of line.
+
+The method is diff's, reused as is (:func:`nsysq.diffing.score_rows`, queries/diff/outliers.sql):
+for each measure, every trace's value is compared with the fleet's median value by the log-ratio
+``ln(value / median)``; the typical log-ratio is their time-weighted median, the spread 1.4826 x
+their time-weighted median absolute deviation (never below diff's floor), and a trace is out of
+line when ``|log_ratio - typical| / spread`` reaches the threshold. Values below the noise floor
+(``min_time_ms``) on both sides never count. A straggler's verdict names the measure with the
+largest score (a lineup category when one is out of line, else idle or total kernel time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nsysq.table import Table
+from nsysq.units import fmt_time
+
+KERNEL_TIME = "kernel time"
+IDLE_TIME = "idle time"
+STRAGGLER_COLUMNS = (
+    "rank", "path", "category", "value_ns", "typical_ns", "ratio", "score", "flagged", "verdict",
+)  # fmt: skip
+_ROW_COLUMNS = (("metric", "VARCHAR"), ("path", "VARCHAR"), ("a_ns", "DOUBLE"), ("b_ns", "DOUBLE"))
+
+
+def measures(
+    paths: Sequence[str],
+    kernel_ns: Sequence[int],
+    category_ns: Sequence[dict[str, int]],
+    idle_ns: Sequence[int | None],
+) -> dict[str, list[int]]:
+    """Every measure a trace is compared on: kernel time, each category's time, idle time."""
+    found: dict[str, list[int]] = {KERNEL_TIME: list(kernel_ns)}
+    for category in sorted({c for per in category_ns for c in per}):
+        found[category] = [per.get(category, 0) for per in category_ns]
+    if paths and all(v is not None for v in idle_ns):
+        found[IDLE_TIME] = [int(v or 0) for v in idle_ns]
+    return found
+
+
+def stragglers(
+    paths: Sequence[str], values: dict[str, list[int]], *, threshold: float, min_time_ms: float
+) -> Table:
+    """One row per trace with at least one measure out of line, most out of line first."""
+    from nsysq.diffing import score_rows
+    from nsysq.extension import connect, table_from_rows
+
+    flagged: dict[str, list[dict[str, Any]]] = {}
+    labels: tuple[str, ...] = ()
+    if len(paths) >= 3:  # a median and a spread need a few traces
+        con = connect(sqlite=False)
+        with contextlib.closing(con):
+            for metric, per_trace in values.items():
+                typical = statistics.median(per_trace)
+                rows = [
+                    (metric, p, float(typical), float(v), "both")
+                    for p, v in zip(paths, per_trace, strict=True)
+                ]
+                table_from_rows(con, "fleet_rows", (*_ROW_COLUMNS, ("status", "VARCHAR")), rows)
+                scored, label = score_rows(
+                    con, "fleet_rows", "path", "t.metric, t.path, t.a_ns, t.b_ns",
+                    min_ns=min_time_ms * 1e6, threshold=threshold,
+                )  # fmt: skip
+                labels = (label,)
+                for record in scored.records():
+                    if record["outlier"]:
+                        flagged.setdefault(record["path"], []).append(record)
+    rows = [_row(path, found) for path, found in flagged.items()]
+    rows.sort(key=lambda r: (-abs(r[5]), r[0]))
+    ranked = [(rank, *row) for rank, row in enumerate(rows, start=1)]
+    return Table(
+        kind="fleet_stragglers",
+        columns=STRAGGLER_COLUMNS,
+        rows=ranked,
+        queries=labels,
+        footer={"threshold": threshold, "min_time_ms": min_time_ms, "stragglers": len(ranked)},
+    )
+
+
+def _row(path: str, found: list[dict[str, Any]]) -> tuple[Any, ...]:
+    """(path, category, value_ns, typical_ns, ratio, score, flagged, verdict) for one straggler."""
+    named = [r for r in found if r["metric"] != KERNEL_TIME] or found
+    worst = max(named, key=lambda r: (abs(r["score"]), r["metric"]))
+    value, typical = int(worst["b_ns"]), int(worst["a_ns"])
+    ratio = value / typical if typical else None
+    others = sorted(r["metric"] for r in found if r is not worst)
+    return (
+        path,
+        worst["metric"],
+        value,
+        typical,
+        ratio,
+        float(worst["score"]),
+        "; ".join([worst["metric"], *others]),
+        _verdict(path, worst["metric"], value, typical, ratio, float(worst["score"]), others),
+    )
+
+
+def _verdict(
+    path: str, metric: str, value: int, typical: int, ratio: float | None, score: float, others: list[str]
+) -> str:
+    what = "idles" if metric == IDLE_TIME else "spends"
+    where = "" if metric in (KERNEL_TIME, IDLE_TIME) else f" in {metric}"
+    slower = "longer" if value >= typical else "shorter"
+    text = (
+        f"{Path(path).name} {what} {fmt_time(value)}{where} against a typical {fmt_time(typical)} "
+        f"({ratio:.2f}x, {slower}; score {score:+.1f})"
+        if ratio is not None
+        else f"{Path(path).name} {what} {fmt_time(value)}{where}"
+    )
+    if others:
+        text += "; also out of line: " + ", ".join(others)
+    return text
