@@ -161,7 +161,7 @@ def _traces_table(
             r.span_ns,
             r.busy_ns,
             r.idle_ns,
-            100.0 * r.busy_ns / r.span_ns if r.busy_ns is not None and r.span_ns else None,
+            _busy_pct(r),
             r.reader,
             straggler.get(r.path),
         )  # fmt: skip
@@ -176,3 +176,10 @@ def _traces_table(
     }
     notes = tuple(f"{r.path}: {r.reason}" for r in reports if r.status == "failed")
     return Table(kind="fleet", columns=TRACE_COLUMNS, rows=rows, queries=queries, footer=full, notes=notes)
+
+
+def _busy_pct(report: TraceReport) -> float | None:
+    """Busy time over the devices' spans (busy + idle, summed over the trace's devices)."""
+    if report.busy_ns is None or report.idle_ns is None or not report.busy_ns + report.idle_ns:
+        return None
+    return 100.0 * report.busy_ns / (report.busy_ns + report.idle_ns)
