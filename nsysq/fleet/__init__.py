@@ -37,6 +37,7 @@ __all__ = [
     "LocalEngine",
     "RayEngine",
     "TraceReport",
+    "expand",
     "fleet",
     "read_trace",
 ]

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from nsysq import catalog
 from nsysq.errors import NsysqError
 from nsysq.fleet.stats import LOG_GAMMA
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
 
 Row = tuple[Any, ...]
 
@@ -65,29 +69,35 @@ def read_trace(path: str, job: Job) -> TraceReport:
 
 
 def _answer(report: TraceReport, job: Job) -> None:
-    from nsysq.info import identity
     from nsysq.trace import Trace
 
     with Trace(Path(report.path), cache=job.cache, prefetch="fleet_kernel_buckets") as trace:
-        trace.require_kernels()
-        who = identity(trace)
-        report.nsys_version = str(who["nsys_version"])
-        report.gpu = ", ".join(sorted(set(who["gpus"]))) or None
-        totals = trace.kernel_totals
-        report.kernels, report.kernel_ns = int(totals["kernels"]), int(totals["kernel_ns"])
-        span = trace.run("fleet_gpu_span")
-        report.span_ns = _int(span.records()[0]["span_ns"])
-        queries = [*span.queries]
-        if job.census:
-            buckets = trace.run("fleet_kernel_buckets", names=job.names, log_gamma=LOG_GAMMA)
-            report.buckets = [_ints(row) for row in buckets.rows]
-            queries += buckets.queries
-        if job.lineup:
-            queries += _lineup(trace, report, job.rules)
-        if job.idle:
-            queries += _idle(trace, report)
-        report.reader = trace.kernel_reader
-        report.queries = tuple(dict.fromkeys(queries))
+        answer(trace, job, report)
+
+
+def answer(trace: Trace, job: Job, report: TraceReport) -> None:
+    """Fill ``report`` from an open trace (``--show-sql`` runs this on one trace and prints its SQL)."""
+    from nsysq.info import identity
+
+    trace.require_kernels()
+    who = identity(trace)
+    report.nsys_version = str(who["nsys_version"])
+    report.gpu = ", ".join(sorted(set(who["gpus"]))) or None
+    totals = trace.kernel_totals
+    report.kernels, report.kernel_ns = int(totals["kernels"]), int(totals["kernel_ns"])
+    span = trace.run("fleet_gpu_span")
+    report.span_ns = _int(span.records()[0]["span_ns"])
+    queries = [catalog.get("kernel_totals").label, *span.queries]
+    if job.census:
+        buckets = trace.run("fleet_kernel_buckets", names=job.names, log_gamma=LOG_GAMMA)
+        report.buckets = [_ints(row) for row in buckets.rows]
+        queries += buckets.queries
+    if job.lineup:
+        queries += _lineup(trace, report, job.rules)
+    if job.idle:
+        queries += _idle(trace, report)
+    report.reader = trace.kernel_reader
+    report.queries = tuple(dict.fromkeys(queries))
 
 
 def _lineup(trace: Any, report: TraceReport, rules: str | None) -> tuple[str, ...]:
