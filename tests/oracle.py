@@ -334,3 +334,51 @@ def trace_t0(path: Path) -> int:
         for t in (*_GPU_OP_TABLES, "CUPTI_ACTIVITY_KIND_RUNTIME")
     ]
     return min(s for s in starts if s is not None)
+
+
+# -- fleet: raw SQL per file, summed over the files in plain Python --------------------------------------
+def kernel_launches(path: Path) -> list[tuple[str, str, str, int | None]]:
+    """Every kernel launch as (short label, demangled label, category, duration): names labelled as
+    nsysq labels unresolved ids, categories by the first lineup_rules.toml rule that matches (Python
+    regexes), durations ``end - start`` (None when either is NULL)."""
+    rules = _toml_rules("lineup_rules.toml")
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    launches = []
+    sql = 'SELECT shortName, demangledName, "end" - start FROM CUPTI_ACTIVITY_KIND_KERNEL'
+    for short_id, dem_id, dur in _rows(path, sql):
+        short, dem = names.get(short_id), names.get(dem_id)
+        category = "Other"
+        for rule in rules:
+            text = dem if rule["field"] == "demangled" else short
+            if text is not None and _like(rule["like"]).fullmatch(text.lower()):
+                category = rule["category"]
+                break
+        launches.append((_label(short_id, short), _label(dem_id, dem), category, dur))
+    return launches
+
+
+def _label(name_id: Any, value: str | None) -> str:
+    if value is not None:
+        return value
+    return "<null name id>" if name_id is None else f"<unresolved id {name_id}>"
+
+
+def fleet_merged(paths: list[Path]) -> dict[str, Any]:
+    """Per short name and per category over all ``paths``: instances, total, min, max, sum of
+    squares (exact Python ints) and every duration (for the exact median)."""
+    kernels: dict[str, dict[str, Any]] = {}
+    categories: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for short, _dem, category, dur in kernel_launches(path):
+            for key, into in ((short, kernels), (category, categories)):
+                entry = into.setdefault(key, {"instances": 0, "total": 0, "sum_sq": 0, "values": []})
+                entry["instances"] += 1
+                if dur is not None:
+                    entry["total"] += dur
+                    entry["sum_sq"] += dur * dur
+                    entry["values"].append(dur)
+    for into in (kernels, categories):
+        for entry in into.values():
+            entry["min"] = min(entry["values"], default=None)
+            entry["max"] = max(entry["values"], default=None)
+    return {"kernels": kernels, "categories": categories}

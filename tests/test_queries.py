@@ -34,6 +34,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "comm_category": "NCCL / communication",
     "kind_names": ["AllReduce"],
     "kind_patterns": ["%allreduce%"],
+    "log_gamma": 0.01,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
