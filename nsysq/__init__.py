@@ -2,7 +2,8 @@
 
 ``nsysq.open(path)`` returns a :class:`~nsysq.trace.Trace` whose ``census()``, ``lineup()``,
 ``stakeout()`` and ``timeline()`` return pandas DataFrames; ``nsysq.diff(a, b)`` compares two
-traces; ``nsysq.fleet(paths)`` answers over many. Heavy modules (duckdb, pandas) load on first use, so ``import nsysq`` stays cheap.
+traces; ``nsysq.fleet(paths)`` answers over many. Heavy modules (duckdb, pandas) load on first
+use, so ``import nsysq`` stays cheap.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def diff(a: Any, b: Any, **kwargs: Any) -> Any:
 
 
 def fleet(paths: Any, **kwargs: Any) -> Any:
-    """Answer one question over many traces (paths, globs, directories); see :func:`nsysq.fleet.fleet`.
-    Returns a FleetResult whose ``traces``, ``census``, ``lineup`` and ``stragglers`` are DataFrames."""
-    from nsysq.fleet import fleet as _fleet
+    """Answer one question over many traces (paths, globs, directories); see
+    :func:`nsysq.fleet_analysis.fleet`. Returns a FleetResult whose ``traces``, ``census``,
+    ``lineup`` and ``stragglers`` are DataFrames."""
+    from nsysq.fleet_analysis import fleet as _fleet
 
     return _fleet(paths, **kwargs)
 

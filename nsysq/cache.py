@@ -471,7 +471,8 @@ def spawn_background(path: Path) -> bool:
 class CacheState:
     """How an open Trace uses the cache. ``key`` is set when answers may be memoized."""
 
-    mode: str  # "cached", "direct" (large trace, copy not built yet), "kept" (same, none wanted), "small", "off"
+    # "cached", "direct" (large trace, copy not built yet), "kept" (the same, none wanted), "small", "off"
+    mode: str
     key: str | None = None
     file: Path | None = None
     note: str = ""

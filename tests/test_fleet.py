@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 
 import nsysq
-from nsysq.fleet import Job, LocalEngine, read_trace
-from nsysq.fleet.engines import pool_size
-from nsysq.fleet.merge import FleetFold, census_table, lineup_table
-from nsysq.fleet.stats import ALPHA, GAMMA, LOG_GAMMA, Bucket, Moments, add_bucket, histogram_median
+from nsysq.fleet_analysis import Job, LocalEngine, read_trace
+from nsysq.fleet_analysis.engines import pool_size
+from nsysq.fleet_analysis.merge import FleetFold, census_table, lineup_table
+from nsysq.fleet_analysis.stats import ALPHA, GAMMA, LOG_GAMMA, Bucket, Moments, add_bucket, histogram_median
 from nsysq.synth import fixture, rank_set
 from tests import oracle
 from tests.conftest import REAL_TRACES, ROOT
@@ -319,7 +319,7 @@ class DieOnce:
 def test_ray_retries_a_task_whose_worker_died(
     ranks: Path, local: Any, ray_session: Any, tmp_path: Path
 ) -> None:
-    from nsysq.fleet import RayEngine
+    from nsysq.fleet_analysis import RayEngine
 
     victim = str(ranks / f"rank{SLOW_RANK:02d}.sqlite")
     marker = tmp_path / "died"

@@ -1,7 +1,7 @@
 """``nsysq fleet [traces|census|lineup] TRACES...``: many traces, one answer (see docs/fleet.md).
 
 ``nsysq fleet TRACES...`` is short for ``nsysq fleet traces TRACES...`` (the per-trace table and the
-stragglers). The library does the work (:func:`nsysq.fleet.fleet`); this module parses options,
+stragglers). The library does the work (:func:`nsysq.fleet_analysis.fleet`); this module parses options,
 prints the tables and sets the exit code. The sub-app ``fleet_app`` is added by :mod:`nsysq.cli.root`.
 """
 
@@ -37,7 +37,7 @@ from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 from nsysq.errors import UsageError
 
 if TYPE_CHECKING:
-    from nsysq.fleet import FleetResult
+    from nsysq.fleet_analysis import FleetResult
 
 DEFAULT_COMMAND = "traces"
 TITLES = {"traces": "traces", "stragglers": "stragglers"}
@@ -115,7 +115,7 @@ BuildCacheOpt = Annotated[
 
 
 def _fail_on(text: str) -> tuple[str, ...]:
-    from nsysq.fleet import FAIL_ON
+    from nsysq.fleet_analysis import FAIL_ON
 
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     unknown = [k for k in kinds if k not in (*FAIL_ON, "none")]
@@ -133,7 +133,7 @@ def _cache(no_cache: bool, build_cache: bool) -> bool | str:
 def _ask(
     traces: list[Path], engine: EngineName, address: str | None, workers: int | None, **kw: Any
 ) -> FleetResult:
-    from nsysq.fleet import fleet
+    from nsysq.fleet_analysis import fleet
 
     return fleet([str(t) for t in traces], engine=engine.value, address=address, workers=workers, **kw)
 
@@ -142,8 +142,8 @@ def _show_sql(traces: list[Path], **job: Any) -> None:
     """``--show-sql``: the per-trace SQL, as it runs on the first trace that answers."""
     from nsysq.cli.common import show_sql
     from nsysq.errors import NsysqError
-    from nsysq.fleet import Job, TraceReport, expand
-    from nsysq.fleet.partial import answer
+    from nsysq.fleet_analysis import Job, TraceReport, expand
+    from nsysq.fleet_analysis.partial import answer
     from nsysq.trace import Trace
 
     last: NsysqError | None = None

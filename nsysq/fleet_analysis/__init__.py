@@ -1,11 +1,11 @@
 """Many traces, one answer: per-trace tables, merged census and lineup, and stragglers.
 
 ``nsysq.fleet(paths, engine="local")`` maps one pure per-trace function
-(:func:`nsysq.fleet.partial.read_trace`) over the inputs with an engine
-(:mod:`nsysq.fleet.engines`: a local thread pool, or Ray tasks), folds the small reports on the
-driver as they arrive (:mod:`nsysq.fleet.merge`, exact and order-free statistics from
-:mod:`nsysq.fleet.stats`), and scores the traces against each other with diff's robust method
-(:mod:`nsysq.fleet.stragglers`). Every input is accounted for: a trace that fails is listed with
+(:func:`nsysq.fleet_analysis.partial.read_trace`) over the inputs with an engine
+(:mod:`nsysq.fleet_analysis.engines`: a local thread pool, or Ray tasks), folds the small reports on the
+driver as they arrive (:mod:`nsysq.fleet_analysis.merge`, exact and order-free statistics from
+:mod:`nsysq.fleet_analysis.stats`), and scores the traces against each other with diff's robust method
+(:mod:`nsysq.fleet_analysis.stragglers`). Every input is accounted for: a trace that fails is listed with
 its one-sentence reason and the others still answer.
 """
 
@@ -18,13 +18,13 @@ from typing import Any
 
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 from nsysq.errors import UsageError
-from nsysq.fleet.engines import ENGINES, Engine, LocalEngine, RayEngine, make_engine
-from nsysq.fleet.inputs import expand
-from nsysq.fleet.merge import FleetFold, census_table, lineup_table
-from nsysq.fleet.partial import Job, TraceReport, read_trace
-from nsysq.fleet.result import FAIL_ON, TRACE_COLUMNS, FleetResult
-from nsysq.fleet.stats import MEDIAN_METHOD
-from nsysq.fleet.stragglers import measures, stragglers
+from nsysq.fleet_analysis.engines import ENGINES, Engine, LocalEngine, RayEngine, make_engine
+from nsysq.fleet_analysis.inputs import expand
+from nsysq.fleet_analysis.merge import FleetFold, census_table, lineup_table
+from nsysq.fleet_analysis.partial import Job, TraceReport, read_trace
+from nsysq.fleet_analysis.result import FAIL_ON, TRACE_COLUMNS, FleetResult
+from nsysq.fleet_analysis.stats import MEDIAN_METHOD
+from nsysq.fleet_analysis.stragglers import measures, stragglers
 from nsysq.table import Table
 
 __all__ = [

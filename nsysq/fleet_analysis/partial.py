@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
 from nsysq.errors import NsysqError
-from nsysq.fleet.stats import LOG_GAMMA
+from nsysq.fleet_analysis.stats import LOG_GAMMA
 
 if TYPE_CHECKING:
     from nsysq.trace import Trace

@@ -1,7 +1,7 @@
 """The driver's side of nsysq fleet: fold trace reports as they arrive into fleet-wide totals.
 
 Nothing here knows which engine produced a report. Folding is exact and order-free: integer sums,
-minima, maxima and histogram counts (see :mod:`nsysq.fleet.stats`), so every engine and every
+minima, maxima and histogram counts (see :mod:`nsysq.fleet_analysis.stats`), so every engine and every
 completion order gives the same tables.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nsysq import catalog
-from nsysq.fleet.partial import TraceReport
-from nsysq.fleet.stats import MEDIAN_METHOD, Bucket, Moments, add_bucket, histogram_median
+from nsysq.fleet_analysis.partial import TraceReport
+from nsysq.fleet_analysis.stats import MEDIAN_METHOD, Bucket, Moments, add_bucket, histogram_median
 from nsysq.table import Table
 
 CENSUS_COLUMNS = (
