@@ -363,3 +363,25 @@ def test_real_exports_as_one_fleet(tmp_path: Path) -> None:
             want["total"],
         )
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+# -- the plot ----------------------------------------------------------------------------------------
+def test_plot_fleet_highlights_the_straggler(local: Any) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from nsysq.fleet_plot import STRAGGLER_COLOR, plot_fleet
+
+    ax = plot_fleet(local.traces)
+    bars = ax.patches
+    assert len(bars) == RANKS  # one bar per trace that answered
+    red = [i for i, b in enumerate(bars) if to_hex(b.get_facecolor()) == STRAGGLER_COLOR]
+    assert red == [SLOW_RANK]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(labels) == RANKS + 3 and sum(t.get_text() == "failed" for t in ax.texts) == 3
+    assert any(t.get_text() == SLOW_CATEGORY for t in ax.texts)
+    with pytest.raises(ValueError, match="plot_fleet"):
+        plot_fleet(local.census)
+    plt.close("all")

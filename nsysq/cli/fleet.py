@@ -12,7 +12,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -46,10 +45,11 @@ TITLES = {"traces": "traces", "stragglers": "stragglers"}
 class FleetGroup(TyperGroup):
     """A group whose first argument, when it names no subcommand, is a trace: it runs ``traces``."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = [DEFAULT_COMMAND, *args]
-        return super().parse_args(ctx, args)
+        parsed: list[str] = super().parse_args(ctx, args)
+        return parsed
 
 
 fleet_app = typer.Typer(

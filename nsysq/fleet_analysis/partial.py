@@ -100,7 +100,7 @@ def answer(trace: Trace, job: Job, report: TraceReport) -> None:
     report.queries = tuple(dict.fromkeys(queries))
 
 
-def _lineup(trace: Any, report: TraceReport, rules: str | None) -> tuple[str, ...]:
+def _lineup(trace: Trace, report: TraceReport, rules: str | None) -> tuple[str, ...]:
     if rules is None:
         trace.use_rules()
     else:
@@ -112,7 +112,7 @@ def _lineup(trace: Any, report: TraceReport, rules: str | None) -> tuple[str, ..
     return table.queries
 
 
-def _idle(trace: Any, report: TraceReport) -> tuple[str, ...]:
+def _idle(trace: Trace, report: TraceReport) -> tuple[str, ...]:
     from nsysq.gaps import gaps
 
     devices = gaps(trace, top=0).devices

@@ -25,7 +25,9 @@ IDLE_TIME = "idle time"
 STRAGGLER_COLUMNS = (
     "rank", "path", "category", "value_ns", "typical_ns", "ratio", "score", "flagged", "verdict",
 )  # fmt: skip
-_ROW_COLUMNS = (("metric", "VARCHAR"), ("path", "VARCHAR"), ("a_ns", "DOUBLE"), ("b_ns", "DOUBLE"))
+_ROW_COLUMNS = (
+    ("metric", "VARCHAR"), ("path", "VARCHAR"), ("a_ns", "DOUBLE"), ("b_ns", "DOUBLE"), ("status", "VARCHAR"),
+)  # fmt: skip
 
 
 def measures(
@@ -47,32 +49,10 @@ def stragglers(
     paths: Sequence[str], values: dict[str, list[int]], *, threshold: float, min_time_ms: float
 ) -> Table:
     """One row per trace with at least one measure out of line, most out of line first."""
-    from nsysq.diffing import score_rows
-    from nsysq.extension import connect, table_from_rows
-
-    flagged: dict[str, list[dict[str, Any]]] = {}
-    labels: tuple[str, ...] = ()
-    if len(paths) >= 3:  # a median and a spread need a few traces
-        con = connect(sqlite=False)
-        with contextlib.closing(con):
-            for metric, per_trace in values.items():
-                typical = statistics.median(per_trace)
-                rows = [
-                    (metric, p, float(typical), float(v), "both")
-                    for p, v in zip(paths, per_trace, strict=True)
-                ]
-                table_from_rows(con, "fleet_rows", (*_ROW_COLUMNS, ("status", "VARCHAR")), rows)
-                scored, label = score_rows(
-                    con, "fleet_rows", "path", "t.metric, t.path, t.a_ns, t.b_ns",
-                    min_ns=min_time_ms * 1e6, threshold=threshold,
-                )  # fmt: skip
-                labels = (label,)
-                for record in scored.records():
-                    if record["outlier"]:
-                        flagged.setdefault(record["path"], []).append(record)
-    rows = [_row(path, found) for path, found in flagged.items()]
-    rows.sort(key=lambda r: (-abs(r[5]), r[0]))
-    ranked = [(rank, *row) for rank, row in enumerate(rows, start=1)]
+    flagged, labels = _flagged(paths, values, threshold=threshold, min_time_ms=min_time_ms)
+    found: list[tuple[Any, ...]] = [_row(path, records) for path, records in flagged.items()]
+    found.sort(key=lambda r: (-abs(float(r[5])), str(r[0])))
+    ranked = [(rank, *row) for rank, row in enumerate(found, start=1)]
     return Table(
         kind="fleet_stragglers",
         columns=STRAGGLER_COLUMNS,
@@ -80,6 +60,34 @@ def stragglers(
         queries=labels,
         footer={"threshold": threshold, "min_time_ms": min_time_ms, "stragglers": len(ranked)},
     )
+
+
+def _flagged(
+    paths: Sequence[str], values: dict[str, list[int]], *, threshold: float, min_time_ms: float
+) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:
+    """The scored rows that are out of line, per trace, and the label of the scoring query."""
+    from nsysq.diffing import score_rows
+    from nsysq.extension import connect, table_from_rows
+
+    flagged: dict[str, list[dict[str, Any]]] = {}
+    labels: tuple[str, ...] = ()
+    if len(paths) < 3:  # a median and a spread need a few traces
+        return flagged, labels
+    con = connect(sqlite=False)
+    with contextlib.closing(con):
+        for metric, per_trace in values.items():
+            typical = float(statistics.median(per_trace))
+            rows = [(metric, p, typical, float(v), "both") for p, v in zip(paths, per_trace, strict=True)]
+            table_from_rows(con, "fleet_rows", _ROW_COLUMNS, rows)
+            scored, label = score_rows(
+                con, "fleet_rows", "path", "t.metric, t.path, t.a_ns, t.b_ns",
+                min_ns=min_time_ms * 1e6, threshold=threshold,
+            )  # fmt: skip
+            labels = (label,)
+            for record in scored.records():
+                if record["outlier"]:
+                    flagged.setdefault(record["path"], []).append(record)
+    return flagged, labels
 
 
 def _row(path: str, found: list[dict[str, Any]]) -> tuple[Any, ...]:
