@@ -385,3 +385,16 @@ def test_plot_fleet_highlights_the_straggler(local: Any) -> None:
     with pytest.raises(ValueError, match="plot_fleet"):
         plot_fleet(local.census)
     plt.close("all")
+
+
+# -- docs/json.md names every key ---------------------------------------------------------------------
+def test_fleet_json_is_documented(ranks: Path) -> None:
+    from tests.test_docs import _named, _section
+
+    doc = json.loads(cli("fleet", ranks, "-f", "json", "--fail-on", "none", "--no-cache").stdout)
+    keys = set(doc) | set(doc["footer"]) | set(doc["traces"][0]) | set(doc["stragglers"][0])
+    assert not keys - _named(_section("fleet traces"))
+    for section, args in (("fleet census", ("census", "-n", "3")), ("fleet lineup", ("lineup",))):
+        table = json.loads(cli("fleet", *args, ranks, "-f", "json", "--fail-on", "none").stdout)
+        assert table["kind"] == section.replace(" ", "_")
+        assert not (set(table["columns"]) | set(table["footer"])) - _named(_section(section)), section
