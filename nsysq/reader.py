@@ -75,6 +75,7 @@ def _attach(path: Path, source: SourceSchema) -> duckdb.DuckDBPyConnection:
 
     con = extension.connect()
     try:
+        con.execute("DETACH DATABASE IF EXISTS src")  # a kept instance's previous export (extension.py)
         con.execute(f"ATTACH '{_sql_str(str(path))}' AS src (TYPE sqlite, READ_ONLY)")
         schema.create_views(con, source, "src")
         for view, query in schema.DERIVED.items():

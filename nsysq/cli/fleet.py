@@ -238,8 +238,18 @@ def census_command(
     kinds = _fail_on(fail_on)
     cache = _cache(no_cache, build_cache)
     if show_sql:
-        return _show_sql(traces, lineup=False, names=names.value, cache=cache)
-    result = _ask(traces, engine, address, workers, lineup=False, names=names.value, limit=limit, cache=cache)
+        return _show_sql(traces, lineup=False, span=False, names=names.value, cache=cache)
+    result = _ask(
+        traces,
+        engine,
+        address,
+        workers,
+        lineup=False,
+        span=False,
+        names=names.value,
+        limit=limit,
+        cache=cache,
+    )
     assert result.census_table is not None
     emit(result.census_table, fmt, unit, title="fleet census")
     _finish(result, kinds)
@@ -264,8 +274,8 @@ def lineup_command(
     cache = _cache(no_cache, build_cache)
     rules_arg = str(rules) if rules else None
     if show_sql:
-        return _show_sql(traces, census=False, rules=rules_arg, cache=cache)
-    result = _ask(traces, engine, address, workers, census=False, rules=rules_arg, cache=cache)
+        return _show_sql(traces, census=False, span=False, rules=rules_arg, cache=cache)
+    result = _ask(traces, engine, address, workers, census=False, span=False, rules=rules_arg, cache=cache)
     assert result.lineup_table is not None
     emit(result.lineup_table, fmt, unit, title="fleet lineup")
     _finish(result, kinds)

@@ -52,6 +52,7 @@ def fleet(
     census: bool = True,
     lineup: bool = True,
     idle: bool = False,
+    span: bool = True,
     names: str = "short",
     rules: str | Path | None = None,
     cache: bool | str = "reuse",
@@ -63,7 +64,8 @@ def fleet(
 
     ``engine``: "local" (a thread pool sized to this machine), "ray" (Ray tasks; ``address`` None
     starts a local Ray instance, "auto" or "ray://host:10001" joins a cluster) or an Engine.
-    ``idle``: also measure busy and idle time per trace (nsysq gaps; slower). ``cache``: "reuse"
+    ``idle``: also measure busy and idle time per trace (nsysq gaps; slower); ``span``: the GPU
+    span per trace (one more pass over the GPU tables). ``cache``: "reuse"
     (use cached copies when complete, build none), True, False or "build".
     """
     if names not in ("short", "demangled"):
@@ -71,7 +73,9 @@ def fleet(
     if limit < 0:
         raise UsageError("--limit must be 0 (every kernel) or a positive number of rows.")
     inputs = expand([paths] if isinstance(paths, (str, Path)) else paths)
-    job = Job(census=census, lineup=lineup, idle=idle, names=names, rules=_rules(rules), cache=cache)
+    job = Job(
+        census=census, lineup=lineup, idle=idle, span=span, names=names, rules=_rules(rules), cache=cache
+    )
     runner = engine if not isinstance(engine, str) else _engine(engine, address, workers, inputs)
     fold = FleetFold()
     for index, report in runner.map(functools.partial(read_trace, job=job), inputs):

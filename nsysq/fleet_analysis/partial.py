@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import catalog
+from nsysq import extension
 from nsysq.errors import NsysqError
 from nsysq.fleet_analysis.stats import LOG_GAMMA
 
@@ -30,6 +30,7 @@ class Job:
     census: bool = True
     lineup: bool = True
     idle: bool = False
+    span: bool = True
     names: str = "short"
     rules: str | None = None
     cache: bool | str = "reuse"
@@ -62,7 +63,8 @@ def read_trace(path: str, job: Job) -> TraceReport:
 
     report = TraceReport(path=path, nsysq_version=__version__)
     try:
-        _answer(report, job)
+        with extension.one_instance_per_thread():  # one sqlite-extension load per worker, not per trace
+            _answer(report, job)
     except NsysqError as exc:
         return TraceReport(path=path, status="failed", reason=str(exc), nsysq_version=__version__)
     return report
@@ -83,11 +85,11 @@ def answer(trace: Trace, job: Job, report: TraceReport) -> None:
     who = identity(trace)
     report.nsys_version = str(who["nsys_version"])
     report.gpu = ", ".join(sorted(set(who["gpus"]))) or None
-    totals = trace.kernel_totals
-    report.kernels, report.kernel_ns = int(totals["kernels"]), int(totals["kernel_ns"])
-    span = trace.run("fleet_gpu_span")
-    report.span_ns = _int(span.records()[0]["span_ns"])
-    queries = [catalog.get("kernel_totals").label, *span.queries]
+    queries: list[str] = []
+    if job.span:
+        span = trace.run("fleet_gpu_span")
+        report.span_ns = _int(span.records()[0]["span_ns"])
+        queries += span.queries
     if job.census:
         buckets = trace.run("fleet_kernel_buckets", names=job.names, log_gamma=LOG_GAMMA)
         report.buckets = [_ints(row) for row in buckets.rows]
@@ -96,6 +98,10 @@ def answer(trace: Trace, job: Job, report: TraceReport) -> None:
         queries += _lineup(trace, report, job.rules)
     if job.idle:
         queries += _idle(trace, report)
+    # Launches and time come from rows already read (every launch is in one bucket and one category).
+    rows = [(r[2], r[3]) for r in report.buckets] or [(r[2], r[3]) for r in report.lineup]
+    report.kernels = sum(int(n) for n, _ in rows)
+    report.kernel_ns = sum(int(ns or 0) for _, ns in rows)
     report.reader = trace.kernel_reader
     report.queries = tuple(dict.fromkeys(queries))
 
