@@ -64,8 +64,13 @@ def _thread_connection() -> duckdb.DuckDBPyConnection | None:
     instance = getattr(_PER_THREAD, "instance", None)
     if instance is None:
         instance = _PER_THREAD.instance = connect(sqlite=True, _share=False)
+    import duckdb
+
     con: duckdb.DuckDBPyConnection = instance.cursor()
-    con.execute("SET enable_progress_bar = false")
+    try:  # as in connect(): under Jupyter without ipywidgets DuckDB refuses the change
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
     return con
 
 

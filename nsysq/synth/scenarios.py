@@ -1413,7 +1413,10 @@ def big(
     gpid = global_pid(DEFAULT_PID)
     tid0 = global_tid(DEFAULT_PID, DEFAULT_PID + 1)
     db = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    db.execute("SET enable_progress_bar = false")
+    try:  # under Jupyter DuckDB refuses any change to its bar without ipywidgets (it draws a widget then)
+        db.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
     try:
         db.execute(f"LOAD '{_sqlite_scanner_path()}'")
         db.execute(f"ATTACH '{path}' AS t (TYPE sqlite)")
