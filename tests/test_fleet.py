@@ -398,3 +398,19 @@ def test_fleet_json_is_documented(ranks: Path) -> None:
         table = json.loads(cli("fleet", *args, ranks, "-f", "json", "--fail-on", "none").stdout)
         assert table["kind"] == section.replace(" ", "_")
         assert not (set(table["columns"]) | set(table["footer"])) - _named(_section(section)), section
+
+
+def test_one_very_slow_trace_does_not_become_the_typical_one() -> None:
+    """Each trace weighs the same: a rank 100x slower (more time than all the others together)
+    is the straggler, not the seven normal ones."""
+    from nsysq.fleet_analysis.stragglers import stragglers
+
+    paths = [f"rank{i}.sqlite" for i in range(8)]
+    values = {"idle time": [10_000_000 + 100_000 * i for i in range(8)]}
+    values["idle time"][5] = 1_000_000_000
+    table = stragglers(paths, values, threshold=3.0, min_time_ms=0.5)
+    assert [r["path"] for r in table.records()] == ["rank5.sqlite"]
+    assert table.records()[0]["category"] == "idle time" and table.records()[0]["ratio"] > 50
+    small = {"kernel time": [1_000_000] * 7 + [10_000_000]}  # 1 ms, one rank 10 ms
+    assert len(stragglers(paths, small, threshold=3.0, min_time_ms=0.5).rows) == 1
+    assert stragglers(paths, small, threshold=3.0, min_time_ms=20.0).rows == []  # all under the floor

@@ -2,9 +2,11 @@
 
 The method is diff's, reused as is (:func:`nsysq.diffing.score_rows`, queries/diff/outliers.sql):
 for each measure, every trace's value is compared with the fleet's median value by the log-ratio
-``ln(value / median)``; the typical log-ratio is their time-weighted median, the spread 1.4826 x
-their time-weighted median absolute deviation (never below diff's floor), and a trace is out of
-line when ``|log_ratio - typical| / spread`` reaches the threshold. Values below the noise floor
+``ln(value / median)``; the typical log-ratio is their weighted median, the spread 1.4826 x their
+weighted median absolute deviation (never below diff's floor), and a trace is out of line when
+``|log_ratio - typical| / spread`` reaches the threshold. Each trace weighs the same (see
+:func:`_score_input`): in a diff two rows' times are weighed, here one trace must not outvote the
+others by being slow. Values below the noise floor
 (``min_time_ms``) on both sides never count. A straggler's verdict names the measure with the
 largest score (a lineup category when one is out of line, else idle or total kernel time).
 """
@@ -77,24 +79,40 @@ def _flagged(
     with contextlib.closing(con):
         for metric, per_trace in values.items():
             typical = float(statistics.median(per_trace))
-            rows = [(metric, p, typical, float(v), "both") for p, v in zip(paths, per_trace, strict=True)]
+            rows = [
+                _score_input(metric, p, float(v), typical, min_time_ms * 1e6)
+                for p, v in zip(paths, per_trace, strict=True)
+            ]
             table_from_rows(con, "fleet_rows", _ROW_COLUMNS, rows)
             scored, label = score_rows(
-                con, "fleet_rows", "path", "t.metric, t.path, t.a_ns, t.b_ns",
-                min_ns=min_time_ms * 1e6, threshold=threshold,
-            )  # fmt: skip
+                con, "fleet_rows", "path", "t.metric, t.path", min_ns=0.0, threshold=threshold
+            )
             labels = (label,)
+            actual = dict(zip(paths, per_trace, strict=True))
             for record in scored.records():
                 if record["outlier"]:
-                    flagged.setdefault(record["path"], []).append(record)
+                    found = {**record, "value": int(actual[record["path"]]), "typical": typical}
+                    flagged.setdefault(record["path"], []).append(found)
     return flagged, labels
+
+
+def _score_input(metric: str, path: str, value: float, typical: float, min_ns: float) -> tuple[Any, ...]:
+    """One row for diff's scoring query: ``b/a`` is the trace's ratio to the fleet's median, and
+    ``a + b`` (the query's weight) is 2 for every trace, so each trace counts once: time-weighting
+    would let one trace that is very slow become the typical one. Values under the noise floor on
+    both sides, and measures a trace lacks, are not eligible (status other than 'both')."""
+    if value <= 0 or typical <= 0:
+        return (metric, path, 0.0, 0.0, "absent")
+    ratio = value / typical
+    status = "both" if max(value, typical) >= min_ns else "below_floor"
+    return (metric, path, 2.0 / (1.0 + ratio), 2.0 * ratio / (1.0 + ratio), status)
 
 
 def _row(path: str, found: list[dict[str, Any]]) -> tuple[Any, ...]:
     """(path, category, value_ns, typical_ns, ratio, score, flagged, verdict) for one straggler."""
     named = [r for r in found if r["metric"] != KERNEL_TIME] or found
     worst = max(named, key=lambda r: (abs(r["score"]), r["metric"]))
-    value, typical = int(worst["b_ns"]), int(worst["a_ns"])
+    value, typical = int(worst["value"]), int(worst["typical"])
     ratio = value / typical if typical else None
     others = sorted(r["metric"] for r in found if r is not worst)
     return (
