@@ -4,6 +4,7 @@
     python bench/run.py --kernels 20000000 --repeat 1
     python bench/run.py --quick              # 200k kernels, smoke run
     python bench/run.py --only gaps,overlap  # just these first runs, round-robin with a census
+    python bench/run.py --only-fleet         # only the fleet rows (48 and 512 rank traces)
 
 Traces are generated once into bench/out/ (gitignored) by nsysq.synth.big and reused. Every
 timing is a whole process (wall clock, median of --repeat runs) with its CPU time and peak RSS
@@ -247,7 +248,13 @@ def main(argv: list[str] | None = None) -> int:
         help="time only these first (cold) runs, round-robin with the first census: a comma list of "
         + ", ".join(ONLY_CHOICES),
     )
+    ap.add_argument("--only-fleet", action="store_true", help="time only the fleet rows")
+    ap.add_argument("--no-fleet", action="store_true", help="skip the fleet rows")
+    ap.add_argument("--fleet-ranks", type=int, default=FLEET_RANKS, help="rank traces for the fleet rows")
+    ap.add_argument("--fleet-kernels", type=int, default=FLEET_KERNELS, help="kernels per rank trace")
     args = ap.parse_args(argv)
+    if args.only_fleet:
+        return fleet_bench(args.fleet_ranks, args.fleet_kernels, args.repeat)
     n = 200_000 if args.quick else args.kernels
     repeat = 2 if args.quick else args.repeat
     if args.only_nvtx:
@@ -350,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(small_env["NSYSQ_CACHE_DIR"], ignore_errors=True)
 
     print_table(r, n, size_mb, nsys_ai is not None)
+    if not args.no_fleet:
+        fleet_bench(args.fleet_ranks, args.fleet_kernels, args.repeat)
     return 0
 
 
@@ -429,6 +438,155 @@ def run_only(only: str, a: Path, n: int, size_mb: float, repeat: int, env: dict[
         verdict = "for information" if goal == "-" else verdict
         print(f"| {what} | {got} | {goal} | {verdict} |")
     return 0
+
+
+# -- nsysq fleet: many rank traces, one answer ------------------------------------------------------
+FLEET_RANKS = 48
+FLEET_KERNELS = 100_000
+FLEET_MANY = 512
+"""The 512-trace fleet: symbolic links to the generated ranks, round-robin (as in the research)."""
+
+
+def rank_traces(ranks: int, n: int) -> list[Path]:
+    """``ranks`` traces of one generated job (same kernels, durations reseeded per rank), made once."""
+    from nsysq.synth import big
+
+    out = OUT / f"ranks_{ranks}x{n}"
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for rank in range(ranks):
+        path = out / f"rank{rank:03d}.sqlite"
+        if not path.exists():
+            print(f"generating {path} ({n:,} kernels)...", file=sys.stderr)
+            tmp = path.with_suffix(".partial")
+            tmp.unlink(missing_ok=True)
+            big(tmp, n, seed=rank, names_seed=0)
+            os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
+def many_links(paths: list[Path], count: int) -> Path:
+    """A directory of ``count`` symbolic links cycling over ``paths``."""
+    out = OUT / f"fleet_{count}_links_{len(paths)}"
+    out.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        link = out / f"rank{i:04d}.sqlite"
+        if not link.is_symlink():
+            link.symlink_to(paths[i % len(paths)])
+    return out
+
+
+def sequential(name: str, commands: list[list[str]], repeat: int, env: dict[str, str]) -> Result:
+    """One after another, ``commands`` as one timed unit: walls and CPU summed, RSS the largest."""
+    res = Result(name)
+    for _ in range(repeat):
+        timed = [run(cmd, env) for cmd in commands]
+        res.walls.append(sum(t[0] for t in timed))
+        res.cpus.append(sum(t[1] for t in timed))
+        res.rss_kb.append(max(t[2] for t in timed))
+    _report(res)
+    return res
+
+
+def _ray_installed(env: dict[str, str]) -> bool:
+    probe = [sys.executable, "-c", "import ray"]
+    return subprocess.run(probe, env=env, capture_output=True).returncode == 0
+
+
+def _all_cached(traces: Path, env: dict[str, str]) -> str:
+    """How many traces a fleet question read from their cached copies (the reader column)."""
+    import json
+
+    out = subprocess.run(
+        [*NSYSQ, "fleet", "traces", str(traces), "--no-idle", "-f", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    readers = [row["reader"] for row in json.loads(out.stdout)["traces"]]
+    return f"{sum(r == 'cached copy' for r in readers)} of {len(readers)}"
+
+
+def fleet_bench(ranks: int, n: int, repeat: int) -> int:
+    """nsysq fleet census on ``ranks`` traces against nsysq census on each in turn; local and Ray side
+    by side; the 512-trace fleet's peak memory; a repeat question on the cached copies."""
+    paths = rank_traces(ranks, n)
+    many = many_links(paths, FLEET_MANY)
+    env = dict(os.environ, NSYSQ_CACHE_BACKGROUND="0", COLUMNS="200")
+    env.pop("NSYSQ_CACHE_MIN_BYTES", None)  # traces of 100k kernels are below it: nothing is cached
+    env["NSYSQ_CACHE_DIR"] = tempfile.mkdtemp(prefix="nsysq-bench-fleet-")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([*NSYSQ, "--help"], env=env, capture_output=True, check=True)
+    ray = _ray_installed(env)
+    size_mb = sum(p.stat().st_size for p in paths) / 1e6
+    load = os.getloadavg()
+    print(f"fleet: {ranks} traces x {n:,} kernels ({size_mb:.0f} MB); load {load[0]:.1f}", file=sys.stderr)
+    folder = str(paths[0].parent)
+    fleet = [*NSYSQ, "fleet", "census", "--fail-on", "failed"]
+    r: dict[str, Result] = {
+        "one_by_one": sequential(
+            f"nsysq census on each of {ranks}, one after another",
+            [[*NSYSQ, "census", str(p)] for p in paths],
+            repeat,
+            env,
+        ),
+        "local": measure(f"nsysq fleet census ({ranks}, local)", [*fleet, folder], repeat, env),
+    }
+    if ray:
+        r["ray"] = measure(
+            f"nsysq fleet census ({ranks}, ray)", [*fleet, folder, "--engine", "ray"], repeat, env
+        )
+    r["many_local"] = measure(f"nsysq fleet census ({FLEET_MANY}, local)", [*fleet, str(many)], 1, env)
+    if ray:
+        r["many_ray"] = measure(
+            f"nsysq fleet census ({FLEET_MANY}, ray; driver RSS only)",
+            [*fleet, str(many), "--engine", "ray"],
+            1,
+            env,
+        )
+    cache_env = dict(
+        env, NSYSQ_CACHE_MIN_BYTES="0", NSYSQ_CACHE_DIR=tempfile.mkdtemp(prefix="nsysq-bench-fc-")
+    )
+    r["build"] = measure(
+        f"nsysq fleet census --build-cache ({ranks})", [*fleet, folder, "--build-cache"], 1, cache_env
+    )
+    r["again"] = measure(f"nsysq fleet census ({ranks}, cached copies)", [*fleet, folder], repeat, cache_env)
+    cached = _all_cached(paths[0].parent, cache_env)
+    for d in (env["NSYSQ_CACHE_DIR"], cache_env["NSYSQ_CACHE_DIR"]):
+        shutil.rmtree(d, ignore_errors=True)
+    print_fleet_table(r, ranks, n, size_mb, load, cached)
+    return 0
+
+
+def print_fleet_table(
+    r: dict[str, Result], ranks: int, n: int, size_mb: float, load: tuple[float, float, float], cached: str
+) -> None:
+    print(
+        f"\n## nsysq fleet: {ranks} traces x {n:,} kernels ({size_mb:.0f} MB), {FLEET_MANY} links to them, "
+        f"{os.cpu_count()} cores, load avg {load[0]:.1f} at start, {os.getloadavg()[0]:.1f} at end\n"
+    )
+    print("| run | median wall s | cpu s | peak RSS MB |")
+    print("|---|---:|---:|---:|")
+    for res in r.values():
+        print(f"| {res.name} | {res.wall:.3f} | {res.cpu:.3f} | {res.rss_mb:.0f} |")
+    rows: list[tuple[str, str, str, bool]] = []
+    faster = r["one_by_one"].wall / r["local"].wall
+    rows.append(
+        ("fleet census (local) vs census one after another", f"{faster:.2f}x faster", ">= 3x", faster >= 3)
+    )
+    if "ray" in r:
+        x = r["one_by_one"].wall / r["ray"].wall
+        rows.append(("fleet census (ray) vs census one after another", f"{x:.2f}x faster", "-", True))
+    peak = r["many_local"].rss_mb
+    rows.append((f"peak RSS, {FLEET_MANY} traces (local)", f"{peak:.0f} MB", "< 1024 MB", peak < 1024))
+    rows.append(
+        ("repeat question read from cached copies", cached, "all", cached.split()[0] == cached.split()[-1])
+    )
+    print("\n| target | measured | goal | |")
+    print("|---|---|---|---|")
+    for what, got, goal, ok in rows:
+        print(f"| {what} | {got} | {goal} | {'met' if ok else 'NOT met'} |")
 
 
 def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> None:

@@ -2,7 +2,8 @@
 
 ``nsysq.open(path)`` returns a :class:`~nsysq.trace.Trace` whose ``census()``, ``lineup()``,
 ``stakeout()`` and ``timeline()`` return pandas DataFrames; ``nsysq.diff(a, b)`` compares two
-traces. Heavy modules (duckdb, pandas) load on first use, so ``import nsysq`` stays cheap.
+traces; ``nsysq.fleet(paths)`` answers over many. Heavy modules (duckdb, pandas) load on first
+use, so ``import nsysq`` stays cheap.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from nsysq.errors import NsysqError
 
 __version__ = "0.1.0"
-__all__ = ["NsysqError", "Scope", "Trace", "__version__", "diff", "open"]
+__all__ = ["NsysqError", "Scope", "Trace", "__version__", "diff", "fleet", "open"]
 
 if TYPE_CHECKING:
     from nsysq.scope import Scope
@@ -31,6 +32,15 @@ def diff(a: Any, b: Any, **kwargs: Any) -> Any:
     from nsysq.diffing import diff as _diff
 
     return _diff(a, b, **kwargs)
+
+
+def fleet(paths: Any, **kwargs: Any) -> Any:
+    """Answer one question over many traces (paths, globs, directories); see
+    :func:`nsysq.fleet_analysis.fleet`. Returns a FleetResult whose ``traces``, ``census``,
+    ``lineup`` and ``stragglers`` are DataFrames."""
+    from nsysq.fleet_analysis import fleet as _fleet
+
+    return _fleet(paths, **kwargs)
 
 
 def __getattr__(name: str) -> Any:

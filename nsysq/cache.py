@@ -47,7 +47,7 @@ from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_m
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT_VERSION = 6  # 5: CUPTI_ACTIVITY_KIND_GRAPH_TRACE joined the canonical tables; 6: the GPU tables and per-name fill
+FORMAT_VERSION = 6  # 5: the graph-execution table joined the canonical tables; 6: GPU tables, fill
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"
@@ -473,7 +473,8 @@ def spawn_background(path: Path) -> bool:
 class CacheState:
     """How an open Trace uses the cache. ``key`` is set when answers may be memoized."""
 
-    mode: str  # "cached", "direct" (large trace, copy not built yet), "small", "off"
+    # "cached", "direct" (large trace, copy not built yet), "kept" (the same, none wanted), "small", "off"
+    mode: str
     key: str | None = None
     file: Path | None = None
     note: str = ""
@@ -489,7 +490,7 @@ def open_copy(
     opened = open_cached(path, src) if mode else None
     if opened is not None:
         return opened
-    return None, direct_state(path, bool(mode))
+    return None, direct_state(path, bool(mode), build_later=mode != "reuse")
 
 
 def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnection, CacheState] | None:
@@ -524,8 +525,10 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
     return None
 
 
-def direct_state(path: Path, mode: bool) -> CacheState:
-    """For a trace read from the file: whether answers are kept, and whether a copy is wanted."""
+def direct_state(path: Path, mode: bool, *, build_later: bool = True) -> CacheState:
+    """For a trace read from the file: whether answers are kept, and whether a copy is wanted
+    (``build_later`` False: answers are kept but no background build starts, as nsysq fleet reads
+    hundreds of traces and must not start a build per trace)."""
     if not mode:
         return CacheState("off", note="disabled (--no-cache)")
     if not locking_available():
@@ -533,6 +536,8 @@ def direct_state(path: Path, mode: bool) -> CacheState:
     ident = identity(path)
     if ident.size < min_trace_bytes():
         return CacheState("small", note="not cached (small trace: read directly)")
+    if not build_later:
+        return CacheState("kept", ident.key, note="read directly; answers kept, no copy built")
     running = build_running(ident.key)
     note = "read directly; cached copy " + (
         "being built in the background" if running else "to be built in the background after this read"

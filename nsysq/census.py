@@ -29,10 +29,11 @@ def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table
     records = table.records()
     shown = [r for r in records if r["rank"] is not None]
     gpu_ns = _sum(records, "total_ns")  # kernels and whole-graph executions
+    kernel_ns = gpu_ns - graphs["graph_ns"]
     shown_ns = _sum(shown, "total_ns")
     footer = {
         "total_kernels": _sum(records, "instances") - graphs["executions"],
-        "total_kernel_ns": gpu_ns - graphs["graph_ns"],
+        "total_kernel_ns": kernel_ns,
         "distinct_names": _sum(records, "kernel_names"),
         "shown_rows": len(shown),
         "shown_kernel_ns": shown_ns,
@@ -40,7 +41,7 @@ def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table
         "unresolved_names": _sum(records, "unresolved"),
         "zero_length_kernels": _sum(records, "zero_length"),
         "underfilled_kernel_ns": _maybe_sum(records, "underfilled_ns"),
-        "underfilled_pct": _share(_maybe_sum(records, "underfilled_ns"), total_ns),
+        "underfilled_pct": _share(_maybe_sum(records, "underfilled_ns"), kernel_ns),
     }
     if graphs["executions"]:
         footer.update(graph_executions=graphs["executions"], graph_ns=graphs["graph_ns"], total_gpu_ns=gpu_ns)

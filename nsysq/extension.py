@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.resources
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,14 +38,57 @@ def extension_path() -> Path:
     return path
 
 
+_PER_THREAD = threading.local()
+
+
+@contextmanager
+def one_instance_per_thread() -> Iterator[None]:
+    """Within this block, ``connect()`` (in-memory, with the sqlite extension) in this thread
+    returns a new connection to one DuckDB instance kept for the thread, which loaded the extension
+    once: DuckDB checks the extension file's signature on every instance that loads it (about
+    0.15 s), which would otherwise be paid per trace when one thread reads trace after trace
+    (nsysq fleet). The connections share the instance's catalog, so use it for one open trace at a
+    time per thread (the reader detaches the previous export before attaching the next)."""
+    before = getattr(_PER_THREAD, "enabled", False)
+    _PER_THREAD.enabled = True
+    try:
+        yield
+    finally:
+        _PER_THREAD.enabled = before
+
+
+def _thread_connection() -> duckdb.DuckDBPyConnection | None:
+    """A new connection to this thread's kept instance, or None when not asked for."""
+    if not getattr(_PER_THREAD, "enabled", False):
+        return None
+    instance = getattr(_PER_THREAD, "instance", None)
+    if instance is None:
+        instance = _PER_THREAD.instance = connect(sqlite=True, _share=False)
+    import duckdb
+
+    con: duckdb.DuckDBPyConnection = instance.cursor()
+    try:  # as in connect(): under Jupyter without ipywidgets DuckDB refuses the change
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
+    return con
+
+
 def connect(
-    database: str = ":memory:", *, read_only: bool = False, sqlite: bool = True
+    database: str = ":memory:", *, read_only: bool = False, sqlite: bool = True, _share: bool = True
 ) -> duckdb.DuckDBPyConnection:
     """Open DuckDB with autoinstall/autoload off and the sqlite extension loaded from disk.
 
     ``sqlite=False`` skips loading the extension (about 0.1 s): for reading nsysq's own cache.
+    Inside :func:`one_instance_per_thread`, an in-memory connection with the extension is a new
+    connection to the thread's kept instance.
     """
     import duckdb
+
+    if sqlite and database == ":memory:" and _share:
+        shared = _thread_connection()
+        if shared is not None:
+            return shared
 
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,

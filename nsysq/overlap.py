@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from nsysq import catalog
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError
-from nsysq.scope import stamp
 from nsysq.gaps import WORK_MEMORY
+from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:

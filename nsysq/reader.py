@@ -43,12 +43,13 @@ def open_reader(path: Path, source: SourceSchema, *, cache: bool | str, prefetch
     """The reader for ``path``: its cached copy when complete, else the file itself.
 
     ``cache``: True (use the copy, or have one built after a direct read of a large trace), False
-    (write nothing to the cache) or "build" (build the copy now). ``prefetch``: the packaged query
+    (write nothing to the cache), "build" (build the copy now) or "reuse" (use a complete copy, keep
+    answers, never start a build). ``prefetch``: the packaged query
     whose columns start decoding at once on a direct read (None: decode on demand).
     """
     # Decode first when no copy can answer: neither this module nor nsysq.decoded imports DuckDB,
     # so the pages decode while DuckDB, the cache lookup and the sqlite extension load.
-    early = cache is False or (cache is True and not cache_mod.may_have_copy(path))
+    early = cache is False or (cache in (True, "reuse") and not cache_mod.may_have_copy(path))
     decoded = _start_decoding(path, source, prefetch) if early else None
     copy, state = cache_mod.open_copy(path, source, cache)
     if copy is not None:  # a complete cached copy: no SQLite, not even its extension
@@ -74,6 +75,7 @@ def _attach(path: Path, source: SourceSchema) -> duckdb.DuckDBPyConnection:
 
     con = extension.connect()
     try:
+        con.execute("DETACH DATABASE IF EXISTS src")  # a kept instance's previous export (extension.py)
         con.execute(f"ATTACH '{_sql_str(str(path))}' AS src (TYPE sqlite, READ_ONLY)")
         schema.create_views(con, source, "src")
         for macro in catalog.macros():  # the derived views call them

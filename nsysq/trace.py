@@ -46,7 +46,8 @@ class Trace:
         scope: Scope | None = None,
     ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
-        (read the file only; write nothing to the cache), or "build" (build the copy now).
+        (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
+        (use a complete copy when there is one; never start building one).
         ``prefetch``: on a direct read, the packaged query whose columns start decoding from the
         file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand).
         ``scope``: the GPU work every analysis reads (nsysq.scope; default the whole trace)."""

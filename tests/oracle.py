@@ -596,6 +596,8 @@ def graph_table(path: Path) -> dict[str, dict[str, Any]]:
             row["kernels"].append(one["n"])
         if (pid, corr) in ranges:
             row["ranges"].append(ranges[(pid, corr)])
+
+
 # -- grid vs SMs: blocks, the SM count of the GPU each launch ran on, its fill --------------------------
 # Plain SQL per table and a Python dict for the device mapping (TARGET_INFO_CUDA_DEVICE, else
 # TARGET_INFO_GPU.cuDevice, else the legacy per-process TARGET_INFO_CUDA_GPU); nothing from nsysq.
@@ -672,6 +674,8 @@ def underfilled_by_short_name(path: Path) -> dict[str, int]:
         if sms and 2 * min(blocks, sms) < sms:
             out[name] = out.get(name, 0) + dur
     return out
+
+
 def diff_gpu_totals(path: Path) -> dict[str, int | None]:
     """The diff's GPU totals from the sweeps above: busy and idle summed over devices (None
     without GPU ops), exposed communication summed over devices."""
@@ -713,6 +717,8 @@ def per_call_scores(path_a: Path, path_b: Path, min_ns: float, floor: float) -> 
     mad = _weighted_median([(abs(logs[n] - center), va + vb) for n, (va, vb) in eligible.items()])
     spread = max(1.4826 * mad, floor)
     return {n: (logs[n] - center) / spread if n in eligible else None for n in scaled}
+
+
 # -- nsysq export (issue 14) ------------------------------------------------------------------------
 _EXPORT_OPS = {
     "kernel": "CUPTI_ACTIVITY_KIND_KERNEL",
@@ -806,3 +812,51 @@ def export_flows(path: Path, from_ns: int | None = None, to_ns: int | None = Non
         )
         total += int(_rows(path, sql)[0][0])
     return total
+
+
+# -- fleet: raw SQL per file, summed over the files in plain Python --------------------------------------
+def kernel_launches(path: Path) -> list[tuple[str, str, str, int | None]]:
+    """Every kernel launch as (short label, demangled label, category, duration): names labelled as
+    nsysq labels unresolved ids, categories by the first lineup_rules.toml rule that matches (Python
+    regexes), durations ``end - start`` (None when either is NULL)."""
+    rules = _toml_rules("lineup_rules.toml")
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    launches = []
+    sql = 'SELECT shortName, demangledName, "end" - start FROM CUPTI_ACTIVITY_KIND_KERNEL'
+    for short_id, dem_id, dur in _rows(path, sql):
+        short, dem = names.get(short_id), names.get(dem_id)
+        category = "Other"
+        for rule in rules:
+            text = dem if rule["field"] == "demangled" else short
+            if text is not None and _like(rule["like"]).fullmatch(text.lower()):
+                category = rule["category"]
+                break
+        launches.append((_label(short_id, short), _label(dem_id, dem), category, dur))
+    return launches
+
+
+def _label(name_id: Any, value: str | None) -> str:
+    if value is not None:
+        return value
+    return "<null name id>" if name_id is None else f"<unresolved id {name_id}>"
+
+
+def fleet_merged(paths: list[Path]) -> dict[str, Any]:
+    """Per short name and per category over all ``paths``: instances, total, min, max, sum of
+    squares (exact Python ints) and every duration (for the exact median)."""
+    kernels: dict[str, dict[str, Any]] = {}
+    categories: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        for short, _dem, category, dur in kernel_launches(path):
+            for key, into in ((short, kernels), (category, categories)):
+                entry = into.setdefault(key, {"instances": 0, "total": 0, "sum_sq": 0, "values": []})
+                entry["instances"] += 1
+                if dur is not None:
+                    entry["total"] += dur
+                    entry["sum_sq"] += dur * dur
+                    entry["values"].append(dur)
+    for into in (kernels, categories):
+        for entry in into.values():
+            entry["min"] = min(entry["values"], default=None)
+            entry["max"] = max(entry["values"], default=None)
+    return {"kernels": kernels, "categories": categories}

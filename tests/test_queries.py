@@ -41,6 +41,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "group_names": False,
     "range_name": "%",
     "instance": None,
+    "log_gamma": 0.01,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.

@@ -14,7 +14,7 @@ import traceback
 
 import typer
 
-from nsysq.cli import analyses, cache, diff, plot, share, sql
+from nsysq.cli import analyses, cache, diff, fleet, plot, share, sql
 from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
@@ -37,7 +37,8 @@ EXIT_CODES: dict[int, str] = {
     1: "A query or the cache failed, or stdout was closed early (a broken pipe).",
     2: "Bad usage or input: an unknown option or bad value, a missing or unreadable file, a file that "
     "is not an nsys SQLite export, or a damaged one.",
-    diff.FAIL_EXIT_CODE: "`nsysq diff --fail-on`: a finding of the kinds asked for exists.",
+    diff.FAIL_EXIT_CODE: "`nsysq diff --fail-on`: a finding of the kinds asked for exists; `nsysq fleet "
+    "--fail-on`: a trace failed (the default) or is a straggler, as asked.",
     4: "DuckDB's sqlite extension could not be loaded from the installed package.",
     5: "The trace holds no events of the kind the command needs (for example no CUDA kernels).",
     INTERNAL_ERROR_EXIT_CODE: "Internal error: an unexpected exception (a bug in nsysq). One line names "
@@ -76,6 +77,7 @@ plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
 plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)
 plot.plot_app.command("nvtx")(nvtx_cli.plot_nvtx_command)
 app.add_typer(plot.plot_app, name="plot")
+app.add_typer(fleet.fleet_app, name="fleet")
 
 
 def main() -> None:

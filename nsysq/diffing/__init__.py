@@ -19,6 +19,7 @@ evidence board), ``result`` (:class:`Finding`, :class:`DiffResult`, JSON), ``for
 from __future__ import annotations
 
 from nsysq.diffing.combine import _combine as _combine
+from nsysq.diffing.combine import score_rows
 from nsysq.diffing.compare import RulesArg, diff
 from nsysq.diffing.format import fmt_bytes, fmt_time
 from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
@@ -39,4 +40,5 @@ __all__ = [
     "fmt_bytes",
     "fmt_time",
     "parse_fail_on",
+    "score_rows",
 ]

@@ -80,7 +80,7 @@ def _materialize(con: duckdb.DuckDBPyConnection, table: str, name: str, **params
     return query.label
 
 
-def _scored(
+def score_rows(
     con: duckdb.DuckDBPyConnection,
     source: str,
     key: str,
@@ -89,6 +89,10 @@ def _scored(
     min_ns: float,
     threshold: float,
 ) -> tuple[Table, str]:
+    """Score the rows of temp table ``source`` (columns ``key``, a_ns, b_ns, status) with the
+    outlier method of queries/diff/outliers.sql; return ``columns`` of ``source`` plus log_ratio,
+    typical_log_ratio, score, eligible and outlier, outliers first, and the query's label.
+    nsysq fleet scores its traces with it too."""
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW score_input AS SELECT {key} AS key, a_ns, b_ns, status FROM {source}"
     )
@@ -149,7 +153,7 @@ def _combine(
         copy_labels = tuple(dict.fromkeys(side_a["copies"].queries + side_b["copies"].queries))
 
         k_label = _materialize(con, "kernel_rows", "diff_kernels")
-        kernels, s_label = _scored(
+        kernels, s_label = score_rows(
             con,
             "kernel_rows",
             "name",
@@ -163,7 +167,7 @@ def _combine(
         kernels = _with_per_call_scores(con, kernels, min_ns=min_ns, threshold=threshold)
 
         c_label = _materialize(con, "category_rows", "diff_categories")
-        categories, _ = _scored(
+        categories, _ = score_rows(
             con,
             "category_rows",
             "category",

@@ -2,10 +2,10 @@
 
 Public API: :func:`write_trace` / :class:`TraceSpec` (writer), :func:`fixture` /
 :data:`FIXTURE_NAMES` (small test fixtures), :func:`example_pair` (the article's BS1/BS16
-traces) and :func:`big` (large benchmark exports).
+traces) and :func:`big` (large benchmark exports), :func:`rank_set` (one export per rank of a job).
 """
 
-from nsysq.synth.scenarios import FIXTURE_NAMES, FIXTURE_VERSIONS, big, example_pair, fixture
+from nsysq.synth.scenarios import FIXTURE_NAMES, FIXTURE_VERSIONS, big, example_pair, fixture, rank_set
 from nsysq.synth.schemas import VERSIONS
 from nsysq.synth.writer import TraceSpec, write_trace
 
@@ -17,5 +17,6 @@ __all__ = [
     "big",
     "example_pair",
     "fixture",
+    "rank_set",
     "write_trace",
 ]

@@ -1460,6 +1460,9 @@ def big(
     devices: int = 2,
     streams: int = 4,
     nested_nvtx: bool = False,
+    names_seed: int | None = None,
+    slow_like: str = "",
+    slow_factor: float = 1.0,
 ) -> Path:
     """A large realistic export (schema 2025.1) for benchmarks, bulk-written with DuckDB.
 
@@ -1468,6 +1471,8 @@ def big(
     NVTX push/pop ranges = n/4 (one per 4 kernel launches, on the launching thread), or with
     ``nested_nvtx`` n/3 + n/60 (a "step_N" range per 60 launches holding 20 "layer_N" ranges of 3),
     RUNTIME = one API call per kernel/memcpy/memset (~1.17x).
+    ``names_seed`` (default ``seed``) picks the kernel names, so traces of one job share them;
+    kernels whose short name contains ``slow_like`` run ``slow_factor`` times longer.
     """
     import duckdb
 
@@ -1475,7 +1480,9 @@ def big(
         raise ValueError("n_kernels, devices and streams must be positive")
     path = Path(path)
     version = "2025.1"
-    names = big_names(200, seed)
+    names = big_names(200, seed if names_seed is None else names_seed)
+    if slow_like:
+        names = [(s, d, int(base * slow_factor) if slow_like in s else base) for s, d, base in names]
     api = ["cudaLaunchKernel_v7000", "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020"]
     strings: list[str] = []
     for short, dem, _ in names:
@@ -1517,7 +1524,10 @@ def big(
     gpid = global_pid(DEFAULT_PID)
     tid0 = global_tid(DEFAULT_PID, DEFAULT_PID + 1)
     db = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    db.execute("SET enable_progress_bar = false")
+    try:  # under Jupyter DuckDB refuses any change to its bar without ipywidgets (it draws a widget then)
+        db.execute("SET enable_progress_bar = false")
+    except duckdb.Error:
+        pass
     try:
         db.execute(f"LOAD '{_sqlite_scanner_path()}'")
         db.execute(f"ATTACH '{path}' AS t (TYPE sqlite)")
@@ -1667,3 +1677,33 @@ def big(
     finally:
         con.close()
     return path
+
+
+def rank_set(
+    out_dir: str | Path,
+    ranks: int = 8,
+    n_kernels: int = 20_000,
+    *,
+    slow_rank: int | None = 3,
+    slow_like: str = "nvjet",
+    slow_factor: float = 3.0,
+) -> list[Path]:
+    """One export per rank of a generated job (``rank00.sqlite`` ...): the same kernels on every
+    rank, durations reseeded per rank, and on ``slow_rank`` the kernels whose short name contains
+    ``slow_like`` (nvjet: category "Persistent GEMM (nvjet)") ``slow_factor`` times longer."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for rank in range(ranks):
+        slow = rank == slow_rank
+        paths.append(
+            big(
+                out / f"rank{rank:02d}.sqlite",
+                n_kernels,
+                seed=rank,
+                names_seed=0,
+                slow_like=slow_like if slow else "",
+                slow_factor=slow_factor if slow else 1.0,
+            )
+        )
+    return paths

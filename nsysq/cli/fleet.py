@@ -1,0 +1,281 @@
+"""``nsysq fleet [traces|census|lineup] TRACES...``: many traces, one answer (see docs/fleet.md).
+
+``nsysq fleet TRACES...`` is short for ``nsysq fleet traces TRACES...`` (the per-trace table and the
+stragglers). The library does the work (:func:`nsysq.fleet_analysis.fleet`); this module parses options,
+prints the tables and sets the exit code. The sub-app ``fleet_app`` is added by :mod:`nsysq.cli.root`.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from nsysq.census import DEFAULT_LIMIT
+from nsysq.cli.common import (
+    Format,
+    FormatOpt,
+    MinTimeOpt,
+    Names,
+    NamesOpt,
+    NoCacheOpt,
+    RulesOpt,
+    ShowSqlOpt,
+    ThresholdOpt,
+    UnitOpt,
+    emit,
+    say,
+    unit_for,
+)
+from nsysq.cli.diff import FAIL_EXIT_CODE
+from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
+from nsysq.errors import UsageError
+
+if TYPE_CHECKING:
+    from nsysq.fleet_analysis import FleetResult
+
+DEFAULT_COMMAND = "traces"
+TITLES = {"traces": "traces", "stragglers": "stragglers"}
+
+
+class FleetGroup(TyperGroup):
+    """A group whose first argument, when it names no subcommand, is a trace: it runs ``traces``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = [DEFAULT_COMMAND, *args]
+        parsed: list[str] = super().parse_args(ctx, args)
+        return parsed
+
+
+fleet_app = typer.Typer(
+    name="fleet",
+    cls=FleetGroup,
+    help="Many traces (one per rank or run), one answer: per-trace table and stragglers "
+    "(nsysq fleet TRACES... = nsysq fleet traces TRACES...), merged census, merged lineup.",
+    no_args_is_help=True,
+)
+
+
+class EngineName(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+TracesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="nsys SQLite exports: paths, quoted globs ('ranks/*.sqlite') or directories (every "
+        "*.sqlite under them).",
+        show_default=False,
+    ),
+]
+EngineOpt = Annotated[
+    EngineName,
+    typer.Option(
+        "--engine", help="local: a thread pool on this machine; ray: Ray tasks (pip install 'nsysq[ray]')."
+    ),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="Ray cluster to use with --engine ray: auto (the running cluster), ray://HOST:10001, "
+        "or HOST:6379 [default: start a local Ray instance].",
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        help="Traces read at once by --engine local [default: one per core, fewer when the traces "
+        "would not fit in half the available memory].",
+    ),
+]
+FailOnOpt = Annotated[
+    str,
+    typer.Option(
+        "--fail-on",
+        help="Exit with code 3 when any of these happened (comma-separated): failed (a trace could "
+        "not be read), straggler (a trace is out of line), none.",
+    ),
+]
+BuildCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--build-cache",
+        help="Build each trace's columnar copy while reading it (later fleet questions read only "
+        "the copies) [default: use copies that exist, build none].",
+    ),
+]
+
+
+def _fail_on(text: str) -> tuple[str, ...]:
+    from nsysq.fleet_analysis import FAIL_ON
+
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in (*FAIL_ON, "none")]
+    if unknown:
+        raise UsageError(f"--fail-on takes {', '.join((*FAIL_ON, 'none'))}, not {', '.join(unknown)}.")
+    return tuple(k for k in kinds if k != "none")
+
+
+def _cache(no_cache: bool, build_cache: bool) -> bool | str:
+    if no_cache and build_cache:
+        raise UsageError("--no-cache and --build-cache contradict each other; give one.")
+    return False if no_cache else "build" if build_cache else "reuse"
+
+
+def _ask(
+    traces: list[Path], engine: EngineName, address: str | None, workers: int | None, **kw: Any
+) -> FleetResult:
+    from nsysq.fleet_analysis import fleet
+
+    return fleet([str(t) for t in traces], engine=engine.value, address=address, workers=workers, **kw)
+
+
+def _show_sql(traces: list[Path], **job: Any) -> None:
+    """``--show-sql``: the per-trace SQL, as it runs on the first trace that answers."""
+    from nsysq.cli.common import show_sql
+    from nsysq.errors import NsysqError
+    from nsysq.fleet_analysis import Job, TraceReport, expand
+    from nsysq.fleet_analysis.partial import answer
+    from nsysq.trace import Trace
+
+    last: NsysqError | None = None
+    for path in expand([str(t) for t in traces]):
+        try:
+            with Trace(path, cache=job.get("cache", "reuse"), prefetch="fleet_kernel_buckets") as trace:
+                answer(trace, Job(**job), TraceReport(path=path))
+                show_sql([trace])
+                return
+        except NsysqError as exc:
+            last = exc
+    assert last is not None
+    raise last
+
+
+def _finish(result: FleetResult, fail_on: tuple[str, ...]) -> None:
+    for path, reason in result.failed:
+        say(f"failed: {reason}" if path in reason else f"failed: {path}: {reason}")
+    happened = result.fails_on(fail_on)
+    if happened:
+        say(f"exit code {FAIL_EXIT_CODE}: --fail-on {','.join(happened)}.")
+        raise typer.Exit(FAIL_EXIT_CODE)
+
+
+@fleet_app.command("traces")
+def traces_command(
+    traces: TracesArg,
+    engine: EngineOpt = EngineName.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    idle: Annotated[
+        bool,
+        typer.Option(
+            "--idle/--no-idle", help="Measure busy and idle GPU time per trace (nsysq gaps; slower)."
+        ),
+    ] = True,
+    rules: RulesOpt = None,
+    threshold: ThresholdOpt = DEFAULT_THRESHOLD,
+    min_time: MinTimeOpt = DEFAULT_MIN_TIME_MS,
+    fail_on: FailOnOpt = "failed",
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+    build_cache: BuildCacheOpt = False,
+) -> None:
+    """One row per trace (status ok/failed with the reason, GPU, nsys version, kernels, kernel time,
+    GPU span, busy/idle) and the stragglers: traces whose kernel time, time in one category or idle
+    time is out of line with the rest (diff's robust method), each with a verdict naming the category."""
+    from nsysq.sections import render_sections
+
+    kinds = _fail_on(fail_on)
+    cache = _cache(no_cache, build_cache)
+    rules_arg = str(rules) if rules else None
+    if show_sql:
+        return _show_sql(traces, census=False, idle=idle, rules=rules_arg, cache=cache)
+    result = _ask(
+        traces, engine, address, workers, census=False, idle=idle, rules=rules_arg, cache=cache,
+        threshold=threshold, min_time_ms=min_time,
+    )  # fmt: skip
+    time_unit = unit_for(fmt, unit)
+    tables = {
+        "traces": result.traces_table.in_unit(time_unit),
+        "stragglers": result.stragglers_table.in_unit(time_unit),
+    }
+    render_sections("fleet", tables, TITLES, fmt.value, sys.stdout)
+    _finish(result, kinds)
+
+
+@fleet_app.command("census")
+def census_command(
+    traces: TracesArg,
+    engine: EngineOpt = EngineName.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit", "-n", help="Keep the top N kernels and add one 'other' row; 0 shows every kernel."
+        ),
+    ] = DEFAULT_LIMIT,
+    names: NamesOpt = Names.short,
+    fail_on: FailOnOpt = "failed",
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+    build_cache: BuildCacheOpt = False,
+) -> None:
+    """The census merged over every trace: per kernel name, instances, total/avg/min/max exact,
+    stddev from exact integer sums, median from merged histograms (relative error <= 0.5 %)."""
+    kinds = _fail_on(fail_on)
+    cache = _cache(no_cache, build_cache)
+    if show_sql:
+        return _show_sql(traces, lineup=False, span=False, names=names.value, cache=cache)
+    result = _ask(
+        traces,
+        engine,
+        address,
+        workers,
+        lineup=False,
+        span=False,
+        names=names.value,
+        limit=limit,
+        cache=cache,
+    )
+    assert result.census_table is not None
+    emit(result.census_table, fmt, unit, title="fleet census")
+    _finish(result, kinds)
+
+
+@fleet_app.command("lineup")
+def lineup_command(
+    traces: TracesArg,
+    engine: EngineOpt = EngineName.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    rules: RulesOpt = None,
+    fail_on: FailOnOpt = "failed",
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+    build_cache: BuildCacheOpt = False,
+) -> None:
+    """The lineup merged over every trace: kernel time by category, exact counts and sums."""
+    kinds = _fail_on(fail_on)
+    cache = _cache(no_cache, build_cache)
+    rules_arg = str(rules) if rules else None
+    if show_sql:
+        return _show_sql(traces, census=False, span=False, rules=rules_arg, cache=cache)
+    result = _ask(traces, engine, address, workers, census=False, span=False, rules=rules_arg, cache=cache)
+    assert result.lineup_table is not None
+    emit(result.lineup_table, fmt, unit, title="fleet lineup")
+    _finish(result, kinds)

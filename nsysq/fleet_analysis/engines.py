@@ -1,0 +1,151 @@
+"""Where the per-trace work runs: a small interface and two engines.
+
+An :class:`Engine` maps one picklable function over items and yields ``(index, result)`` pairs as
+they finish; it knows nothing about traces. :class:`LocalEngine` (the default) runs a thread pool
+on this machine: DuckDB releases the GIL, so threads give real parallelism without spawning or
+pickling; the number of threads is the number of cores, lowered so that the traces open at once fit
+in the memory available. :class:`RayEngine` submits the same function as Ray tasks (``pip install
+'nsysq[ray]'``) to a local Ray instance or a cluster; a task whose worker dies is retried.
+Both keep at most a bounded number of items in flight, so results are folded as they arrive.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Protocol, TypeVar
+
+from nsysq.errors import UsageError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ENGINES = ("local", "ray")
+PER_TRACE_BASE_BYTES = 96 * 1024**2
+"""Memory one open trace needs beyond its file's size (DuckDB, decoded columns, partial rows)."""
+PER_TRACE_FILE_FACTOR = 1.5
+"""Memory one open trace needs per byte of its file (its decoded kernel columns, at most)."""
+RAY_MAX_RETRIES = 3
+"""Times Ray reruns a task whose worker process or node died."""
+
+
+class Engine(Protocol):
+    """Runs ``fn`` over ``items``; yields ``(index, fn(items[index]))`` in completion order."""
+
+    name: str
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]: ...
+
+
+def available_memory() -> int:
+    """Bytes of memory available to new work (MemAvailable), or 4 GiB when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 4 * 1024**3
+
+
+def pool_size(largest_trace_bytes: int, *, cores: int | None = None, memory: int | None = None) -> int:
+    """Threads for the local engine: one per core, but never more open traces than fit in half
+    the available memory (each estimated from the largest input)."""
+    cores = cores or os.cpu_count() or 1
+    budget = (memory if memory is not None else available_memory()) // 2
+    per_trace = PER_TRACE_BASE_BYTES + int(PER_TRACE_FILE_FACTOR * largest_trace_bytes)
+    return max(1, min(cores, budget // per_trace))
+
+
+class LocalEngine:
+    """A thread pool on this machine; ``workers`` threads, so ``workers`` traces open at most."""
+
+    name = "local"
+
+    def __init__(self, workers: int = 1) -> None:
+        if workers < 1:
+            raise UsageError("--workers must be 1 or more.")
+        self.workers = workers
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="nsysq-fleet") as pool:
+            running: dict[Future[R], int] = {}
+            queue = iter(enumerate(items))
+            for index, item in queue:
+                running[pool.submit(fn, item)] = index
+                if len(running) >= self.workers:
+                    break
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    index = running.pop(future)
+                    for nxt_index, nxt in queue:
+                        running[pool.submit(fn, nxt)] = nxt_index
+                        break
+                    yield index, future.result()
+
+
+class RayEngine:
+    """Ray tasks on a local instance (``address`` None) or a cluster (``"auto"``, ``ray://...``).
+
+    Each task reads its trace where the worker runs (the paths must be visible there); a task whose
+    worker dies is retried up to RAY_MAX_RETRIES times; at most twice the cluster's CPUs are in
+    flight, and results are handed back as they finish.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, *, init_options: dict[str, Any] | None = None) -> None:
+        self.address = address
+        self.init_options = dict(init_options or {})
+
+    def _ray(self) -> Any:
+        try:
+            import ray
+        except ModuleNotFoundError:
+            raise UsageError("--engine ray needs Ray; install it with: pip install 'nsysq[ray]'") from None
+        if not ray.is_initialized():
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, **self.init_options)
+        return ray
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
+        ray = self._ray()
+        task = ray.remote(num_cpus=1, max_retries=RAY_MAX_RETRIES)(_apply)
+        window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        running: dict[Any, int] = {}
+        queue = iter(enumerate(items))
+        for index, item in queue:
+            running[task.remote(fn, item)] = index
+            if len(running) >= window:
+                break
+        while running:
+            (ref,), _ = ray.wait(list(running), num_returns=1)
+            index = running.pop(ref)
+            for nxt_index, nxt in queue:
+                running[task.remote(fn, nxt)] = nxt_index
+                break
+            yield index, ray.get(ref)
+
+
+def _apply(fn: Callable[[T], R], item: T) -> R:
+    """The Ray task: ``fn`` travels with the task (cloudpickle), so any picklable callable runs."""
+    return fn(item)
+
+
+def make_engine(
+    name: str, *, address: str | None = None, workers: int | None = None, largest_trace_bytes: int = 0
+) -> Engine:
+    """The engine ``--engine`` names; ``workers`` overrides the local pool's size."""
+    if name == "local":
+        if address is not None:
+            raise UsageError("--address is for --engine ray; the local engine runs on this machine.")
+        return LocalEngine(workers if workers is not None else pool_size(largest_trace_bytes))
+    if name == "ray":
+        if workers is not None:
+            raise UsageError(
+                "--workers is for --engine local; Ray runs as many tasks as the cluster has CPUs."
+            )
+        return RayEngine(address)
+    raise UsageError(f"unknown engine {name!r}; use one of {', '.join(ENGINES)}.")

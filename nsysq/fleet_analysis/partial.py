@@ -1,0 +1,136 @@
+"""The per-trace work of nsysq fleet: one pure function from a path to a small, mergeable report.
+
+:func:`read_trace` is what every engine maps over the inputs (a thread on this machine, a Ray task
+on a cluster): it opens the trace the one way nsysq opens traces (:class:`nsysq.trace.Trace`), runs
+the packaged per-trace queries and returns a :class:`TraceReport` of plain Python values (picklable,
+a few hundred kB at most). A trace nsysq cannot answer (not an export, damaged, no kernels) gives a
+report with status ``failed`` and the error's one sentence; it never stops the other traces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsysq import extension
+from nsysq.errors import NsysqError
+from nsysq.fleet_analysis.stats import LOG_GAMMA
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What each trace is asked (the same for every trace of one fleet question)."""
+
+    census: bool = True
+    lineup: bool = True
+    idle: bool = False
+    span: bool = True
+    names: str = "short"
+    rules: str | None = None
+    cache: bool | str = "reuse"
+
+
+@dataclass
+class TraceReport:
+    """One trace's answer: identity, totals, and the mergeable per-kernel and per-category rows."""
+
+    path: str
+    status: str = "ok"
+    reason: str | None = None
+    nsysq_version: str = ""
+    gpu: str | None = None
+    nsys_version: str | None = None
+    kernels: int | None = None
+    kernel_ns: int | None = None
+    span_ns: int | None = None
+    busy_ns: int | None = None
+    idle_ns: int | None = None
+    reader: str | None = None
+    buckets: list[Row] = field(default_factory=list)  # fleet_kernel_buckets rows
+    lineup: list[Row] = field(default_factory=list)  # fleet_lineup_kernels rows
+    queries: tuple[str, ...] = ()
+
+
+def read_trace(path: str, job: Job) -> TraceReport:
+    """Answer ``job`` for the trace at ``path``; an NsysqError becomes a failed report."""
+    from nsysq import __version__
+
+    report = TraceReport(path=path, nsysq_version=__version__)
+    try:
+        with extension.one_instance_per_thread():  # one sqlite-extension load per worker, not per trace
+            _answer(report, job)
+    except NsysqError as exc:
+        return TraceReport(path=path, status="failed", reason=str(exc), nsysq_version=__version__)
+    return report
+
+
+def _answer(report: TraceReport, job: Job) -> None:
+    from nsysq.trace import Trace
+
+    with Trace(Path(report.path), cache=job.cache, prefetch="fleet_kernel_buckets") as trace:
+        answer(trace, job, report)
+
+
+def answer(trace: Trace, job: Job, report: TraceReport) -> None:
+    """Fill ``report`` from an open trace (``--show-sql`` runs this on one trace and prints its SQL)."""
+    from nsysq.info import identity
+
+    trace.require_kernels()
+    who = identity(trace)
+    report.nsys_version = str(who["nsys_version"])
+    report.gpu = ", ".join(sorted(set(who["gpus"]))) or None
+    queries: list[str] = []
+    if job.span:
+        span = trace.run("fleet_gpu_span")
+        report.span_ns = _int(span.records()[0]["span_ns"])
+        queries += span.queries
+    if job.census:
+        buckets = trace.run("fleet_kernel_buckets", names=job.names, log_gamma=LOG_GAMMA)
+        report.buckets = [_ints(row) for row in buckets.rows]
+        queries += buckets.queries
+    if job.lineup:
+        queries += _lineup(trace, report, job.rules)
+    if job.idle:
+        queries += _idle(trace, report)
+    # Launches and time come from rows already read (every launch is in one bucket and one category).
+    rows = [(r[2], r[3]) for r in report.buckets] or [(r[2], r[3]) for r in report.lineup]
+    report.kernels = sum(int(n) for n, _ in rows)
+    report.kernel_ns = sum(int(ns or 0) for _, ns in rows)
+    report.reader = trace.kernel_reader
+    report.queries = tuple(dict.fromkeys(queries))
+
+
+def _lineup(trace: Trace, report: TraceReport, rules: str | None) -> tuple[str, ...]:
+    if rules is None:
+        trace.use_rules()
+    else:
+        from nsysq.rules import load_lineup_rules
+
+        trace.use_rules(load_lineup_rules(rules), source=rules)
+    table = trace.run("fleet_lineup_kernels")
+    report.lineup = [_ints(row) for row in table.rows]
+    return table.queries
+
+
+def _idle(trace: Trace, report: TraceReport) -> tuple[str, ...]:
+    from nsysq.gaps import gaps
+
+    devices = gaps(trace, top=0).devices
+    report.busy_ns = int(devices.footer["busy_ns"])
+    report.idle_ns = int(devices.footer["idle_ns"])
+    return devices.queries
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _ints(row: Row) -> Row:
+    """DuckDB hands HUGEINT sums back as int and DECIMAL sums as Decimal: keep plain ints."""
+    return tuple(v if isinstance(v, (str, int)) or v is None else int(v) for v in row)
