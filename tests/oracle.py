@@ -596,6 +596,7 @@ def graph_table(path: Path) -> dict[str, dict[str, Any]]:
             row["kernels"].append(one["n"])
         if (pid, corr) in ranges:
             row["ranges"].append(ranges[(pid, corr)])
+    return out
 
 
 # -- grid vs SMs: blocks, the SM count of the GPU each launch ran on, its fill --------------------------
