@@ -43,7 +43,7 @@ def compiler() -> list[str]:
 def compile_decoder(root: Path, out: Path) -> str | None:
     """Compile the decoder to ``out``; return None, or why it could not be built."""
     link = ELF_LINK if sys.platform.startswith(("linux", "freebsd")) else ()
-    cmd = [*compiler(), "-O2", *WARNINGS, *HARDENING, "-shared", *link, "-o", str(out), str(root / SOURCE)]
+    cmd = [*compiler(), "-O3", *WARNINGS, *HARDENING, "-shared", *link, "-o", str(out), str(root / SOURCE)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     except OSError as exc:

@@ -86,6 +86,7 @@ def main() -> None:
 
     typer (standalone mode) reports usage errors itself, with exit code 2.
     """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # nsysq never calls BLAS: no spinning idle threads
     try:
         app()
     except NsysqError as exc:
