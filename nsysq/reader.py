@@ -82,6 +82,9 @@ def _attach(path: Path, source: SourceSchema) -> duckdb.DuckDBPyConnection:
             con.execute(macro.sql)
         for view, query in schema.DERIVED.items():
             con.execute(f"CREATE OR REPLACE VIEW main.{view} AS {catalog.get(query).sql}")
+    except (duckdb.ParserException, duckdb.BinderException):
+        con.close()
+        raise  # nsysq's own SQL is wrong: an internal error, not a reason to export the trace again
     except duckdb.Error as exc:
         con.close()
         first = str(exc).splitlines()[0]

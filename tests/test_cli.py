@@ -248,3 +248,24 @@ def test_stakeout_summary_table_reconciles_with_sqlite3() -> None:
     assert sum(line.startswith("| ") for line in summary_lines) == 2  # header + one name
     with pytest.raises(ValueError):
         summary_table(Table(kind="census", columns=("name",), rows=[("k",)]))
+
+
+def test_a_bug_in_nsysqs_own_sql_is_an_internal_error_not_a_bad_trace(fixture_dir: Path) -> None:
+    """A parser error in a packaged view or macro is nsysq's bug: exit 70, never "export the trace again"."""
+    code = (
+        "import sys\nfrom nsysq import catalog\n"
+        "good = catalog.macros\n"
+        "def broken():\n"
+        "    return [*good(), type('Q', (), {'sql': 'CREATE TEMP MACRO nsysq_broken(x) AS x +'})()]\n"
+        "catalog.macros = broken\n"
+        "from nsysq.cli.root import main\n"
+        "sys.argv = ['nsysq', 'census', sys.argv[1], '--no-cache']\nmain()"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != "NSYSQ_DEBUG"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(fixture_dir / "v2024_6.sqlite")],
+        capture_output=True, text=True, timeout=120, env=environ,
+    )  # fmt: skip
+    assert proc.returncode == 70, proc.stderr
+    assert proc.stderr.startswith("nsysq: internal error (ParserException: ")
+    assert "export the trace again" not in proc.stderr
