@@ -26,6 +26,7 @@ from nsysq.cli.common import (
     RulesOpt,
     ShowSqlOpt,
     ThresholdOpt,
+    Unit,
     UnitOpt,
     emit,
     say,
@@ -37,6 +38,7 @@ from nsysq.errors import UsageError
 
 if TYPE_CHECKING:
     from nsysq.fleet_analysis import FleetResult
+    from nsysq.table import Table
 
 DEFAULT_COMMAND = "traces"
 TITLES = {"traces": "traces", "stragglers": "stragglers"}
@@ -159,6 +161,20 @@ def _show_sql(traces: list[Path], **job: Any) -> None:
     raise last
 
 
+def _emit_merged(
+    result: FleetResult,
+    table: Table | None,
+    title: str,
+    fmt: Format,
+    unit: Unit | None,
+    kinds: tuple[str, ...],
+) -> None:
+    """A merged table (``fleet census`` / ``fleet lineup``), then the failures and the exit code."""
+    assert table is not None
+    emit(table, fmt, unit, title=title)
+    _finish(result, kinds)
+
+
 def _finish(result: FleetResult, fail_on: tuple[str, ...]) -> None:
     for path, reason in result.failed:
         say(f"failed: {reason}" if path in reason else f"failed: {path}: {reason}")
@@ -236,23 +252,11 @@ def census_command(
     """The census merged over every trace: per kernel name, instances, total/avg/min/max exact,
     stddev from exact integer sums, median from merged histograms (relative error <= 0.5 %)."""
     kinds = _fail_on(fail_on)
-    cache = _cache(no_cache, build_cache)
+    job = {"lineup": False, "span": False, "names": names.value, "cache": _cache(no_cache, build_cache)}
     if show_sql:
-        return _show_sql(traces, lineup=False, span=False, names=names.value, cache=cache)
-    result = _ask(
-        traces,
-        engine,
-        address,
-        workers,
-        lineup=False,
-        span=False,
-        names=names.value,
-        limit=limit,
-        cache=cache,
-    )
-    assert result.census_table is not None
-    emit(result.census_table, fmt, unit, title="fleet census")
-    _finish(result, kinds)
+        return _show_sql(traces, **job)
+    result = _ask(traces, engine, address, workers, limit=limit, **job)
+    _emit_merged(result, result.census_table, "fleet census", fmt, unit, kinds)
 
 
 @fleet_app.command("lineup")
@@ -271,11 +275,9 @@ def lineup_command(
 ) -> None:
     """The lineup merged over every trace: kernel time by category, exact counts and sums."""
     kinds = _fail_on(fail_on)
-    cache = _cache(no_cache, build_cache)
     rules_arg = str(rules) if rules else None
+    job = {"census": False, "span": False, "rules": rules_arg, "cache": _cache(no_cache, build_cache)}
     if show_sql:
-        return _show_sql(traces, census=False, span=False, rules=rules_arg, cache=cache)
-    result = _ask(traces, engine, address, workers, census=False, span=False, rules=rules_arg, cache=cache)
-    assert result.lineup_table is not None
-    emit(result.lineup_table, fmt, unit, title="fleet lineup")
-    _finish(result, kinds)
+        return _show_sql(traces, **job)
+    result = _ask(traces, engine, address, workers, **job)
+    _emit_merged(result, result.lineup_table, "fleet lineup", fmt, unit, kinds)
