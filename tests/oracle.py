@@ -861,3 +861,21 @@ def fleet_merged(paths: list[Path]) -> dict[str, Any]:
             entry["min"] = min(entry["values"], default=None)
             entry["max"] = max(entry["values"], default=None)
     return {"kernels": kernels, "categories": categories}
+
+
+# -- diff's outlier scores on total time (queries/diff/outliers.sql) ---------------------------------
+def total_scores(path_a: Path, path_b: Path, min_ns: float, floor: float) -> dict[str, float | None]:
+    """Per short name in both traces: the robust score of ln(time in B / time in A) against the
+    time-weighted median log-ratio of the eligible names (both times > 0, the larger >= ``min_ns``),
+    scaled by 1.4826 x the time-weighted median absolute deviation, at least ``floor``; None for a
+    name that is not eligible. Times are raw sqlite3 sums per short name."""
+    a, b = per_short_name(path_a), per_short_name(path_b)
+    both = {n: (a[n][1], b[n][1]) for n in set(a) & set(b)}
+    eligible = {n: v for n, v in both.items() if v[0] > 0 and v[1] > 0 and max(v) >= min_ns}
+    if not eligible:
+        return dict.fromkeys(both)
+    logs = {n: math.log(vb / va) for n, (va, vb) in eligible.items()}
+    center = _weighted_median([(logs[n], va + vb) for n, (va, vb) in eligible.items()])
+    mad = _weighted_median([(abs(logs[n] - center), va + vb) for n, (va, vb) in eligible.items()])
+    spread = max(1.4826 * mad, floor)
+    return {n: (logs[n] - center) / spread if n in eligible else None for n in both}

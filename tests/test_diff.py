@@ -431,3 +431,60 @@ def test_cli_warns_on_different_gpus(pair: tuple[Path, Path]) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "different GPUs" in proc.stderr and "different nsys versions" in proc.stderr
     json.loads(proc.stdout)
+
+
+def _scored_pairs() -> list[tuple[Path, Path]]:
+    examples = (ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite")
+    pairs = [examples] if all(p.is_file() for p in examples) else []
+    with_kernels = [p for p in REAL_TRACES if "CUPTI_ACTIVITY_KIND_KERNEL" in oracle.tables(p)]
+    return pairs + list(zip(with_kernels, with_kernels[1:], strict=False))
+
+
+@pytest.mark.parametrize(
+    "a,b", _scored_pairs() or [pytest.param(None, None, marks=pytest.mark.skip("no pairs"))]
+)
+def test_kernel_scores_and_outliers_match_the_oracle(a: Path, b: Path) -> None:
+    """queries/diff/outliers.sql on kernel totals equals a plain-Python weighted median/MAD over raw
+    sqlite3 sums (tests/oracle.py): every score, and the outlier flag at the default threshold."""
+    _check_scores(a, b)
+
+
+def test_kernel_scores_match_the_oracle_on_generated_pairs(tmp_path: Path) -> None:
+    from tests.fixtures import diff_pairs
+
+    scored = [_check_scores(*diff_pairs.build(name, tmp_path)) for name in diff_pairs.PAIRS]
+    assert sum(scored) >= 5  # the sync and window pairs share their kernel names
+
+
+def test_kernel_scores_match_the_oracle_when_the_spread_is_wide(tmp_path: Path) -> None:
+    """Twelve kernels whose B/A ratios spread from 0.4x to 3.3x: the spread is the weighted MAD,
+    not the floor, and the one 20x kernel stands out."""
+    from nsysq.synth.writer import write_trace
+    from tests.fixtures import diff_pairs
+
+    ms = diff_pairs.MS
+    ratios = [20.0, 0.4, 3.3, 0.5, 2.2, 0.7, 1.6, 0.8, 1.3, 0.9, 1.1, 1.0]  # the heaviest near 1x
+    a = [(f"kernel_{i:02d}", (i + 2) * ms) for i in range(len(ratios))]
+    b = [(name, int(ns * r)) for (name, ns), r in zip(a, ratios, strict=True)]
+    gaps = [ms] * len(a)
+    pair = [write_trace(tmp_path / f"{s}.sqlite", diff_pairs._run(k, gaps)) for s, k in (("a", a), ("b", b))]
+    assert _check_scores(*pair) == len(ratios)
+    outliers = [r["name"] for r in nsysq.diff(*pair).tables["kernels"].records() if r["outlier"]]
+    assert outliers == ["kernel_00"]
+
+
+def _check_scores(a: Path, b: Path) -> int:
+    """Compare every 'both' kernel row's score and outlier flag with the oracle; how many were eligible."""
+    from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
+
+    scores = oracle.total_scores(a, b, DEFAULT_MIN_TIME_MS * 1e6, MAD_FLOOR)
+    rows = [r for r in nsysq.diff(a, b).tables["kernels"].records() if r["status"] == "both"]
+    assert {r["name"] for r in rows} == set(scores)
+    for row in rows:
+        want = scores[row["name"]]
+        if want is None:
+            assert row["score"] is None and not row["outlier"], row["name"]
+        else:
+            assert row["score"] == pytest.approx(want, abs=1e-9), row["name"]
+            assert row["outlier"] == (abs(want) >= DEFAULT_THRESHOLD), row["name"]
+    return sum(v is not None for v in scores.values())
