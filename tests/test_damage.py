@@ -141,6 +141,15 @@ def _commands(path: Path, png: Path) -> list[list[str]]:
         ["diff", other, str(path)],
         ["sql", str(path), sql],
         ["plot", "census", str(path), "-o", str(png)],
+        ["nvtx", str(path)],
+        ["graphs", str(path)],
+        ["gaps", str(path)],
+        ["overlap", str(path)],
+        ["census", str(path), "--underfilled"],
+        ["explain", "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN", "--trace", str(path)],
+        ["export", str(path), "-o", str(png.with_suffix(".json"))],
+        ["report", str(path), "-o", str(png.with_suffix(".html"))],
+        ["fleet", str(path), other],
     ]
 
 
@@ -152,10 +161,17 @@ def test_cli_every_command_on_damaged_files_exits_cleanly(corpus: list[Damaged],
         for args in _commands(item.path, tmp_path / "out.png"):
             run = _cli(*args)
             assert "Traceback" not in run.stderr, (args, run.stderr)
-            if run.returncode != 0:
-                assert len(run.stderr.strip().splitlines()) == 1, (args, run.stderr)
-                if "is damaged" in run.stderr:
-                    _assert_damage_sentence(run.stderr.strip(), item.path)
+            if run.returncode == 0:
+                continue
+            lines = run.stderr.strip().splitlines()
+            if args[0] == "fleet":  # one line per failed trace, then the --fail-on line
+                assert run.returncode == 3 and lines[-1] == "nsysq: exit code 3: --fail-on failed.", (
+                    run.stderr
+                )
+                lines = [line.replace("nsysq: failed: ", "nsysq: error: ", 1) for line in lines[:-1]]
+            assert len(lines) == 1, (args, run.stderr)
+            if "is damaged" in lines[0]:
+                _assert_damage_sentence(lines[0], item.path)
     assert _snapshot(directory) == before
 
 
@@ -217,8 +233,29 @@ def _sweep(path: Path) -> dict[str, Any]:
             steps["timeline"] = _outcome(lambda: len(timeline(trace, nvtx=True).rows))
             steps["sql"] = _outcome(lambda: len(trace.sql_table(f"SELECT count(*) FROM {KERNEL}").rows))
             steps["plot"] = _outcome(lambda: _plot(trace))
+            _sweep_later_analyses(trace, steps)
     steps["diff"] = _outcome(lambda: bool(nsysq.diff(ROOT / "examples" / "bs1.sqlite", path)))
     return {"file": str(path), "steps": steps}
+
+
+def _sweep_later_analyses(trace: Any, steps: dict[str, Any]) -> None:
+    """The analyses added after the first commands: NVTX, graphs, gaps, overlap, under-filled
+    launches, explain with a trace, and the Chrome-trace export's rows."""
+    from nsysq.census import underfilled
+    from nsysq.chrome_trace import collect
+    from nsysq.explain import explain
+    from nsysq.gaps import gaps
+    from nsysq.graphs import graphs
+    from nsysq.nvtx import nvtx
+    from nsysq.overlap import overlap
+
+    steps["nvtx"] = _outcome(lambda: len(nvtx(trace).rows))
+    steps["graphs"] = _outcome(lambda: len(graphs(trace).rows))
+    steps["gaps"] = _outcome(lambda: bool(gaps(trace)))
+    steps["overlap"] = _outcome(lambda: bool(overlap(trace)))
+    steps["underfilled"] = _outcome(lambda: len(underfilled(trace).rows))
+    steps["explain"] = _outcome(lambda: bool(explain("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN", trace)))
+    steps["export"] = _outcome(lambda: bool(collect(trace)))
 
 
 def _plot(trace: Any) -> bool:
