@@ -8,7 +8,7 @@ queries build it in steps, each kept as a temp table (docs/nvtx.md explains each
     nvtx_ranges     every range row: name (text or textId), domain name, kept or why dropped
     nvtx_marks      the push/pop stacks as a sweep of +1/-1 boundaries per thread and domain
     nvtx_stack      each kept range's nesting level and parent
-    nvtx_ops        every kernel, memcpy and memset with its launching call
+    nvtx_ops        every kernel, memcpy, memset and whole-graph execution with its launching call
     nvtx_ancestors  each range and the ranges enclosing it (recursive, over ranges only)
     nvtx_inner      per operation and domain, the innermost range open during its call (ASOF join)
     nvtx_pairs      (operation, range) attributions: every enclosing range, or the innermost only;
@@ -20,7 +20,7 @@ queries build it in steps, each kept as a temp table (docs/nvtx.md explains each
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import schema
@@ -35,7 +35,8 @@ DEFAULT_LIMIT = 20
 """Rows `nsysq nvtx` shows unless --limit says otherwise (0 = every range name)."""
 COLUMNS = (
     "rank", "domain", "name", "instances", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
-    "kernels", "kernel_ns", "gpu_span_ns", "gpu_busy_ns", "memcpys", "memsets",
+    "kernels", "kernel_ns", "gpu_span_ns", "gpu_busy_ns", "memcpys", "memsets", "graph_executions",
+    "graph_ns",
 )  # fmt: skip
 _BASE_TABLES = (
     ("nvtx_ranges", "nsysq_nvtx_ranges"),
@@ -49,6 +50,21 @@ _NO_NVTX = (
     "{name} recorded no NVTX ranges; annotate the program with NVTX (torch.cuda.nvtx.range, "
     "nvtx.annotate, nvtxRangePush) and profile with nsys profile --trace=cuda,nvtx."
 )
+
+
+#: How a --nvtx scope gives GPU work to ranges (``--nvtx-mode``): as ``nsysq nvtx``, ``--innermost``
+#: and ``--window`` do. ``launch`` is the default.
+MODES = ("launch", "innermost", "window")
+
+
+@dataclass(frozen=True)
+class NvtxSelection:
+    """What ``--nvtx``/``--nvtx-like`` and ``--nvtx-mode`` ask for: the ranges ``selector`` names
+    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern), attributed by ``mode``."""
+
+    selector: str
+    like: bool = False
+    mode: str = "launch"
 
 
 def require_ranges(trace: Trace) -> None:
@@ -147,6 +163,7 @@ def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:
         "ignored_never_ended": int(totals["ignored_never_ended"]),
         "gpu_ops": int(totals["gpu_ops"]),
         "gpu_ns": gpu_ns,
+        "graph_executions": int(totals["graph_executions"]),
         "unattributed_ops": int(totals["unattributed_ops"]),
         "unattributed_gpu_ns": unattributed_ns,
         "unattributed_pct": 100.0 * unattributed_ns / gpu_ns if gpu_ns else None,
@@ -206,25 +223,33 @@ def parse_selector(selector: str) -> tuple[str, str | None, int | None]:
     return name, None if domain == "*" else domain, index
 
 
-def restrict(trace: Trace, selector: str, *, like: bool = False) -> None:
-    """Scope ``trace`` to the GPU work attributed (launch attribution, every enclosing range) to the
-    ranges ``selector`` names (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern).
-    Every later query reads only that work (nsysq.scope.OpFilter); raises UsageError naming the
-    closest range names when nothing matches."""
+def restrict(trace: Trace, selector: str, *, like: bool = False, mode: str = "launch") -> None:
+    """Scope ``trace`` to the GPU work attributed to the ranges ``selector`` names
+    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern) in attribution ``mode``:
+    ``launch`` (every range enclosing the launching call, as ``nsysq nvtx``), ``innermost`` (the
+    deepest range of each domain, as ``nsysq nvtx --innermost``) or ``window`` (ops whose GPU
+    interval lies inside a range, any thread, as ``nsysq nvtx --window``). Every later query reads
+    only that work (nsysq.scope.OpFilter); raises UsageError naming the closest range names when
+    nothing matches."""
     from nsysq import catalog
-    from nsysq.scope import OpFilter
+    from nsysq.scope import OP_KEYS, OpFilter
 
+    if mode not in MODES:
+        raise UsageError(f"--nvtx-mode {mode!r} is not one of {', '.join(MODES)}.")
     name, domain, index = parse_selector(selector)
-    build_pairs(trace)
+    build_pairs(trace, innermost=mode == "innermost", window=mode == "window")
     trace.materialize(
         "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
         match="like" if like else "exact", domain=domain, instance=index,
     )  # fmt: skip
     if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_selected").rows[0][0]:
         raise UsageError(_no_match(trace, selector, name, like, index))
-    option = "--nvtx-like" if like else "--nvtx"
-    query = catalog.get("nvtx_scope_launches")
-    trace.set_scope(trace.scope.with_ops(OpFilter(f"{option.lstrip('-')} {selector}", query.sql)))
+    label = f"{'nvtx-like' if like else 'nvtx'} {selector}" + ("" if mode == "launch" else f" ({mode})")
+    if mode == "window":  # per op: the ops of one launch may lie inside and outside a range
+        ops = OpFilter(label, catalog.get("nvtx_scope_window").sql, keys=OP_KEYS)
+    else:
+        ops = OpFilter(label, catalog.get("nvtx_scope_launches").sql)
+    trace.set_scope(trace.scope.with_ops(ops))
 
 
 def _no_match(trace: Trace, selector: str, name: str, like: bool, index: int | None) -> str:

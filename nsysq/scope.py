@@ -83,15 +83,21 @@ GPU_TABLES: tuple[str, ...] = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, sche
 #: Tables of host events: rows carry globalTid (the pid restricts them, nothing else does).
 THREAD_TABLES: tuple[str, ...] = (schema.RUNTIME, schema.NVTX)
 _PID_BITS = "& 16777215"
+#: The columns an OpFilter keeps by default: launches (every op of one launch shares them).
+LAUNCH_KEYS: tuple[str, ...] = ("globalPid", "correlationId")
+#: Per-operation keys, for a filter that keeps some ops of a launch and not others.
+OP_KEYS: tuple[str, ...] = ("globalPid", "correlationId", "start", '"end"')
 
 
 @dataclass(frozen=True)
 class OpFilter:
-    """A set of launches to keep: ``sql`` selects ``globalPid, correlationId`` (see the module doc)."""
+    """A set of launches to keep: ``sql`` selects ``globalPid, correlationId`` (see the module doc);
+    with ``keys=OP_KEYS`` a set of operations: ``globalPid, correlationId, start, "end"``."""
 
     label: str
     sql: str
     declared: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    keys: tuple[str, ...] = LAUNCH_KEYS
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,8 @@ class Scope:
 
     def key(self) -> str:
         """What makes two scopes read the same rows (salts kept answers)."""
-        ops = "" if self.ops is None else self.ops.sql
+        # The label too: one filter query can read helper tables built for another selection.
+        ops = "" if self.ops is None else f"{self.ops.label}|{self.ops.keys}|{self.ops.sql}"
         return f"scope|{self.device}|{self.stream}|{self.pid}|{ops}"
 
     def gpu_predicate(self) -> str:
@@ -133,9 +140,8 @@ class Scope:
         if self.pid is not None:
             terms.append(f"(globalPid >> 24) {_PID_BITS} = {int(self.pid)}")
         if self.ops is not None:
-            terms.append(
-                f"(globalPid, correlationId) IN (SELECT (globalPid, correlationId) FROM {OPS_TABLE})"
-            )
+            keys = ", ".join(self.ops.keys)
+            terms.append(f"({keys}) IN (SELECT ({keys}) FROM {OPS_TABLE})")
         return " AND ".join(terms) or "true"
 
     def thread_predicate(self) -> str:
@@ -150,7 +156,7 @@ class Scope:
             return None
         return Statement(
             f"CREATE OR REPLACE TEMP TABLE {OPS_TABLE} AS\n"
-            f"SELECT DISTINCT globalPid, correlationId FROM (\n{self.ops.sql}\n)",
+            f"SELECT DISTINCT {', '.join(self.ops.keys)} FROM (\n{self.ops.sql}\n)",
             note=f"the launches in scope ({self.ops.label})",
         )
 
@@ -162,6 +168,8 @@ class Scope:
     def declared_extra(self) -> dict[str, tuple[str, ...]]:
         """The columns the scoped views read per canonical table (decoded first on a direct read)."""
         gpu = ("deviceId", "streamId", "globalPid", "correlationId")
+        if self.ops is not None and self.ops.keys == OP_KEYS:
+            gpu += ("start", "end")
         extra: dict[str, tuple[str, ...]] = dict.fromkeys(GPU_TABLES, gpu)
         extra.update(dict.fromkeys(THREAD_TABLES, ("globalTid",)))
         if self.ops is not None:

@@ -1,7 +1,7 @@
 -- name: nvtx_ops
--- version: 1
--- returns: one row per GPU operation (kernels, memcpys, memsets): oid (a row id), kind ('kernel', 'memcpy', 'memset'), gs and ge (its GPU start and end), pid (globalPid), corr (correlationId), device_id, stream_id, and the CUDA runtime or driver call that launched it (eventClass 0 or 1, same correlationId, same process: eventClass-67 backtrace rows share the id and are not calls): tid (its thread), s and e (its start and end); tid, s and e are NULL when no call matches. nsysq keeps it as the temp table nsysq_nvtx_ops.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId)
+-- version: 2
+-- returns: one row per GPU operation (kernels, memcpys, memsets, and executions of CUDA graphs traced whole, CUPTI_ACTIVITY_KIND_GRAPH_TRACE: one op launched by its cudaGraphLaunch call): oid (a row id), kind ('kernel', 'memcpy', 'memset', 'graph'), gs and ge (its GPU start and end), pid (globalPid), corr (correlationId), device_id, stream_id, and the CUDA runtime or driver call that launched it (eventClass 0 or 1, same correlationId, same process: eventClass-67 backtrace rows share the id and are not calls): tid (its thread), s and e (its start and end); tid, s and e are NULL when no call matches. nsysq keeps it as the temp table nsysq_nvtx_ops.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId)
 -- params: none
 -- dialect: duckdb
 WITH gpu AS (
@@ -13,6 +13,9 @@ WITH gpu AS (
     UNION ALL
     SELECT 'memset', start, "end", correlationId, globalPid, deviceId, streamId
     FROM CUPTI_ACTIVITY_KIND_MEMSET
+    UNION ALL
+    SELECT 'graph', start, "end", correlationId, globalPid, deviceId, streamId
+    FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE
 ),
 calls AS (
     SELECT correlationId, globalTid & ~CAST(16777215 AS BIGINT) AS pid, globalTid, start, "end"

@@ -202,7 +202,7 @@ def test_json_keys_units_and_limit(nvtx_dir: Path) -> None:
     doc = json.loads(cli("nvtx", path, "-f", "json", "-n", "0").stdout)
     assert doc["kind"] == "nvtx" and doc["columns"] == list(COLUMNS)
     assert len(doc["rows"]) == len(scenarios.EXPECTED_2024) == doc["footer"]["range_names"]
-    assert doc["queries"][0] == "nvtx@1"
+    assert doc["queries"][0] == "nvtx@2"
     doc_ms = json.loads(cli("nvtx", path, "-f", "json", "-n", "2", "-u", "ms").stdout)
     assert "kernel_ms" in doc_ms["columns"] and "gpu_busy_ms" in doc_ms["columns"]
     assert len(doc_ms["rows"]) == 2
