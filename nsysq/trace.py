@@ -287,14 +287,15 @@ class Trace:
         )
 
     def require_kernels(self) -> None:
-        """Raise NoDataError when the export recorded no CUDA kernels."""
+        """Raise NoDataError when the export (or the scope) holds no CUDA kernels and no executions of
+        CUDA graphs traced whole (their kernels are not in the kernel table)."""
         if not self.schema.has(schema.KERNEL):
             raise NoDataError(
                 f"{self.path.name} recorded no CUDA kernels (it has no {schema.KERNEL} table); "
                 + _KERNEL_HINT
                 + "."
             )
-        if not self.run("kernel_presence").rows[0][0]:
+        if not self.run("kernel_presence").rows[0][0] and not self.whole_graphs["executions"]:
             if self.scope.active:
                 raise NoDataError(f"{self.path.name} has no CUDA kernels in scope {self.scope.describe()}.")
             raise NoDataError(
