@@ -31,6 +31,9 @@ from nsysq.table import Table
 if TYPE_CHECKING:
     from nsysq.trace import Trace
 
+#: DuckDB's working memory for the attribution steps (nsysq.trace.Trace.bounded_memory): past it
+#: DuckDB spills its temp tables and sorts into a private temporary directory.
+WORK_MEMORY = "2GB"
 DEFAULT_LIMIT = 20
 """Rows `nsysq nvtx` shows unless --limit says otherwise (0 = every range name)."""
 COLUMNS = (
@@ -42,10 +45,16 @@ _BASE_TABLES = (
     ("nvtx_ranges", "nsysq_nvtx_ranges"),
     ("nvtx_marks", "nsysq_nvtx_marks"),
     ("nvtx_stack", "nsysq_nvtx_stack"),
+    ("nvtx_unnested", "nsysq_nvtx_unnested"),
     ("nvtx_ops", "nsysq_nvtx_ops"),
     ("nvtx_ancestors", "nsysq_nvtx_ancestors"),
     ("nvtx_inner", "nsysq_nvtx_inner"),
 )
+#: Steps only the next steps read: dropped once used (memory), built again when asked for.
+_SWEEP = "nsysq_nvtx_marks"
+_LOOKUPS = ("nsysq_nvtx_inner", "nsysq_nvtx_ancestors")
+#: The event tables nvtx_ops reads (their decoded columns are freed once it is built).
+_EVENT_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE, schema.RUNTIME)
 _NO_NVTX = (
     "{name} recorded no NVTX ranges; annotate the program with NVTX (torch.cuda.nvtx.range, "
     "nvtx.annotate, nvtxRangePush) and profile with nsys profile --trace=cuda,nvtx."
@@ -76,12 +85,22 @@ def require_ranges(trace: Trace) -> None:
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
 
 
-def build_attribution(trace: Trace) -> None:
+def build_attribution(trace: Trace, *, release_events: bool = False) -> None:
     """Build (once per Trace) the temp tables every NVTX question reads: ranges, stacks, GPU
-    operations with their launching calls, innermost ranges and ancestors."""
+    operations with their launching calls, innermost ranges and ancestors. The sweep of stack
+    boundaries is dropped once the stacks and innermost ranges are built (memory); with
+    ``release_events`` the decoded GPU-op and CUDA API columns are freed once nvtx_ops holds what
+    the attribution needs (for ``nsysq nvtx``, which reads nothing else; a --nvtx scope keeps them
+    for the command that follows)."""
     require_ranges(trace)
+    if all(trace.is_materialized(table) for _, table in _BASE_TABLES if table != _SWEEP):
+        return
     for name, table in _BASE_TABLES:
         trace.materialize(name, table)
+        if release_events and table == "nsysq_nvtx_ops":
+            for events in _EVENT_TABLES:
+                trace.release_columns(events)
+    trace.drop_materialized(_SWEEP)
 
 
 def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) -> str:
@@ -94,10 +113,12 @@ def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) 
         )
     build_attribution(trace)
     if window:
-        trace.materialize("nvtx_window_pairs", "nsysq_nvtx_pairs", rebuild=True)
-        return "nvtx_window_pairs"
-    query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
-    trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+        query = "nvtx_window_pairs"
+        trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True)
+    else:
+        query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
+        trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+    trace.drop_materialized(*_LOOKUPS)  # only pairs read them; built again for another mode
     return query
 
 
@@ -105,7 +126,7 @@ def unnested_ranges(trace: Trace) -> int:
     """Push/pop ranges that leave their stack out of order (never with a real NVTX stack): when
     there are any, attribution takes the plain interval join instead of the stack lookup."""
     build_attribution(trace)
-    return int(trace.run("nvtx_unnested").rows[0][0])
+    return int(trace.sql_table("SELECT unnested FROM nsysq_nvtx_unnested").rows[0][0])
 
 
 def nvtx(
@@ -130,14 +151,16 @@ def nvtx(
         raise UsageError("--limit must be 0 (every range name) or a positive number of rows.")
     if depth is not None and depth < 0:
         raise UsageError("--depth must be 0 (outermost ranges) or more.")
-    pairs = build_pairs(trace, innermost=innermost, window=window)
-    unnested = unnested_ranges(trace)
-    trace.materialize(
-        "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
-        group_names=group_names,
-    )  # fmt: skip
-    totals = trace.run("nvtx_totals").records()[0]
-    table = trace.run("nvtx", limit=limit)
+    with trace.bounded_memory(WORK_MEMORY):
+        build_attribution(trace, release_events=True)
+        unnested = unnested_ranges(trace)
+        pairs = build_pairs(trace, innermost=innermost, window=window)
+        trace.materialize(
+            "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
+            group_names=group_names,
+        )  # fmt: skip
+        totals = trace.run("nvtx_totals").records()[0]
+        table = trace.run("nvtx", limit=limit)
     mode = "window" if window else ("innermost" if innermost else "launch")
     footer = {**_footer(totals, mode, len(table.rows)), "unnested_ranges": unnested}
     notes = _notes(totals, group_names)
@@ -192,7 +215,7 @@ def _pipeline_labels(pairs: str) -> tuple[str, ...]:
     from nsysq import catalog
 
     names = [name for name, _ in _BASE_TABLES]
-    names += ["nvtx_unnested", pairs, "nvtx_rows", "nvtx_totals"]
+    names += [pairs, "nvtx_rows", "nvtx_totals"]
     return tuple(catalog.get(n).label for n in names)
 
 
@@ -237,7 +260,8 @@ def restrict(trace: Trace, selector: str, *, like: bool = False, mode: str = "la
     if mode not in MODES:
         raise UsageError(f"--nvtx-mode {mode!r} is not one of {', '.join(MODES)}.")
     name, domain, index = parse_selector(selector)
-    build_pairs(trace, innermost=mode == "innermost", window=mode == "window")
+    with trace.bounded_memory(WORK_MEMORY):
+        build_pairs(trace, innermost=mode == "innermost", window=mode == "window")
     trace.materialize(
         "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
         match="like" if like else "exact", domain=domain, instance=index,

@@ -42,9 +42,13 @@ not rowids: rowids differ between the export and its cached copy (which stores k
 by name), while a launch's ``(globalPid, correlationId)`` pair is the same in both, and it is
 exactly what NVIDIA's projection attributes (the launching API call's correlation id within its
 process; in node-traced graphs every kernel of one launch shares the ``cudaGraphLaunch`` id).
-``label`` says what the filter is ("nvtx decoder_layer_%") in footers (``scope`` key) and
-``--show-sql``. A filter that selects nothing is the filter's own error to raise (with the names
-that do exist) before it builds the Scope; the Trace does not check ``ops``.
+A filter that must keep some ops of a launch and not others (NVTX's time-window attribution)
+sets ``keys=OP_KEYS``: its SELECT then returns ``globalPid, correlationId, start, "end"`` and an
+op is kept when those four match. ``label`` says what the filter is ("nvtx decoder_layer_%") in
+footers (``scope`` key) and ``--show-sql``, and is part of the scope's key (kept answers): two
+selections can share one SELECT over helper tables built for each. A filter that selects nothing
+is the filter's own error to raise (with the names that do exist) before it builds the Scope; the
+Trace does not check ``ops``.
 
 Wiring it into the CLI: every command that reads GPU work builds its scope with
 ``nsysq.cli.common.scope_of(device, stream, pid)`` and passes ``scope=`` to ``open_trace`` /
@@ -167,7 +171,7 @@ class Scope:
 
     def declared_extra(self) -> dict[str, tuple[str, ...]]:
         """The columns the scoped views read per canonical table (decoded first on a direct read)."""
-        gpu = ("deviceId", "streamId", "globalPid", "correlationId")
+        gpu: tuple[str, ...] = ("deviceId", "streamId", "globalPid", "correlationId")
         if self.ops is not None and self.ops.keys == OP_KEYS:
             gpu += ("start", "end")
         extra: dict[str, tuple[str, ...]] = dict.fromkeys(GPU_TABLES, gpu)

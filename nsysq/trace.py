@@ -369,6 +369,17 @@ class Trace:
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
 
+    def is_materialized(self, table: str) -> bool:
+        """Whether ``materialize`` has built temp table ``table`` (with any parameters) in this scope."""
+        return any(k.split(" ", 1)[0] == table for k in self._materialized)
+
+    def drop_materialized(self, *tables: str) -> None:
+        """Drop helper tables ``materialize`` built, to free their memory; a later ``materialize``
+        builds them again."""
+        for table in tables:
+            self._record(Statement(f"DROP TABLE IF EXISTS {table}", note="no longer needed"))
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] not in tables}
+
     # -- analyses (DataFrames for notebooks) ----------------------------------------------------
     def info(self) -> dict[str, Any]:
         from nsysq.info import info
