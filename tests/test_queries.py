@@ -23,7 +23,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "t0": 0,
     "from_ns": None,
     "to_ns": None,
-    "nvtx": True,
+    "nvtx_lanes": True,
     "row_limit": 50,
     "top": 5,
     "min_gap": 0,
