@@ -76,27 +76,36 @@ class NvtxSelection:
     mode: str = "launch"
 
 
-def require_ranges(trace: Trace) -> None:
+def require_ranges(trace: Trace, *, extend_unended: bool = False) -> None:
     """Raise NoDataError when the export holds no NVTX range rows (push/pop or start/end)."""
     if not trace.schema.has(schema.NVTX):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
-    trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges")
+    trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", extend_unended=extend_unended)
     if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0]:
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
 
 
-def build_attribution(trace: Trace, *, release_events: bool = False) -> None:
+def build_attribution(
+    trace: Trace, *, release_events: bool = False, extend_unended: bool | None = None
+) -> None:
     """Build (once per Trace) the temp tables every NVTX question reads: ranges, stacks, GPU
     operations with their launching calls, innermost ranges and ancestors. The sweep of stack
     boundaries is dropped once the stacks and innermost ranges are built (memory); with
     ``release_events`` the decoded GPU-op and CUDA API columns are freed once nvtx_ops holds what
     the attribution needs (for ``nsysq nvtx``, which reads nothing else; a --nvtx scope keeps them
-    for the command that follows)."""
-    require_ranges(trace)
+    for the command that follows). ``extend_unended``: ranges that never ended run to the last NVTX
+    timestamp (every step is built again when the other choice was built before; None: as built,
+    else not)."""
+    ranges = "nsysq_nvtx_ranges"
+    if extend_unended is None:
+        extend_unended = trace.is_materialized(ranges, extend_unended=True)
+    elif trace.is_materialized(ranges) and not trace.is_materialized(ranges, extend_unended=extend_unended):
+        trace.drop_materialized(*(table for _, table in _BASE_TABLES))
+    require_ranges(trace, extend_unended=extend_unended)
     if all(trace.is_materialized(table) for _, table in _BASE_TABLES if table != _SWEEP):
         return
     for name, table in _BASE_TABLES:
-        trace.materialize(name, table)
+        trace.materialize(name, table, **({"extend_unended": extend_unended} if table == ranges else {}))
         if release_events and table == "nsysq_nvtx_ops":
             for events in _EVENT_TABLES:
                 trace.release_columns(events)
@@ -139,6 +148,7 @@ def nvtx(
     domain: str | None = None,
     group_names: bool = False,
     limit: int = 0,
+    extend_unended: bool = False,
 ) -> Table:
     """One row per (domain, range name): CPU-side durations and the GPU work attributed to it.
 
@@ -146,13 +156,15 @@ def nvtx(
     operation whose GPU interval lies inside a range, whatever thread launched it; ``depth``: only
     ranges at that nesting level (0 = outermost); ``like``: names matching a case-insensitive LIKE
     pattern; ``domain``: only that domain ('' = the default one); ``group_names``: fold PyTorch
-    emit_nvtx suffixes; ``limit`` > 0: the top rows only (by kernel time)."""
+    emit_nvtx suffixes; ``limit`` > 0: the top rows only (by GPU time); ``extend_unended``: ranges
+    that never ended run to the last NVTX timestamp of the trace (as nsys's reports treat them)
+    instead of being ignored."""
     if limit < 0:
         raise UsageError("--limit must be 0 (every range name) or a positive number of rows.")
     if depth is not None and depth < 0:
         raise UsageError("--depth must be 0 (outermost ranges) or more.")
     with trace.bounded_memory(WORK_MEMORY):
-        build_attribution(trace, release_events=True)
+        build_attribution(trace, release_events=True, extend_unended=extend_unended)
         unnested = unnested_ranges(trace)
         pairs = build_pairs(trace, innermost=innermost, window=window)
         trace.materialize(
@@ -184,6 +196,7 @@ def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:
         "ignored_ranges": int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"]),
         "ignored_other_thread": int(totals["ignored_other_thread"]),
         "ignored_never_ended": int(totals["ignored_never_ended"]),
+        "extended_ranges": int(totals["extended_ranges"]),
         "gpu_ops": int(totals["gpu_ops"]),
         "gpu_ns": gpu_ns,
         "graph_executions": int(totals["graph_executions"]),
@@ -204,9 +217,17 @@ def _notes(totals: dict[str, Any], group_names: bool) -> tuple[str, ...]:
         )
     ignored = int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"])
     if ignored:
+        hint = (
+            " (--extend-unended runs those to the end of the trace)" if totals["ignored_never_ended"] else ""
+        )
         notes.append(
             f"{ignored} ranges get no GPU work and no row: {totals['ignored_other_thread']} ended on "
-            f"another thread, {totals['ignored_never_ended']} never ended."
+            f"another thread, {totals['ignored_never_ended']} never ended{hint}."
+        )
+    if totals["extended_ranges"]:
+        notes.append(
+            f"{totals['extended_ranges']} ranges never ended: they run to the last NVTX timestamp of "
+            "the trace, as nsys's reports treat them."
         )
     return tuple(notes)
 

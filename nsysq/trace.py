@@ -369,8 +369,11 @@ class Trace:
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
 
-    def is_materialized(self, table: str) -> bool:
-        """Whether ``materialize`` has built temp table ``table`` (with any parameters) in this scope."""
+    def is_materialized(self, table: str, **params: Any) -> bool:
+        """Whether ``materialize`` has built temp table ``table`` in this scope: with ``params``,
+        from exactly those parameters; without, from any."""
+        if params:
+            return f"{table} {sorted(params.items())!r}" in self._materialized
         return any(k.split(" ", 1)[0] == table for k in self._materialized)
 
     def drop_materialized(self, *tables: str) -> None:

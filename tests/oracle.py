@@ -362,9 +362,11 @@ class NvtxRange:
     push_pop: bool
 
 
-def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
+def nvtx_ranges(path: Path, *, extend: bool = False) -> tuple[list[NvtxRange], int, int]:
     """The kept ranges, and the counts of range rows ended on another thread and never ended.
-    Domain names come from the DomainCreate (75) row of the same id in the same process."""
+    Domain names come from the DomainCreate (75) row of the same id in the same process. With
+    ``extend``, a range that never ended (on its own thread) is kept, ending at the last NVTX
+    timestamp (the greatest end, or start when there is none, of any NVTX row), as nsys does."""
     if "NVTX_EVENTS" not in tables(path):
         return [], 0, 0
     rows = _rows(
@@ -377,6 +379,7 @@ def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
         for kind, _, _, tid, _, dom, text, value in rows
         if kind == 75
     }
+    last = max((e if e is not None else s) for _, s, e, *_ in rows) if rows else 0
     kept, other_thread, never_ended = [], 0, 0
     for kind, start, end, tid, end_tid, dom, text, value in rows:
         if kind not in (59, 60, 70, 71):
@@ -384,6 +387,8 @@ def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
         if end_tid is not None and end_tid != tid:
             other_thread += 1
             continue
+        if end is None and extend:
+            end = last
         if end is None:
             never_ended += 1
             continue
@@ -416,14 +421,19 @@ def nvtx_calls(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
 
 
 def nvtx_kernel_ranges(
-    path: Path, *, innermost: bool = False, window: bool = False, table: str = "CUPTI_ACTIVITY_KIND_KERNEL"
+    path: Path,
+    *,
+    innermost: bool = False,
+    window: bool = False,
+    table: str = "CUPTI_ACTIVITY_KIND_KERNEL",
+    extend: bool = False,
 ) -> list[tuple[tuple[int, int, int, int], NvtxRange]]:
     """(kernel, range) for every kernel and every kept range on its launching call's thread whose
     interval holds the whole call (a plain interval test, no stacks). With ``innermost``, of the
     push/pop ranges of each domain only the deepest: the latest start (then the earliest end).
     With ``window``, instead every kept range of any thread whose interval holds the kernel's whole
-    GPU interval. ``table``: the GPU ops to attribute (see nvtx_kernels)."""
-    ranges, _, _ = nvtx_ranges(path)
+    GPU interval. ``table``: the GPU ops to attribute (see nvtx_kernels); ``extend``: see nvtx_ranges."""
+    ranges, _, _ = nvtx_ranges(path, extend=extend)
     if window:
         return [
             (k, r) for k in nvtx_kernels(path, table) for r in ranges if r.start <= k[2] and k[3] <= r.end
@@ -449,17 +459,22 @@ def nvtx_kernel_ranges(
 
 
 def nvtx_by_name(
-    path: Path, *, innermost: bool = False, window: bool = False, table: str = "CUPTI_ACTIVITY_KIND_KERNEL"
+    path: Path,
+    *,
+    innermost: bool = False,
+    window: bool = False,
+    table: str = "CUPTI_ACTIVITY_KIND_KERNEL",
+    extend: bool = False,
 ) -> dict[tuple[str, str], tuple[int, int, int, int]]:
     """(domain, name) -> (instances, total_ns, kernels, kernel_ns) over the kept ranges: CPU-side
     instances and summed durations, and the kernels (or ``table``'s ops) attributed to their ranges."""
-    ranges, _, _ = nvtx_ranges(path)
+    ranges, _, _ = nvtx_ranges(path, extend=extend)
     out: dict[tuple[str, str], list[int]] = {}
     for r in ranges:
         row = out.setdefault((r.domain, r.name), [0, 0, 0, 0])
         row[0] += 1
         row[1] += r.end - r.start
-    for kernel, r in nvtx_kernel_ranges(path, innermost=innermost, window=window, table=table):
+    for kernel, r in nvtx_kernel_ranges(path, innermost=innermost, window=window, table=table, extend=extend):
         row = out[(r.domain, r.name)]
         row[2] += 1
         row[3] += kernel[3] - kernel[2]

@@ -513,3 +513,32 @@ def test_trace_timeline_keywords(nvtx_dir: Path) -> None:
         assert new.equals(old) and "nvtx" in set(new["kind"])
         with pytest.raises(UsageError, match="restrict"):
             trace.timeline(nvtx="step")
+
+
+def test_extend_unended_matches_the_oracle_and_the_hand(fixture_dir: Path, nvtx_dir: Path) -> None:
+    """--extend-unended: a range that never ended on its thread runs to the last NVTX timestamp,
+    as nsys's reports treat it; rows equal the oracle's with the same rule, the footer counts them,
+    and the same Trace answers both ways."""
+    for path in _oracle_targets(fixture_dir, nvtx_dir):
+        table = run(path, limit=0, extend_unended=True)
+        got = {
+            k: tuple(r[c] for c in ("instances", "total_ns", "kernels", "kernel_ns"))
+            for k, r in by_name(table).items()
+        }
+        assert got == oracle.nvtx_by_name(path, extend=True), path.name
+        _, _, never_ended = oracle.nvtx_ranges(path)
+        assert (table.footer["extended_ranges"], table.footer["ignored_never_ended"]) == (never_ended, 0)
+    path = nvtx_dir / "nvtx_2024.sqlite"
+    with Trace(path) as trace:
+        extended, plain = nvtx(trace, extend_unended=True, limit=0), nvtx(trace, limit=0)
+    for key, want in scenarios.EXTENDED_2024.items():
+        assert (
+            tuple(by_name(extended)[key][c] for c in ("instances", "total_ns", "kernels", "kernel_ns"))
+            == want
+        )
+        assert key not in by_name(plain)
+    assert any("run to the last NVTX timestamp" in note for note in extended.notes)
+    assert any("--extend-unended" in note for note in plain.notes)
+    assert plain.footer["extended_ranges"] == 0 and plain.footer["ignored_never_ended"] == 1
+    doc = json.loads(cli("nvtx", path, "--extend-unended", "-f", "json", "-n", "0").stdout)
+    assert doc["footer"]["extended_ranges"] == 1

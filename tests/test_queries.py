@@ -39,6 +39,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "like": None,
     "domain": None,
     "group_names": False,
+    "extend_unended": False,
     "range_name": "%",
     "instance": None,
     "log_gamma": 0.01,
