@@ -423,18 +423,25 @@ def _timeline_work(table: Table, kind: str) -> tuple[int, int]:
     return len(rows), sum(r["duration_ns"] for r in rows)
 
 
-def _scoped_targets(nvtx_dir: Path) -> list[Path]:
-    return [nvtx_dir / "nvtx_2024.sqlite", nvtx_dir / "nvtx_graphs.sqlite", *REAL_WITH_NVTX]
+def _scoped_targets(fixture_dir: Path, nvtx_dir: Path) -> list[Path]:
+    return [
+        *(fixture_dir / f"{n}.sqlite" for n in NVTX_FIXTURES),
+        nvtx_dir / "nvtx_2024.sqlite",
+        nvtx_dir / "nvtx_graphs.sqlite",
+        *REAL_WITH_NVTX,
+    ]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_scoped_census_and_timeline_match_the_oracle_in_every_mode(nvtx_dir: Path, mode: str) -> None:
+def test_scoped_census_and_timeline_match_the_oracle_in_every_mode(
+    fixture_dir: Path, nvtx_dir: Path, mode: str
+) -> None:
     """--nvtx NAME@DOMAIN --nvtx-mode MODE, for the three range names with most GPU time in that
     mode: the census totals and the timeline's kernel and graph rows are the distinct ops the
     oracle attributes to those ranges in that mode, and nsysq nvtx's row in the same mode (when no
     op counts twice). A range with no work in scope (the 2022.2 export's saxpy kernels all end
     after their range: nothing in window mode) gives an empty timeline and a census that says so."""
-    for path in _scoped_targets(nvtx_dir):
+    for path in _scoped_targets(fixture_dir, nvtx_dir):
         for row in run(path, limit=3, **_mode(mode)).records():
             selector = f"{_escape(row['name'])}@{row['domain']}"
             census, timeline = scoped(path, selector, mode=mode)
