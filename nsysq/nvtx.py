@@ -8,12 +8,17 @@ queries build it in steps, each kept as a temp table (docs/nvtx.md explains each
     nvtx_ranges     every range row: name (text or textId), domain name, kept or why dropped
     nvtx_marks      the push/pop stacks as a sweep of +1/-1 boundaries per thread and domain
     nvtx_stack      each kept range's nesting level and parent
+    nvtx_unnested   how many push/pop ranges leave their stack out of order (0 in real traces)
     nvtx_ops        every kernel, memcpy, memset and whole-graph execution with its launching call
     nvtx_ancestors  each range and the ranges enclosing it (recursive, over ranges only)
     nvtx_inner      per operation and domain, the innermost range open during its call (ASOF join)
     nvtx_pairs      (operation, range) attributions: every enclosing range, or the innermost only;
                     nvtx_window_pairs instead: ranges whose interval holds the GPU interval
     nvtx_rows       one row per (domain, range name); nvtx the top rows, nvtx_totals the footer
+
+The sweep is dropped once the stacks and innermost ranges exist, the innermost ranges and
+ancestors once the pairs exist (memory; built again when asked for), and the steps run under
+WORK_MEMORY of DuckDB memory.
 
 :func:`attributed_launches` gives the other commands the GPU work of the ranges a selector names.
 """

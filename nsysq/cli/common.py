@@ -153,9 +153,9 @@ NvtxOpt = Annotated[
     typer.Option(
         "--nvtx",
         metavar="NAME[@DOMAIN][/INDEX]",
-        help="Only the GPU work launched inside NVTX ranges of this exact name (every enclosing range "
-        "counts; @DOMAIN one domain, '@' the default one; /INDEX the INDEX-th instance, from 0). "
-        "See docs/nvtx.md.",
+        help="Only the GPU work attributed to NVTX ranges of this exact name (by default launched "
+        "inside them, every enclosing range counting: see --nvtx-mode; @DOMAIN one domain, '@' the "
+        "default one; /INDEX the INDEX-th instance, from 0). See docs/nvtx.md.",
         show_default=False,
     ),
 ]
