@@ -5,7 +5,7 @@
 -- params: extend_unended (boolean)
 -- dialect: duckdb
 WITH last_nvtx AS (
-    SELECT max(COALESCE("end", start)) AS ts FROM NVTX_EVENTS
+    SELECT max(COALESCE("end", start)) AS ts FROM NVTX_EVENTS WHERE $extend_unended
 ),
 domains AS (
     -- DomainCreate rows name a domain id within one process (nsys: globalTid & 0x...FF000000).
