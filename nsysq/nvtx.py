@@ -8,19 +8,24 @@ queries build it in steps, each kept as a temp table (docs/nvtx.md explains each
     nvtx_ranges     every range row: name (text or textId), domain name, kept or why dropped
     nvtx_marks      the push/pop stacks as a sweep of +1/-1 boundaries per thread and domain
     nvtx_stack      each kept range's nesting level and parent
-    nvtx_ops        every kernel, memcpy and memset with its launching call
+    nvtx_unnested   how many push/pop ranges leave their stack out of order (0 in real traces)
+    nvtx_ops        every kernel, memcpy, memset and whole-graph execution with its launching call
     nvtx_ancestors  each range and the ranges enclosing it (recursive, over ranges only)
     nvtx_inner      per operation and domain, the innermost range open during its call (ASOF join)
     nvtx_pairs      (operation, range) attributions: every enclosing range, or the innermost only;
                     nvtx_window_pairs instead: ranges whose interval holds the GPU interval
     nvtx_rows       one row per (domain, range name); nvtx the top rows, nvtx_totals the footer
 
+The sweep is dropped once the stacks and innermost ranges exist, the innermost ranges and
+ancestors once the pairs exist (memory; built again when asked for), and the steps run under
+WORK_MEMORY of DuckDB memory.
+
 :func:`attributed_launches` gives the other commands the GPU work of the ranges a selector names.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import schema
@@ -31,41 +36,85 @@ from nsysq.table import Table
 if TYPE_CHECKING:
     from nsysq.trace import Trace
 
+#: DuckDB's working memory for the attribution steps (nsysq.trace.Trace.bounded_memory): past it
+#: DuckDB spills its temp tables and sorts into a private temporary directory.
+WORK_MEMORY = "2GB"
 DEFAULT_LIMIT = 20
 """Rows `nsysq nvtx` shows unless --limit says otherwise (0 = every range name)."""
 COLUMNS = (
     "rank", "domain", "name", "instances", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
-    "kernels", "kernel_ns", "gpu_span_ns", "gpu_busy_ns", "memcpys", "memsets",
+    "kernels", "kernel_ns", "gpu_span_ns", "gpu_busy_ns", "memcpys", "memsets", "graph_executions",
+    "graph_ns",
 )  # fmt: skip
 _BASE_TABLES = (
     ("nvtx_ranges", "nsysq_nvtx_ranges"),
     ("nvtx_marks", "nsysq_nvtx_marks"),
     ("nvtx_stack", "nsysq_nvtx_stack"),
+    ("nvtx_unnested", "nsysq_nvtx_unnested"),
     ("nvtx_ops", "nsysq_nvtx_ops"),
     ("nvtx_ancestors", "nsysq_nvtx_ancestors"),
     ("nvtx_inner", "nsysq_nvtx_inner"),
 )
+#: Steps only the next steps read: dropped once used (memory), built again when asked for.
+_SWEEP = "nsysq_nvtx_marks"
+_LOOKUPS = ("nsysq_nvtx_inner", "nsysq_nvtx_ancestors")
+#: The event tables nvtx_ops reads (their decoded columns are freed once it is built).
+_EVENT_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE, schema.RUNTIME)
 _NO_NVTX = (
     "{name} recorded no NVTX ranges; annotate the program with NVTX (torch.cuda.nvtx.range, "
     "nvtx.annotate, nvtxRangePush) and profile with nsys profile --trace=cuda,nvtx."
 )
 
 
-def require_ranges(trace: Trace) -> None:
+#: How a --nvtx scope gives GPU work to ranges (``--nvtx-mode``): as ``nsysq nvtx``, ``--innermost``
+#: and ``--window`` do. ``launch`` is the default.
+MODES = ("launch", "innermost", "window")
+
+
+@dataclass(frozen=True)
+class NvtxSelection:
+    """What ``--nvtx``/``--nvtx-like`` and ``--nvtx-mode`` ask for: the ranges ``selector`` names
+    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern), attributed by ``mode``."""
+
+    selector: str
+    like: bool = False
+    mode: str = "launch"
+
+
+def require_ranges(trace: Trace, *, extend_unended: bool = False) -> None:
     """Raise NoDataError when the export holds no NVTX range rows (push/pop or start/end)."""
     if not trace.schema.has(schema.NVTX):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
-    trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges")
+    trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", extend_unended=extend_unended)
     if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0]:
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
 
 
-def build_attribution(trace: Trace) -> None:
+def build_attribution(
+    trace: Trace, *, release_events: bool = False, extend_unended: bool | None = None
+) -> None:
     """Build (once per Trace) the temp tables every NVTX question reads: ranges, stacks, GPU
-    operations with their launching calls, innermost ranges and ancestors."""
-    require_ranges(trace)
+    operations with their launching calls, innermost ranges and ancestors. The sweep of stack
+    boundaries is dropped once the stacks and innermost ranges are built (memory); with
+    ``release_events`` the decoded GPU-op and CUDA API columns are freed once nvtx_ops holds what
+    the attribution needs (for ``nsysq nvtx``, which reads nothing else; a --nvtx scope keeps them
+    for the command that follows). ``extend_unended``: ranges that never ended run to the last NVTX
+    timestamp (every step is built again when the other choice was built before; None: as built,
+    else not)."""
+    ranges = "nsysq_nvtx_ranges"
+    if extend_unended is None:
+        extend_unended = trace.is_materialized(ranges, extend_unended=True)
+    elif trace.is_materialized(ranges) and not trace.is_materialized(ranges, extend_unended=extend_unended):
+        trace.drop_materialized(*(table for _, table in _BASE_TABLES))
+    require_ranges(trace, extend_unended=extend_unended)
+    if all(trace.is_materialized(table) for _, table in _BASE_TABLES if table != _SWEEP):
+        return
     for name, table in _BASE_TABLES:
-        trace.materialize(name, table)
+        trace.materialize(name, table, **({"extend_unended": extend_unended} if table == ranges else {}))
+        if release_events and table == "nsysq_nvtx_ops":
+            for events in _EVENT_TABLES:
+                trace.release_columns(events)
+    trace.drop_materialized(_SWEEP)
 
 
 def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) -> str:
@@ -78,10 +127,12 @@ def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) 
         )
     build_attribution(trace)
     if window:
-        trace.materialize("nvtx_window_pairs", "nsysq_nvtx_pairs", rebuild=True)
-        return "nvtx_window_pairs"
-    query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
-    trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+        query = "nvtx_window_pairs"
+        trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True)
+    else:
+        query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
+        trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+    trace.drop_materialized(*_LOOKUPS)  # only pairs read them; built again for another mode
     return query
 
 
@@ -89,7 +140,7 @@ def unnested_ranges(trace: Trace) -> int:
     """Push/pop ranges that leave their stack out of order (never with a real NVTX stack): when
     there are any, attribution takes the plain interval join instead of the stack lookup."""
     build_attribution(trace)
-    return int(trace.run("nvtx_unnested").rows[0][0])
+    return int(trace.sql_table("SELECT unnested FROM nsysq_nvtx_unnested").rows[0][0])
 
 
 def nvtx(
@@ -102,6 +153,7 @@ def nvtx(
     domain: str | None = None,
     group_names: bool = False,
     limit: int = 0,
+    extend_unended: bool = False,
 ) -> Table:
     """One row per (domain, range name): CPU-side durations and the GPU work attributed to it.
 
@@ -109,19 +161,23 @@ def nvtx(
     operation whose GPU interval lies inside a range, whatever thread launched it; ``depth``: only
     ranges at that nesting level (0 = outermost); ``like``: names matching a case-insensitive LIKE
     pattern; ``domain``: only that domain ('' = the default one); ``group_names``: fold PyTorch
-    emit_nvtx suffixes; ``limit`` > 0: the top rows only (by kernel time)."""
+    emit_nvtx suffixes; ``limit`` > 0: the top rows only (by GPU time); ``extend_unended``: ranges
+    that never ended run to the last NVTX timestamp of the trace (as nsys's reports treat them)
+    instead of being ignored."""
     if limit < 0:
         raise UsageError("--limit must be 0 (every range name) or a positive number of rows.")
     if depth is not None and depth < 0:
         raise UsageError("--depth must be 0 (outermost ranges) or more.")
-    pairs = build_pairs(trace, innermost=innermost, window=window)
-    unnested = unnested_ranges(trace)
-    trace.materialize(
-        "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
-        group_names=group_names,
-    )  # fmt: skip
-    totals = trace.run("nvtx_totals").records()[0]
-    table = trace.run("nvtx", limit=limit)
+    with trace.bounded_memory(WORK_MEMORY):
+        build_attribution(trace, release_events=True, extend_unended=extend_unended)
+        unnested = unnested_ranges(trace)
+        pairs = build_pairs(trace, innermost=innermost, window=window)
+        trace.materialize(
+            "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
+            group_names=group_names,
+        )  # fmt: skip
+        totals = trace.run("nvtx_totals").records()[0]
+        table = trace.run("nvtx", limit=limit)
     mode = "window" if window else ("innermost" if innermost else "launch")
     footer = {**_footer(totals, mode, len(table.rows)), "unnested_ranges": unnested}
     notes = _notes(totals, group_names)
@@ -145,8 +201,10 @@ def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:
         "ignored_ranges": int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"]),
         "ignored_other_thread": int(totals["ignored_other_thread"]),
         "ignored_never_ended": int(totals["ignored_never_ended"]),
+        "extended_ranges": int(totals["extended_ranges"]),
         "gpu_ops": int(totals["gpu_ops"]),
         "gpu_ns": gpu_ns,
+        "graph_executions": int(totals["graph_executions"]),
         "unattributed_ops": int(totals["unattributed_ops"]),
         "unattributed_gpu_ns": unattributed_ns,
         "unattributed_pct": 100.0 * unattributed_ns / gpu_ns if gpu_ns else None,
@@ -164,9 +222,17 @@ def _notes(totals: dict[str, Any], group_names: bool) -> tuple[str, ...]:
         )
     ignored = int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"])
     if ignored:
+        hint = (
+            " (--extend-unended runs those to the end of the trace)" if totals["ignored_never_ended"] else ""
+        )
         notes.append(
             f"{ignored} ranges get no GPU work and no row: {totals['ignored_other_thread']} ended on "
-            f"another thread, {totals['ignored_never_ended']} never ended."
+            f"another thread, {totals['ignored_never_ended']} never ended{hint}."
+        )
+    if totals["extended_ranges"]:
+        notes.append(
+            f"{totals['extended_ranges']} ranges never ended: they run to the last NVTX timestamp of "
+            "the trace, as nsys's reports treat them."
         )
     return tuple(notes)
 
@@ -175,7 +241,7 @@ def _pipeline_labels(pairs: str) -> tuple[str, ...]:
     from nsysq import catalog
 
     names = [name for name, _ in _BASE_TABLES]
-    names += ["nvtx_unnested", pairs, "nvtx_rows", "nvtx_totals"]
+    names += [pairs, "nvtx_rows", "nvtx_totals"]
     return tuple(catalog.get(n).label for n in names)
 
 
@@ -206,25 +272,34 @@ def parse_selector(selector: str) -> tuple[str, str | None, int | None]:
     return name, None if domain == "*" else domain, index
 
 
-def restrict(trace: Trace, selector: str, *, like: bool = False) -> None:
-    """Scope ``trace`` to the GPU work attributed (launch attribution, every enclosing range) to the
-    ranges ``selector`` names (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern).
-    Every later query reads only that work (nsysq.scope.OpFilter); raises UsageError naming the
-    closest range names when nothing matches."""
+def restrict(trace: Trace, selector: str, *, like: bool = False, mode: str = "launch") -> None:
+    """Scope ``trace`` to the GPU work attributed to the ranges ``selector`` names
+    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern) in attribution ``mode``:
+    ``launch`` (every range enclosing the launching call, as ``nsysq nvtx``), ``innermost`` (the
+    deepest range of each domain, as ``nsysq nvtx --innermost``) or ``window`` (ops whose GPU
+    interval lies inside a range, any thread, as ``nsysq nvtx --window``). Every later query reads
+    only that work (nsysq.scope.OpFilter); raises UsageError naming the closest range names when
+    nothing matches."""
     from nsysq import catalog
-    from nsysq.scope import OpFilter
+    from nsysq.scope import OP_KEYS, OpFilter
 
+    if mode not in MODES:
+        raise UsageError(f"--nvtx-mode {mode!r} is not one of {', '.join(MODES)}.")
     name, domain, index = parse_selector(selector)
-    build_pairs(trace)
+    with trace.bounded_memory(WORK_MEMORY):
+        build_pairs(trace, innermost=mode == "innermost", window=mode == "window")
     trace.materialize(
         "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
         match="like" if like else "exact", domain=domain, instance=index,
     )  # fmt: skip
     if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_selected").rows[0][0]:
         raise UsageError(_no_match(trace, selector, name, like, index))
-    option = "--nvtx-like" if like else "--nvtx"
-    query = catalog.get("nvtx_scope_launches")
-    trace.set_scope(trace.scope.with_ops(OpFilter(f"{option.lstrip('-')} {selector}", query.sql)))
+    label = f"{'nvtx-like' if like else 'nvtx'} {selector}" + ("" if mode == "launch" else f" ({mode})")
+    if mode == "window":  # per op: the ops of one launch may lie inside and outside a range
+        ops = OpFilter(label, catalog.get("nvtx_scope_window").sql, keys=OP_KEYS)
+    else:
+        ops = OpFilter(label, catalog.get("nvtx_scope_launches").sql)
+    trace.set_scope(trace.scope.with_ops(ops))
 
 
 def _no_match(trace: Trace, selector: str, name: str, like: bool, index: int | None) -> str:

@@ -42,9 +42,13 @@ not rowids: rowids differ between the export and its cached copy (which stores k
 by name), while a launch's ``(globalPid, correlationId)`` pair is the same in both, and it is
 exactly what NVIDIA's projection attributes (the launching API call's correlation id within its
 process; in node-traced graphs every kernel of one launch shares the ``cudaGraphLaunch`` id).
-``label`` says what the filter is ("nvtx decoder_layer_%") in footers (``scope`` key) and
-``--show-sql``. A filter that selects nothing is the filter's own error to raise (with the names
-that do exist) before it builds the Scope; the Trace does not check ``ops``.
+A filter that must keep some ops of a launch and not others (NVTX's time-window attribution)
+sets ``keys=OP_KEYS``: its SELECT then returns ``globalPid, correlationId, start, "end"`` and an
+op is kept when those four match. ``label`` says what the filter is ("nvtx decoder_layer_%") in
+footers (``scope`` key) and ``--show-sql``, and is part of the scope's key (kept answers): two
+selections can share one SELECT over helper tables built for each. A filter that selects nothing
+is the filter's own error to raise (with the names that do exist) before it builds the Scope; the
+Trace does not check ``ops``.
 
 Wiring it into the CLI: every command that reads GPU work builds its scope with
 ``nsysq.cli.common.scope_of(device, stream, pid)`` and passes ``scope=`` to ``open_trace`` /
@@ -83,15 +87,21 @@ GPU_TABLES: tuple[str, ...] = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, sche
 #: Tables of host events: rows carry globalTid (the pid restricts them, nothing else does).
 THREAD_TABLES: tuple[str, ...] = (schema.RUNTIME, schema.NVTX)
 _PID_BITS = "& 16777215"
+#: The columns an OpFilter keeps by default: launches (every op of one launch shares them).
+LAUNCH_KEYS: tuple[str, ...] = ("globalPid", "correlationId")
+#: Per-operation keys, for a filter that keeps some ops of a launch and not others.
+OP_KEYS: tuple[str, ...] = ("globalPid", "correlationId", "start", '"end"')
 
 
 @dataclass(frozen=True)
 class OpFilter:
-    """A set of launches to keep: ``sql`` selects ``globalPid, correlationId`` (see the module doc)."""
+    """A set of launches to keep: ``sql`` selects ``globalPid, correlationId`` (see the module doc);
+    with ``keys=OP_KEYS`` a set of operations: ``globalPid, correlationId, start, "end"``."""
 
     label: str
     sql: str
     declared: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    keys: tuple[str, ...] = LAUNCH_KEYS
 
 
 @dataclass(frozen=True)
@@ -120,7 +130,8 @@ class Scope:
 
     def key(self) -> str:
         """What makes two scopes read the same rows (salts kept answers)."""
-        ops = "" if self.ops is None else self.ops.sql
+        # The label too: one filter query can read helper tables built for another selection.
+        ops = "" if self.ops is None else f"{self.ops.label}|{self.ops.keys}|{self.ops.sql}"
         return f"scope|{self.device}|{self.stream}|{self.pid}|{ops}"
 
     def gpu_predicate(self) -> str:
@@ -133,9 +144,8 @@ class Scope:
         if self.pid is not None:
             terms.append(f"(globalPid >> 24) {_PID_BITS} = {int(self.pid)}")
         if self.ops is not None:
-            terms.append(
-                f"(globalPid, correlationId) IN (SELECT (globalPid, correlationId) FROM {OPS_TABLE})"
-            )
+            keys = ", ".join(self.ops.keys)
+            terms.append(f"({keys}) IN (SELECT ({keys}) FROM {OPS_TABLE})")
         return " AND ".join(terms) or "true"
 
     def thread_predicate(self) -> str:
@@ -150,7 +160,7 @@ class Scope:
             return None
         return Statement(
             f"CREATE OR REPLACE TEMP TABLE {OPS_TABLE} AS\n"
-            f"SELECT DISTINCT globalPid, correlationId FROM (\n{self.ops.sql}\n)",
+            f"SELECT DISTINCT {', '.join(self.ops.keys)} FROM (\n{self.ops.sql}\n)",
             note=f"the launches in scope ({self.ops.label})",
         )
 
@@ -161,7 +171,9 @@ class Scope:
 
     def declared_extra(self) -> dict[str, tuple[str, ...]]:
         """The columns the scoped views read per canonical table (decoded first on a direct read)."""
-        gpu = ("deviceId", "streamId", "globalPid", "correlationId")
+        gpu: tuple[str, ...] = ("deviceId", "streamId", "globalPid", "correlationId")
+        if self.ops is not None and self.ops.keys == OP_KEYS:
+            gpu += ("start", "end")
         extra: dict[str, tuple[str, ...]] = dict.fromkeys(GPU_TABLES, gpu)
         extra.update(dict.fromkeys(THREAD_TABLES, ("globalTid",)))
         if self.ops is not None:

@@ -29,10 +29,21 @@ def timeline(
     *,
     start_ms: float | None = None,
     end_ms: float | None = None,
-    nvtx: bool = False,
+    nvtx_lanes: bool = False,
     limit: int = ROWS_TO_READ,
+    nvtx: bool | str | None = None,
 ) -> Table:
-    """Events overlapping [start_ms, end_ms) (ms from the trace start), ordered by start."""
+    """Events overlapping [start_ms, end_ms) (ms from the trace start), ordered by start;
+    ``nvtx_lanes``: NVTX ranges and marks too (``nvtx=True/False``, the name before, still works).
+    To restrict the events to the GPU work of NVTX ranges, scope the trace: ``nsysq.nvtx.restrict``
+    (the CLI's ``--nvtx NAME``)."""
+    if nvtx is not None:
+        if not isinstance(nvtx, bool):
+            raise UsageError(
+                "timeline(nvtx=...) is the NVTX-lanes switch (now nvtx_lanes=True); to keep only the "
+                "GPU work of NVTX ranges, scope the trace first: nsysq.nvtx.restrict(trace, NAME)."
+            )
+        nvtx_lanes = nvtx
     if start_ms is not None and end_ms is not None and end_ms <= start_ms:
         raise UsageError(f"--to ({end_ms} ms) must be after --from ({start_ms} ms).")
     if limit < 0:
@@ -45,7 +56,7 @@ def timeline(
         t0=trace.t0,
         from_ns=from_ns,
         to_ns=to_ns,
-        nvtx=nvtx,
+        nvtx_lanes=nvtx_lanes,
         row_limit=limit if limit else 2**62,
     )
     footer = {

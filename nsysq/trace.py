@@ -287,14 +287,15 @@ class Trace:
         )
 
     def require_kernels(self) -> None:
-        """Raise NoDataError when the export recorded no CUDA kernels."""
+        """Raise NoDataError when the export (or the scope) holds no CUDA kernels and no executions of
+        CUDA graphs traced whole (their kernels are not in the kernel table)."""
         if not self.schema.has(schema.KERNEL):
             raise NoDataError(
                 f"{self.path.name} recorded no CUDA kernels (it has no {schema.KERNEL} table); "
                 + _KERNEL_HINT
                 + "."
             )
-        if not self.run("kernel_presence").rows[0][0]:
+        if not self.run("kernel_presence").rows[0][0] and not self.whole_graphs["executions"]:
             if self.scope.active:
                 raise NoDataError(f"{self.path.name} has no CUDA kernels in scope {self.scope.describe()}.")
             raise NoDataError(
@@ -367,6 +368,20 @@ class Trace:
             ) from None
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
+
+    def is_materialized(self, table: str, **params: Any) -> bool:
+        """Whether ``materialize`` has built temp table ``table`` in this scope: with ``params``,
+        from exactly those parameters; without, from any."""
+        if params:
+            return f"{table} {sorted(params.items())!r}" in self._materialized
+        return any(k.split(" ", 1)[0] == table for k in self._materialized)
+
+    def drop_materialized(self, *tables: str) -> None:
+        """Drop helper tables ``materialize`` built, to free their memory; a later ``materialize``
+        builds them again."""
+        for table in tables:
+            self._record(Statement(f"DROP TABLE IF EXISTS {table}", note="no longer needed"))
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] not in tables}
 
     # -- analyses (DataFrames for notebooks) ----------------------------------------------------
     def info(self) -> dict[str, Any]:

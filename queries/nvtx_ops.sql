@@ -1,18 +1,21 @@
 -- name: nvtx_ops
--- version: 1
--- returns: one row per GPU operation (kernels, memcpys, memsets): oid (a row id), kind ('kernel', 'memcpy', 'memset'), gs and ge (its GPU start and end), pid (globalPid), corr (correlationId), device_id, stream_id, and the CUDA runtime or driver call that launched it (eventClass 0 or 1, same correlationId, same process: eventClass-67 backtrace rows share the id and are not calls): tid (its thread), s and e (its start and end); tid, s and e are NULL when no call matches. nsysq keeps it as the temp table nsysq_nvtx_ops.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, correlationId, globalPid, deviceId, streamId), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId)
+-- version: 2
+-- returns: one row per GPU operation (kernels, memcpys, memsets, and executions of CUDA graphs traced whole, CUPTI_ACTIVITY_KIND_GRAPH_TRACE: one op launched by its cudaGraphLaunch call): oid (a row id), kind ('kernel', 'memcpy', 'memset', 'graph': an ENUM, one byte a row), gs and ge (its GPU start and end), pid (globalPid), corr (correlationId), and the CUDA runtime or driver call that launched it (eventClass 0 or 1, same correlationId, same process: eventClass-67 backtrace rows share the id and are not calls): tid (its thread), s and e (its start and end); tid, s and e are NULL when no call matches. nsysq keeps it as the temp table nsysq_nvtx_ops.
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, correlationId, globalPid), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, correlationId, globalPid), CUPTI_ACTIVITY_KIND_MEMSET(start, end, correlationId, globalPid), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, correlationId, globalPid), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId)
 -- params: none
 -- dialect: duckdb
 WITH gpu AS (
-    SELECT 'kernel' AS kind, start, "end", correlationId, globalPid, deviceId, streamId
+    SELECT 'kernel' AS kind, start, "end", correlationId, globalPid
     FROM CUPTI_ACTIVITY_KIND_KERNEL
     UNION ALL
-    SELECT 'memcpy', start, "end", correlationId, globalPid, deviceId, streamId
+    SELECT 'memcpy', start, "end", correlationId, globalPid
     FROM CUPTI_ACTIVITY_KIND_MEMCPY
     UNION ALL
-    SELECT 'memset', start, "end", correlationId, globalPid, deviceId, streamId
+    SELECT 'memset', start, "end", correlationId, globalPid
     FROM CUPTI_ACTIVITY_KIND_MEMSET
+    UNION ALL
+    SELECT 'graph', start, "end", correlationId, globalPid
+    FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE
 ),
 calls AS (
     SELECT correlationId, globalTid & ~CAST(16777215 AS BIGINT) AS pid, globalTid, start, "end"
@@ -21,13 +24,11 @@ calls AS (
 )
 SELECT
     row_number() OVER () AS oid,
-    g.kind,
+    CAST(g.kind AS ENUM('kernel', 'memcpy', 'memset', 'graph')) AS kind,
     g.start AS gs,
     g."end" AS ge,
     g.globalPid AS pid,
     g.correlationId AS corr,
-    g.deviceId AS device_id,
-    g.streamId AS stream_id,
     c.globalTid AS tid,
     c.start AS s,
     c."end" AS e

@@ -1,10 +1,13 @@
 -- name: nvtx_ranges
--- version: 1
--- returns: one row per NVTX range row (push/pop 59 and 70, start/end 60 and 71): rid (a stable row id), pid (globalPid of the process), tid (globalTid), dom (domainId, 0 when NULL), domain (the domain's name from the eventType-75 row with the same domainId in the same process; '' for the default domain 0; 'domain N' when no such row), name (text, else the registered string of textId, else '<unnamed range>'), kind ('push/pop' or 'start/end'), start, end (NULL when never ended) and dropped (NULL for a range nsysq attributes work to; 'other thread' when it ended on another thread, 'never ended' when end is NULL). nsysq keeps it as the temp table nsysq_nvtx_ranges.
+-- version: 2
+-- returns: one row per NVTX range row (push/pop 59 and 70, start/end 60 and 71): rid (a stable row id), pid (globalPid of the process), tid (globalTid), dom (domainId, 0 when NULL), domain (the domain's name from the eventType-75 row with the same domainId in the same process; '' for the default domain 0; 'domain N' when no such row), name (text, else the registered string of textId, else '<unnamed range>'), kind ('push/pop' or 'start/end'), start, end (NULL when never ended; with extend_unended, a range that never ended on its own thread ends at the last NVTX timestamp of the trace, max(COALESCE(end, start)) over NVTX_EVENTS, as nsys's reports do), extended (true for such a range) and dropped (NULL for a range nsysq attributes work to; 'other thread' when it ended on another thread, 'never ended' when end is NULL and extend_unended is false). nsysq keeps it as the temp table nsysq_nvtx_ranges.
 -- tables: NVTX_EVENTS(start, end, eventType, text, textId, globalTid, endGlobalTid, domainId), StringIds(id, value)
--- params: none
+-- params: extend_unended (boolean)
 -- dialect: duckdb
-WITH domains AS (
+WITH last_nvtx AS (
+    SELECT max(COALESCE("end", start)) AS ts FROM NVTX_EVENTS WHERE $extend_unended
+),
+domains AS (
     -- DomainCreate rows name a domain id within one process (nsys: globalTid & 0x...FF000000).
     SELECT
         n.globalTid & ~CAST(16777215 AS BIGINT) AS pid,
@@ -24,13 +27,19 @@ ranges AS (
         CASE WHEN n.eventType IN (59, 70) THEN 'push/pop' ELSE 'start/end' END AS kind,
         n.start,
         n."end",
-        CASE
-            WHEN n.endGlobalTid IS NOT NULL AND n.endGlobalTid <> n.globalTid THEN 'other thread'
-            WHEN n."end" IS NULL THEN 'never ended'
-        END AS dropped
+        n.endGlobalTid IS NOT NULL AND n.endGlobalTid <> n.globalTid AS other_thread
     FROM NVTX_EVENTS AS n
     LEFT JOIN StringIds AS s ON s.id = n.textId
     WHERE n.eventType IN (59, 60, 70, 71)
+),
+ended AS (
+    SELECT
+        pid, tid, dom, name, kind, start,
+        CASE WHEN extended THEN (SELECT ts FROM last_nvtx) ELSE "end" END AS "end",
+        extended,
+        CASE WHEN other_thread THEN 'other thread' WHEN "end" IS NULL AND NOT extended THEN 'never ended' END
+            AS dropped
+    FROM (SELECT *, "end" IS NULL AND NOT other_thread AND $extend_unended AS extended FROM ranges)
 )
 SELECT
     -- Outer ranges first at equal starts (longer first), so the sweep in nvtx_marks pushes them first.
@@ -46,6 +55,7 @@ SELECT
     r.kind,
     r.start,
     r."end",
+    r.extended,
     r.dropped
-FROM ranges AS r
+FROM ended AS r
 LEFT JOIN domains AS d ON d.pid = r.pid AND d.dom = r.dom

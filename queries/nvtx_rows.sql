@@ -1,6 +1,6 @@
 -- name: nvtx_rows
--- version: 1
--- returns: one row per (domain, range name) over the kept ranges that pass the filters (level = depth unless NULL; name ILIKE like unless NULL; domain name = domain unless NULL; with group_names the name without the suffixes PyTorch's emit_nvtx appends to every op's range: everything from the first ", seq = ", ", op_id = ", ", sizes = " or ", input_op_ids = " on): rank (by kernel_ns, then total_ns, then domain and name), domain, name, instances, total_ns / avg_ns / med_ns / min_ns / max_ns (CPU-side duration, end - start), kernels, kernel_ns (sum of their GPU durations), memcpys, memsets (operations attributed, nsysq_nvtx_pairs), gpu_span_ns (per instance: last attributed op end - first op start; summed over instances) and gpu_busy_ns (per instance: the union of attributed op intervals, by a running maximum of ends over ops sorted by start; summed). nsysq keeps it as the temp table nsysq_nvtx_rows.
+-- version: 2
+-- returns: one row per (domain, range name) over the kept ranges that pass the filters (level = depth unless NULL; name ILIKE like unless NULL; domain name = domain unless NULL; with group_names the name without the suffixes PyTorch's emit_nvtx appends to every op's range: everything from the first ", seq = ", ", op_id = ", ", sizes = " or ", input_op_ids = " on): rank (by kernel_ns + graph_ns, the GPU time of the kernels and whole-graph executions launched, then total_ns, then domain and name), domain, name, instances, total_ns / avg_ns / med_ns / min_ns / max_ns (CPU-side duration, end - start), kernels, kernel_ns (sum of their GPU durations), memcpys, memsets, graph_executions, graph_ns (executions of CUDA graphs traced whole and their summed durations) (operations attributed, nsysq_nvtx_pairs), gpu_span_ns (per instance: last attributed op end - first op start, over every kind of op; summed over instances) and gpu_busy_ns (per instance: the union of attributed op intervals, every kind, by a running maximum of ends over ops sorted by start; summed). nsysq keeps it as the temp table nsysq_nvtx_rows.
 -- tables: nsysq_nvtx_pairs (queries/nvtx_pairs.sql or nvtx_window_pairs.sql), nsysq_nvtx_ops (queries/nvtx_ops.sql), nsysq_nvtx_ranges (queries/nvtx_ranges.sql), nsysq_nvtx_stack (queries/nvtx_stack.sql)
 -- params: depth (integer or NULL); like (pattern or NULL); domain (name or NULL); group_names (boolean)
 -- dialect: duckdb
@@ -20,6 +20,8 @@ per_range AS (
         sum(ge - gs) FILTER (WHERE kind = 'kernel') AS kernel_ns,
         count(*) FILTER (WHERE kind = 'memcpy') AS memcpys,
         count(*) FILTER (WHERE kind = 'memset') AS memsets,
+        count(*) FILTER (WHERE kind = 'graph') AS graph_executions,
+        sum(ge - gs) FILTER (WHERE kind = 'graph') AS graph_ns,
         max(ge) - min(gs) AS gpu_span_ns,
         sum(greatest(0, ge - greatest(gs, COALESCE(covered_to, gs)))) AS gpu_busy_ns
     FROM attributed
@@ -33,7 +35,8 @@ instances AS (
             ELSE r.name
         END AS name,
         r."end" - r.start AS cpu_ns,
-        p.kernels, p.kernel_ns, p.memcpys, p.memsets, p.gpu_span_ns, p.gpu_busy_ns
+        p.kernels, p.kernel_ns, p.memcpys, p.memsets, p.graph_executions, p.graph_ns,
+        p.gpu_span_ns, p.gpu_busy_ns
     FROM nsysq_nvtx_ranges AS r
     JOIN nsysq_nvtx_stack AS t ON t.rid = r.rid
     LEFT JOIN per_range AS p ON p.rid = r.rid
@@ -55,12 +58,14 @@ named AS (
         COALESCE(sum(gpu_span_ns), 0) AS gpu_span_ns,
         COALESCE(sum(gpu_busy_ns), 0) AS gpu_busy_ns,
         COALESCE(sum(memcpys), 0) AS memcpys,
-        COALESCE(sum(memsets), 0) AS memsets
+        COALESCE(sum(memsets), 0) AS memsets,
+        COALESCE(sum(graph_executions), 0) AS graph_executions,
+        COALESCE(sum(graph_ns), 0) AS graph_ns
     FROM instances
     WHERE $like IS NULL OR name ILIKE $like
     GROUP BY domain, name
 )
 SELECT
-    row_number() OVER (ORDER BY kernel_ns DESC, total_ns DESC, domain, name) AS rank,
+    row_number() OVER (ORDER BY kernel_ns + graph_ns DESC, total_ns DESC, domain, name) AS rank,
     *
 FROM named

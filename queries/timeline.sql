@@ -1,8 +1,8 @@
 -- name: timeline
--- version: 2
--- returns: kernels, memcpys, memsets and (when nvtx is true) NVTX ranges and marks on one clock, ordered by start: kind ('kernel', 'memcpy', 'memset', 'graph' = one execution of a CUDA graph traced whole, named 'graph <graphId>', 'nvtx'), start_ns and end_ns relative to the trace start t0, duration_ns, name (kernel short name, "<unresolved id N>" / "<null name id>" as in census, copy kind label, 'memset', or NVTX text), device_id, stream_id, copy_kind, bytes, throughput_gbps (bytes per ns = GB/s). Events overlapping the window [from_ns, to_ns) are kept; NULL bounds mean open.
+-- version: 3
+-- returns: kernels, memcpys, memsets and (when nvtx_lanes is true) NVTX ranges and marks on one clock, ordered by start: kind ('kernel', 'memcpy', 'memset', 'graph' = one execution of a CUDA graph traced whole, named 'graph <graphId>', 'nvtx'), start_ns and end_ns relative to the trace start t0, duration_ns, name (kernel short name, "<unresolved id N>" / "<null name id>" as in census, copy kind label, 'memset', or NVTX text), device_id, stream_id, copy_kind, bytes, throughput_gbps (bytes per ns = GB/s). Events overlapping the window [from_ns, to_ns) are kept; NULL bounds mean open.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, bytes, copyKind, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, bytes, deviceId, streamId), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId, deviceId, streamId), NVTX_EVENTS(start, end, eventType, text, textId, globalTid), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
--- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); nvtx (boolean); row_limit (integer)
+-- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); nvtx_lanes (boolean); row_limit (integer)
 -- dialect: duckdb
 WITH events AS (
     SELECT
@@ -33,7 +33,7 @@ WITH events AS (
         NULL, NULL, NULL, NULL
     FROM NVTX_EVENTS AS n
     LEFT JOIN StringIds AS t ON t.id = n.textId
-    WHERE $nvtx AND n.eventType IN (34, 59, 60)
+    WHERE $nvtx_lanes AND n.eventType IN (34, 59, 60)
 )
 SELECT
     kind,

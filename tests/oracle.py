@@ -362,9 +362,11 @@ class NvtxRange:
     push_pop: bool
 
 
-def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
+def nvtx_ranges(path: Path, *, extend: bool = False) -> tuple[list[NvtxRange], int, int]:
     """The kept ranges, and the counts of range rows ended on another thread and never ended.
-    Domain names come from the DomainCreate (75) row of the same id in the same process."""
+    Domain names come from the DomainCreate (75) row of the same id in the same process. With
+    ``extend``, a range that never ended (on its own thread) is kept, ending at the last NVTX
+    timestamp (the greatest end, or start when there is none, of any NVTX row), as nsys does."""
     if "NVTX_EVENTS" not in tables(path):
         return [], 0, 0
     rows = _rows(
@@ -377,6 +379,7 @@ def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
         for kind, _, _, tid, _, dom, text, value in rows
         if kind == 75
     }
+    last = max((e if e is not None else s) for _, s, e, *_ in rows) if rows else 0
     kept, other_thread, never_ended = [], 0, 0
     for kind, start, end, tid, end_tid, dom, text, value in rows:
         if kind not in (59, 60, 70, 71):
@@ -384,6 +387,8 @@ def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
         if end_tid is not None and end_tid != tid:
             other_thread += 1
             continue
+        if end is None and extend:
+            end = last
         if end is None:
             never_ended += 1
             continue
@@ -394,11 +399,12 @@ def nvtx_ranges(path: Path) -> tuple[list[NvtxRange], int, int]:
     return kept, other_thread, never_ended
 
 
-def nvtx_kernels(path: Path) -> list[tuple[int, int, int, int]]:
-    """(globalPid, correlationId, start, end) of every kernel."""
-    if "CUPTI_ACTIVITY_KIND_KERNEL" not in tables(path):
+def nvtx_kernels(path: Path, table: str = "CUPTI_ACTIVITY_KIND_KERNEL") -> list[tuple[int, int, int, int]]:
+    """(globalPid, correlationId, start, end) of every kernel (or every row of another GPU-op
+    table: CUPTI_ACTIVITY_KIND_GRAPH_TRACE for the executions of CUDA graphs traced whole)."""
+    if table not in tables(path):
         return []
-    return _rows(path, 'SELECT globalPid, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL')
+    return _rows(path, f'SELECT globalPid, correlationId, start, "end" FROM {table}')
 
 
 def nvtx_calls(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
@@ -415,18 +421,29 @@ def nvtx_calls(path: Path) -> dict[tuple[int, int], list[tuple[int, int, int]]]:
 
 
 def nvtx_kernel_ranges(
-    path: Path, *, innermost: bool = False
+    path: Path,
+    *,
+    innermost: bool = False,
+    window: bool = False,
+    table: str = "CUPTI_ACTIVITY_KIND_KERNEL",
+    extend: bool = False,
 ) -> list[tuple[tuple[int, int, int, int], NvtxRange]]:
     """(kernel, range) for every kernel and every kept range on its launching call's thread whose
     interval holds the whole call (a plain interval test, no stacks). With ``innermost``, of the
-    push/pop ranges of each domain only the deepest: the latest start (then the earliest end)."""
-    ranges, _, _ = nvtx_ranges(path)
+    push/pop ranges of each domain only the deepest: the latest start (then the earliest end).
+    With ``window``, instead every kept range of any thread whose interval holds the kernel's whole
+    GPU interval. ``table``: the GPU ops to attribute (see nvtx_kernels); ``extend``: see nvtx_ranges."""
+    ranges, _, _ = nvtx_ranges(path, extend=extend)
+    if window:
+        return [
+            (k, r) for k in nvtx_kernels(path, table) for r in ranges if r.start <= k[2] and k[3] <= r.end
+        ]
     by_thread: dict[int, list[NvtxRange]] = {}
     for r in ranges:
         by_thread.setdefault(r.tid, []).append(r)
     calls = nvtx_calls(path)
     out = []
-    for kernel in nvtx_kernels(path):
+    for kernel in nvtx_kernels(path, table):
         for tid, start, end in calls.get((kernel[0], kernel[1]), []):
             holding = [r for r in by_thread.get(tid, []) if r.start <= start and end <= r.end]
             if innermost:
@@ -441,30 +458,42 @@ def nvtx_kernel_ranges(
     return out
 
 
-def nvtx_by_name(path: Path, *, innermost: bool = False) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+def nvtx_by_name(
+    path: Path,
+    *,
+    innermost: bool = False,
+    window: bool = False,
+    table: str = "CUPTI_ACTIVITY_KIND_KERNEL",
+    extend: bool = False,
+) -> dict[tuple[str, str], tuple[int, int, int, int]]:
     """(domain, name) -> (instances, total_ns, kernels, kernel_ns) over the kept ranges: CPU-side
-    instances and summed durations, and the kernels their ranges hold the launching call of."""
-    ranges, _, _ = nvtx_ranges(path)
+    instances and summed durations, and the kernels (or ``table``'s ops) attributed to their ranges."""
+    ranges, _, _ = nvtx_ranges(path, extend=extend)
     out: dict[tuple[str, str], list[int]] = {}
     for r in ranges:
         row = out.setdefault((r.domain, r.name), [0, 0, 0, 0])
         row[0] += 1
         row[1] += r.end - r.start
-    for kernel, r in nvtx_kernel_ranges(path, innermost=innermost):
+    for kernel, r in nvtx_kernel_ranges(path, innermost=innermost, window=window, table=table, extend=extend):
         row = out[(r.domain, r.name)]
         row[2] += 1
         row[3] += kernel[3] - kernel[2]
     return {key: (a, b, c, d) for key, (a, b, c, d) in out.items()}
 
 
-def nvtx_scoped_kernels(path: Path, name: str, domain: str | None = None) -> tuple[int, int]:
-    """(kernels, kernel_ns) of the distinct kernels launched inside any kept range named ``name``
-    (of ``domain`` when given): what a census scoped to that range adds up to."""
-    seen = {
-        kernel
-        for kernel, r in nvtx_kernel_ranges(path)
-        if r.name == name and (domain is None or r.domain == domain)
-    }
+def nvtx_scoped_kernels(
+    path: Path,
+    name: str,
+    domain: str | None = None,
+    *,
+    mode: str = "launch",
+    table: str = "CUPTI_ACTIVITY_KIND_KERNEL",
+) -> tuple[int, int]:
+    """(kernels, kernel_ns) of the distinct kernels (or ``table``'s ops) attributed in ``mode``
+    (launch, innermost, window) to any kept range named ``name`` (of ``domain`` when given): what
+    a census scoped to that range adds up to."""
+    pairs = nvtx_kernel_ranges(path, innermost=mode == "innermost", window=mode == "window", table=table)
+    seen = {kernel for kernel, r in pairs if r.name == name and (domain is None or r.domain == domain)}
     return len(seen), sum(e - s for _, _, s, e in seen)
 
 

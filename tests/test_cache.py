@@ -64,7 +64,9 @@ def _answers(trace: Trace) -> dict[str, Any]:
         out["no_kernels"] = str(exc)
     span = data["span_ns"] or 0
     out["timeline"] = timeline(trace, limit=0).rows
-    out["timeline_window"] = timeline(trace, start_ms=span / 4e6, end_ms=span / 2e6, nvtx=True, limit=0).rows
+    out["timeline_window"] = timeline(
+        trace, start_ms=span / 4e6, end_ms=span / 2e6, nvtx_lanes=True, limit=0
+    ).rows
     return out
 
 

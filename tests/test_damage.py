@@ -137,7 +137,7 @@ def _commands(path: Path, png: Path) -> list[list[str]]:
         ["census", str(path), "--format", "json"],
         ["lineup", str(path)],
         ["stakeout", str(path), "%", "--like", "-n", "5"],
-        ["timeline", str(path), "--nvtx"],
+        ["timeline", str(path), "--nvtx-lanes"],
         ["diff", other, str(path)],
         ["sql", str(path), sql],
         ["plot", "census", str(path), "-o", str(png)],
@@ -230,7 +230,7 @@ def _sweep(path: Path) -> dict[str, Any]:
             steps["census"] = _outcome(lambda: len(census(trace).rows))
             steps["lineup"] = _outcome(lambda: len(lineup(trace).rows))
             steps["stakeout"] = _outcome(lambda: len(stakeout(trace, "%", like=True, limit=5).rows))
-            steps["timeline"] = _outcome(lambda: len(timeline(trace, nvtx=True).rows))
+            steps["timeline"] = _outcome(lambda: len(timeline(trace, nvtx_lanes=True).rows))
             steps["sql"] = _outcome(lambda: len(trace.sql_table(f"SELECT count(*) FROM {KERNEL}").rows))
             steps["plot"] = _outcome(lambda: _plot(trace))
             _sweep_later_analyses(trace, steps)

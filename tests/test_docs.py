@@ -138,7 +138,7 @@ TABLE_COMMANDS = [
     ("census", ("census", "{a}", "--limit", "5")),
     ("lineup", ("lineup", "{a}")),
     ("stakeout", ("stakeout", "{a}", "reshape_and_cache_flash_kernel", "--limit", "3")),
-    ("timeline", ("timeline", "{a}", "--nvtx", "--limit", "50")),
+    ("timeline", ("timeline", "{a}", "--nvtx-lanes", "--limit", "50")),
     ("nvtx", ("nvtx", "{a}", "--limit", "0")),
     ("sql", ("sql", "{a}", "SELECT 1 AS one")),
     ("queries", ("queries",)),

@@ -110,7 +110,7 @@ def test_read_only_directory_and_file_stay_byte_identical(tmp_path: Path, fixtur
             ["info"],
             ["census"],
             ["lineup"],
-            ["timeline", "--nvtx"],
+            ["timeline", "--nvtx-lanes"],
             ["sql", "SELECT count(*) FROM StringIds"],
         ):
             proc = nsysq(args[0], path, *args[1:])

@@ -21,6 +21,8 @@ from tests.fixtures import nvtx_scenarios as scenarios
 from tests.test_show_sql import assert_same_rows, run_script
 
 NVTX_FIXTURES = ("v2022_2_nonlazy", "v2023_1", "v2024_6", "edge_cases")
+MODES = ("launch", "innermost", "window")
+GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 REAL_WITH_NVTX = [p for p in REAL_TRACES if "NVTX_EVENTS" in oracle.tables(p)]
 GPU_KEYS = (
     "instances",
@@ -153,20 +155,34 @@ def _oracle_targets(fixture_dir: Path, nvtx_dir: Path) -> list[Path]:
     ]
 
 
-@pytest.mark.parametrize("innermost", [False, True])
-def test_matches_the_oracle_everywhere(fixture_dir: Path, nvtx_dir: Path, innermost: bool) -> None:
+def _mode(mode: str) -> dict[str, bool]:
+    return {"innermost": mode == "innermost", "window": mode == "window"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_matches_the_oracle_everywhere(fixture_dir: Path, nvtx_dir: Path, mode: str) -> None:
     targets = _oracle_targets(fixture_dir, nvtx_dir)
     for path in targets:
-        table = run(path, limit=0, innermost=innermost)
+        table = run(path, limit=0, **_mode(mode))
+        rows = by_name(table)
         got = {
-            k: tuple(r[c] for c in ("instances", "total_ns", "kernels", "kernel_ns"))
-            for k, r in by_name(table).items()
+            k: tuple(r[c] for c in ("instances", "total_ns", "kernels", "kernel_ns")) for k, r in rows.items()
         }
-        assert got == oracle.nvtx_by_name(path, innermost=innermost), path.name
+        assert got == oracle.nvtx_by_name(path, **_mode(mode)), path.name
+        graphs = {
+            k: tuple(r[c] for c in ("instances", "total_ns", "graph_executions", "graph_ns"))
+            for k, r in rows.items()
+        }
+        assert graphs == oracle.nvtx_by_name(path, **_mode(mode), table=GRAPH_TRACE), path.name
         _, other_thread, never_ended = oracle.nvtx_ranges(path)
         assert (table.footer["ignored_other_thread"], table.footer["ignored_never_ended"]) == (
             other_thread,
             never_ended,
+        )
+        assert (
+            table.footer["graph_executions"] == oracle.count(path, GRAPH_TRACE)
+            if GRAPH_TRACE in oracle.tables(path)
+            else table.footer["graph_executions"] == 0
         )
 
 
@@ -187,7 +203,7 @@ def test_innermost_rows_add_up_to_the_attributed_ops(path: Path | None) -> None:
     domains = {r["domain"] for r in table.records()}
     if len(domains) != 1:
         pytest.skip("several domains: each domain attributes the same op")
-    ops = sum(r["kernels"] + r["memcpys"] + r["memsets"] for r in table.records())
+    ops = sum(r["kernels"] + r["memcpys"] + r["memsets"] + r["graph_executions"] for r in table.records())
     assert ops + table.footer["unattributed_ops"] == table.footer["gpu_ops"]
     assert table.footer["gpu_ops"] == sum(
         oracle.count(path, t)
@@ -202,7 +218,7 @@ def test_json_keys_units_and_limit(nvtx_dir: Path) -> None:
     doc = json.loads(cli("nvtx", path, "-f", "json", "-n", "0").stdout)
     assert doc["kind"] == "nvtx" and doc["columns"] == list(COLUMNS)
     assert len(doc["rows"]) == len(scenarios.EXPECTED_2024) == doc["footer"]["range_names"]
-    assert doc["queries"][0] == "nvtx@1"
+    assert doc["queries"][0] == "nvtx@2"
     doc_ms = json.loads(cli("nvtx", path, "-f", "json", "-n", "2", "-u", "ms").stdout)
     assert "kernel_ms" in doc_ms["columns"] and "gpu_busy_ms" in doc_ms["columns"]
     assert len(doc_ms["rows"]) == 2
@@ -354,6 +370,9 @@ def test_nvtx_scope_on_the_command_line(nvtx_dir: Path, tmp_path: Path) -> None:
     assert len(stake["rows"]) == 2
     timeline = json.loads(cli("timeline", path, "--nvtx-like", "backward", "-f", "json", "-n", "0").stdout)
     assert {r["kind"] for r in timeline["rows"]} == {"kernel", "memset"}
+    timeline = json.loads(cli("timeline", path, "--nvtx", "backward", "-f", "json", "-n", "0").stdout)
+    assert {r["kind"] for r in timeline["rows"]} == {"kernel", "memset"}
+    assert timeline["footer"]["scope"] == "nvtx backward"
     out = tmp_path / "census.png"
     cli("plot", "census", path, "-o", out, "--nvtx", "MPI_Barrier@MPI")
     assert out.stat().st_size > 1000
@@ -377,3 +396,156 @@ def test_nvtx_takes_the_process_scope(nvtx_dir: Path) -> None:
     assert step["kernels"] == scenarios.EXPECTED_2024[("", "step")][2]
     args = ("nvtx", path, "--pid", "4242")
     assert_same_rows(run_script(cli(*args, "--show-sql").stdout), json.loads(cli(*args, "-f", "json").stdout))
+
+
+# -- timeline --nvtx, --nvtx-mode, whole-graph executions ------------------------------------------
+def scoped(
+    path: Path, selector: str, *, mode: str = "launch", like: bool = False
+) -> tuple[Table | None, Table]:
+    """(census, timeline) of the GPU work --nvtx SELECTOR --nvtx-mode MODE keeps, on one Trace
+    (census None when the scope holds no kernel and no graph execution: it says so)."""
+    from nsysq.census import census
+    from nsysq.nvtx import restrict
+    from nsysq.timeline import timeline
+
+    with Trace(path) as trace:
+        restrict(trace, selector, like=like, mode=mode)
+        try:
+            counted: Table | None = census(trace, limit=0)
+        except NoDataError as exc:
+            assert "no CUDA kernels in scope" in str(exc)
+            counted = None
+        return counted, timeline(trace, limit=0)
+
+
+def _timeline_work(table: Table, kind: str) -> tuple[int, int]:
+    rows = [r for r in table.records() if r["kind"] == kind]
+    return len(rows), sum(r["duration_ns"] for r in rows)
+
+
+def _scoped_targets(fixture_dir: Path, nvtx_dir: Path) -> list[Path]:
+    return [
+        *(fixture_dir / f"{n}.sqlite" for n in NVTX_FIXTURES),
+        nvtx_dir / "nvtx_2024.sqlite",
+        nvtx_dir / "nvtx_graphs.sqlite",
+        *REAL_WITH_NVTX,
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scoped_census_and_timeline_match_the_oracle_in_every_mode(
+    fixture_dir: Path, nvtx_dir: Path, mode: str
+) -> None:
+    """--nvtx NAME@DOMAIN --nvtx-mode MODE, for the three range names with most GPU time in that
+    mode: the census totals and the timeline's kernel and graph rows are the distinct ops the
+    oracle attributes to those ranges in that mode, and nsysq nvtx's row in the same mode (when no
+    op counts twice). A range with no work in scope (the 2022.2 export's saxpy kernels all end
+    after their range: nothing in window mode) gives an empty timeline and a census that says so."""
+    for path in _scoped_targets(fixture_dir, nvtx_dir):
+        for row in run(path, limit=3, **_mode(mode)).records():
+            selector = f"{_escape(row['name'])}@{row['domain']}"
+            census, timeline = scoped(path, selector, mode=mode)
+            kernels = oracle.nvtx_scoped_kernels(path, row["name"], row["domain"], mode=mode)
+            graphs = oracle.nvtx_scoped_kernels(
+                path, row["name"], row["domain"], mode=mode, table=GRAPH_TRACE
+            )
+            assert _timeline_work(timeline, "kernel") == kernels, selector
+            assert _timeline_work(timeline, "graph") == graphs, selector
+            by_oracle = oracle.nvtx_by_name(path, **_mode(mode))[(row["domain"], row["name"])]
+            if by_oracle[2] == kernels[0]:  # no kernel attributed twice to ranges of this name
+                assert (row["kernels"], row["kernel_ns"]) == kernels
+            suffix = "" if mode == "launch" else f" ({mode})"
+            assert timeline.footer["scope"] == f"nvtx {selector}{suffix}"
+            if census is None:
+                assert kernels == graphs == (0, 0), selector
+                continue
+            assert (census.footer["total_kernels"], census.footer["total_kernel_ns"]) == kernels, selector
+            assert (census.footer.get("graph_executions", 0), census.footer.get("graph_ns", 0)) == graphs
+            assert census.footer["scope"] == timeline.footer["scope"]
+
+
+def test_whole_graph_executions_by_hand(nvtx_dir: Path) -> None:
+    path = nvtx_dir / "nvtx_graphs.sqlite"
+    keys = ("instances", "total_ns", "kernels", "kernel_ns", "graph_executions", "graph_ns")
+    keys += ("gpu_span_ns", "gpu_busy_ns")
+    for mode, expected in scenarios.EXPECTED_GRAPHS.items():
+        table = run(path, **_mode(mode))
+        assert {k: tuple(r[c] for c in keys) for k, r in by_name(table).items()} == expected, mode
+    footer = run(path).footer
+    for key, value in scenarios.FOOTER_GRAPHS.items():
+        assert footer[key] == value, key
+    assert [r["name"] for r in run(path).records()] == ["decode", "layer", "prefill"]  # by GPU time
+    census, timeline = scoped(path, "layer")
+    assert [(r["name"], r["instances"]) for r in census.records()] == [("graph 1", 2), ("sample_kernel", 1)]
+    assert [(r["kind"], r["duration_ns"]) for r in timeline.records()] == [
+        ("graph", 20_000), ("graph", 40_000), ("kernel", 3_000),
+    ]  # fmt: skip
+    _, window = scoped(path, "layer", mode="window")
+    assert [(r["kind"], r["duration_ns"]) for r in window.records()] == [("graph", 20_000)]
+    _, prefill = scoped(path, "prefill", mode="window")  # g5 was launched from another thread
+    assert [r["duration_ns"] for r in prefill.records()] == [18_000, 18_000]
+
+
+def test_timeline_nvtx_scope_and_lanes_on_the_command_line(nvtx_dir: Path, tmp_path: Path) -> None:
+    path = nvtx_dir / "nvtx_2024.sqlite"
+    proc = cli("timeline", path, "--nvtx", "forwrd", code=2)
+    assert proc.stdout == "" and "closest range names: 'forward'" in proc.stderr
+    lanes = json.loads(cli("timeline", path, "--nvtx-lanes", "-f", "json", "-n", "0").stdout)
+    plain = json.loads(cli("timeline", path, "-f", "json", "-n", "0").stdout)
+    assert "nvtx" in {r["kind"] for r in lanes["rows"]} and "nvtx" not in {r["kind"] for r in plain["rows"]}
+    args = ("timeline", path, "--nvtx", "forward", "--nvtx-mode", "innermost", "-n", "0")
+    doc = json.loads(cli(*args, "-f", "json").stdout)
+    assert doc["footer"]["scope"] == "nvtx forward (innermost)"
+    kernels = [r["duration_ns"] for r in doc["rows"] if r["kind"] == "kernel"]
+    assert (len(kernels), sum(kernels)) == scenarios.INNERMOST_2024[("", "forward")][:2]
+    assert_same_rows(run_script(cli(*args, "--show-sql").stdout), doc)
+    args = ("census", path, "--nvtx", "step", "--nvtx-mode", "window", "-n", "0")
+    doc = json.loads(cli(*args, "-f", "json").stdout)
+    assert (doc["footer"]["total_kernels"], doc["footer"]["total_kernel_ns"]) == scenarios.WINDOW_2024[
+        ("", "step")
+    ]
+    assert_same_rows(run_script(cli(*args, "--show-sql").stdout), doc)
+    assert "needs --nvtx" in cli("census", path, "--nvtx-mode", "window", code=2).stderr
+    out = tmp_path / "timeline.png"
+    cli("plot", "timeline", path, "-o", out, "--nvtx", "step", "--nvtx-mode", "innermost", "--no-nvtx-lanes")
+    assert out.stat().st_size > 1000
+
+
+def test_trace_timeline_keywords(nvtx_dir: Path) -> None:
+    """Trace.timeline: nvtx_lanes=True adds the NVTX rows; nvtx=True, the name before, still does;
+    a range name there is an error pointing at the scope."""
+    with Trace(nvtx_dir / "nvtx_2024.sqlite") as trace:
+        new = trace.timeline(nvtx_lanes=True, limit=0)
+        old = trace.timeline(nvtx=True, limit=0)
+        assert new.equals(old) and "nvtx" in set(new["kind"])
+        with pytest.raises(UsageError, match="restrict"):
+            trace.timeline(nvtx="step")
+
+
+def test_extend_unended_matches_the_oracle_and_the_hand(fixture_dir: Path, nvtx_dir: Path) -> None:
+    """--extend-unended: a range that never ended on its thread runs to the last NVTX timestamp,
+    as nsys's reports treat it; rows equal the oracle's with the same rule, the footer counts them,
+    and the same Trace answers both ways."""
+    for path in _oracle_targets(fixture_dir, nvtx_dir):
+        table = run(path, limit=0, extend_unended=True)
+        got = {
+            k: tuple(r[c] for c in ("instances", "total_ns", "kernels", "kernel_ns"))
+            for k, r in by_name(table).items()
+        }
+        assert got == oracle.nvtx_by_name(path, extend=True), path.name
+        _, _, never_ended = oracle.nvtx_ranges(path)
+        assert (table.footer["extended_ranges"], table.footer["ignored_never_ended"]) == (never_ended, 0)
+    path = nvtx_dir / "nvtx_2024.sqlite"
+    with Trace(path) as trace:
+        extended, plain = nvtx(trace, extend_unended=True, limit=0), nvtx(trace, limit=0)
+    for key, want in scenarios.EXTENDED_2024.items():
+        assert (
+            tuple(by_name(extended)[key][c] for c in ("instances", "total_ns", "kernels", "kernel_ns"))
+            == want
+        )
+        assert key not in by_name(plain)
+    assert any("run to the last NVTX timestamp" in note for note in extended.notes)
+    assert any("--extend-unended" in note for note in plain.notes)
+    assert plain.footer["extended_ranges"] == 0 and plain.footer["ignored_never_ended"] == 1
+    doc = json.loads(cli("nvtx", path, "--extend-unended", "-f", "json", "-n", "0").stdout)
+    assert doc["footer"]["extended_ranges"] == 1

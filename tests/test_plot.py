@@ -172,7 +172,7 @@ def _bars(ax: Any) -> int:
 
 
 def test_timeline_lanes_colours_and_nvtx(bs1: nsysq.Trace, tmp_path: Path) -> None:
-    df = timeline_frame(bs1, start_ms=95, end_ms=110, nvtx=True, limit=0)
+    df = timeline_frame(bs1, start_ms=95, end_ms=110, nvtx_lanes=True, limit=0)
     ax = plot.plot_timeline(df)
     assert _ticks(ax) == ["NVTX 1", "NVTX 2", "GPU 0 · stream 7"]
     assert _bars(ax) == len(df)  # every event drawn, NVTX included
@@ -356,7 +356,7 @@ MAGIC = {".png": b"\x89PNG", ".svg": b"<?xml", ".pdf": b"%PDF"}
         (("census", "{a}", "-n", "8"), ".png"),
         (("lineup", "{a}"), ".svg"),
         (("stakeout", "{a}", FLASH), ".pdf"),
-        (("timeline", "{a}", "--from", "100", "--to", "110", "--nvtx"), ".png"),
+        (("timeline", "{a}", "--from", "100", "--to", "110", "--nvtx-lanes"), ".png"),
         (("diff", "{a}", "{b}"), ".svg"),
         (("diff", "{a}", "{b}", "--section", "kernels", "--size", "9x7"), ".pdf"),
     ],
@@ -385,7 +385,7 @@ def test_cli_plot_errors_are_one_sentence(pair: tuple[Path, Path], tmp_path: Pat
 # -- every real trace ----------------------------------------------------------------------------------
 def test_every_plot_on_real_trace(real_trace: Path, tmp_path: Path) -> None:
     with nsysq.open(real_trace) as t:
-        df = timeline_frame(t, nvtx=True, limit=20000)
+        df = timeline_frame(t, nvtx_lanes=True, limit=20000)
         ax = plot.plot_timeline(df)
         gpu_events = int((df["kind"] != "nvtx").sum())
         if "not drawn" in ax.get_title("left"):  # NVTX nested deeper than the lanes shown

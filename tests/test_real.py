@@ -85,7 +85,7 @@ def check_stakeout(path: Path) -> None:
 def check_timeline(path: Path) -> None:
     present = oracle.tables(path)
     with Trace(path) as trace:
-        rows = timeline(trace, nvtx=True, limit=0).records()
+        rows = timeline(trace, nvtx_lanes=True, limit=0).records()
         span = trace.span
     kinds = {k: sum(1 for r in rows if r["kind"] == k) for k in ("kernel", "memcpy", "memset", "nvtx")}
     assert kinds["kernel"] == oracle.count(path, "CUPTI_ACTIVITY_KIND_KERNEL")

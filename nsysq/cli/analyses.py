@@ -22,7 +22,10 @@ from nsysq.cli.common import (
     Names,
     NamesOpt,
     NoCacheOpt,
+    NvtxLanesOpt,
     NvtxLikeOpt,
+    NvtxMode,
+    NvtxModeOpt,
     NvtxOpt,
     PidOpt,
     RulesOpt,
@@ -90,6 +93,7 @@ def census_command(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
@@ -108,7 +112,7 @@ def census_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(nvtx, nvtx_like),
+        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
         title="under-filled launches" if underfilled else "census",
     )
 
@@ -124,6 +128,7 @@ def lineup_command(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
@@ -140,7 +145,7 @@ def lineup_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(nvtx, nvtx_like),
+        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
         title="lineup",
         prefetch="lineup",
     )
@@ -159,6 +164,7 @@ def stakeout_command(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
@@ -176,7 +182,7 @@ def stakeout_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(nvtx, nvtx_like),
+        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
         title=title,
         prefetch="stakeout",
     )
@@ -189,7 +195,7 @@ def timeline_command(
     trace: TraceArg,
     start: TimelineStartOpt = None,
     end: TimelineEndOpt = None,
-    nvtx: Annotated[bool, typer.Option("--nvtx", help="Include NVTX ranges and marks.")] = False,
+    nvtx_lanes: NvtxLanesOpt = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most N events (0 = all).")] = ROWS_TO_READ,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
@@ -197,14 +203,17 @@ def timeline_command(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
-    """Kernels, memcpys (by copy kind), memsets and NVTX on one clock, ordered by start."""
+    """Kernels, memcpys (by copy kind), memsets, CUDA graph executions and (--nvtx-lanes) NVTX
+    ranges on one clock, ordered by start."""
     from nsysq.timeline import timeline
 
     def compute(t: Trace) -> Table:
-        return timeline(t, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
+        return timeline(t, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)
 
     run_table(
         trace,
@@ -214,7 +223,7 @@ def timeline_command(
         sql=show_sql,
         no_cache=no_cache,
         scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(None, nvtx_like),
+        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
         title="timeline",
         prefetch="timeline",
     )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from nsysq.nvtx import NvtxSelection
     from nsysq.scope import Scope
     from nsysq.table import Table
     from nsysq.trace import Trace
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Format",
     "Names",
+    "NvtxMode",
     "Unit",
     "emit",
     "open_trace",
@@ -47,6 +49,12 @@ class Unit(StrEnum):
     us = "us"
     ms = "ms"
     s = "s"
+
+
+class NvtxMode(StrEnum):
+    launch = "launch"
+    innermost = "innermost"
+    window = "window"
 
 
 class Names(StrEnum):
@@ -145,9 +153,9 @@ NvtxOpt = Annotated[
     typer.Option(
         "--nvtx",
         metavar="NAME[@DOMAIN][/INDEX]",
-        help="Only the GPU work launched inside NVTX ranges of this exact name (every enclosing range "
-        "counts; @DOMAIN one domain, '@' the default one; /INDEX the INDEX-th instance, from 0). "
-        "See docs/nvtx.md.",
+        help="Only the GPU work attributed to NVTX ranges of this exact name (by default launched "
+        "inside them, every enclosing range counting: see --nvtx-mode; @DOMAIN one domain, '@' the "
+        "default one; /INDEX the INDEX-th instance, from 0). See docs/nvtx.md.",
         show_default=False,
     ),
 ]
@@ -158,6 +166,23 @@ NvtxLikeOpt = Annotated[
         metavar="PATTERN[@DOMAIN][/INDEX]",
         help="As --nvtx, with a case-insensitive LIKE pattern for the range name (% any run, _ any char).",
         show_default=False,
+    ),
+]
+NvtxModeOpt = Annotated[
+    NvtxMode,
+    typer.Option(
+        "--nvtx-mode",
+        help="How --nvtx/--nvtx-like give GPU work to the ranges, as nsysq nvtx does: launch (every "
+        "range enclosing the launching call), innermost (only the deepest range of each domain, "
+        "nvtx --innermost), window (every op whose GPU interval lies inside the range, launched from "
+        "any thread, nvtx --window).",
+    ),
+]
+NvtxLanesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--nvtx-lanes/--no-nvtx-lanes",
+        help="Include the NVTX ranges and marks of the window (host events, not GPU work).",
     ),
 ]
 TimelineStartOpt = Annotated[
@@ -185,15 +210,22 @@ def scope_of(device: int | None = None, stream: int | None = None, pid: int | No
     return Scope(device=device, stream=stream, pid=pid)
 
 
-def nvtx_of(name: str | None = None, like: str | None = None) -> tuple[str, bool] | None:
-    """The NVTX selector ``--nvtx`` / ``--nvtx-like`` ask for: (selector, is a LIKE pattern)."""
+def nvtx_of(
+    name: str | None = None, like: str | None = None, mode: NvtxMode = NvtxMode.launch
+) -> NvtxSelection | None:
+    """The NVTX scope ``--nvtx`` / ``--nvtx-like`` and ``--nvtx-mode`` ask for (None: no scope)."""
     from nsysq.errors import UsageError
+    from nsysq.nvtx import NvtxSelection
 
     if name is not None and like is not None:
         raise UsageError("give --nvtx NAME or --nvtx-like PATTERN, not both.")
+    if name is None and like is None:
+        if mode != NvtxMode.launch:
+            raise UsageError(f"--nvtx-mode {mode.value} needs --nvtx NAME or --nvtx-like PATTERN.")
+        return None
     if like is not None:
-        return like, True
-    return None if name is None else (name, False)
+        return NvtxSelection(like, like=True, mode=mode.value)
+    return NvtxSelection(str(name), like=False, mode=mode.value)
 
 
 @contextmanager
@@ -203,12 +235,12 @@ def open_trace(
     no_cache: bool = False,
     prefetch: str | None = "census",
     scope: Scope | None = None,
-    nvtx: tuple[str, bool] | None = None,
+    nvtx: NvtxSelection | None = None,
 ) -> Iterator[Trace]:
     """Open a trace for one command; ``prefetch``: the packaged query whose kernel columns the
     command needs first (they start decoding while DuckDB loads; see Trace). ``scope``: the GPU
-    work every query reads (nsysq.scope); ``nvtx``: (selector, like) of ``--nvtx``/``--nvtx-like``,
-    which narrows the scope to the GPU work of those NVTX ranges (nsysq.nvtx.restrict)."""
+    work every query reads (nsysq.scope); ``nvtx``: what ``--nvtx``/``--nvtx-like``/``--nvtx-mode``
+    ask for, which narrows the scope to the GPU work of those NVTX ranges (nsysq.nvtx.restrict)."""
     from nsysq.trace import Trace
 
     kwargs: dict[str, Any] = {"prefetch": prefetch, "scope": scope}
@@ -219,7 +251,7 @@ def open_trace(
         if nvtx is not None:
             from nsysq.nvtx import restrict
 
-            restrict(trace, nvtx[0], like=nvtx[1])
+            restrict(trace, nvtx.selector, like=nvtx.like, mode=nvtx.mode)
         yield trace
     finally:
         trace.close()
@@ -252,7 +284,7 @@ def run_table(
     title: str | None = None,
     prefetch: str = "census",
     scope: Scope | None = None,
-    nvtx: tuple[str, bool] | None = None,
+    nvtx: NvtxSelection | None = None,
 ) -> Table | None:
     """Open ``path``, compute one table and print it (or, with ``sql``, the SQL that made it).
 

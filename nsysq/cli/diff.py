@@ -20,6 +20,8 @@ from nsysq.cli.common import (
     MinTimeOpt,
     NoCacheOpt,
     NvtxLikeOpt,
+    NvtxMode,
+    NvtxModeOpt,
     NvtxOpt,
     PidOpt,
     RulesOpt,
@@ -87,6 +89,7 @@ def diff_command(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
@@ -96,7 +99,7 @@ def diff_command(
     kinds = parse_fail_on(fail_on) if fail_on else ()
     section_name = section.value if section else None
     check_options(section_name, limit)
-    selector = nvtx_of(nvtx, nvtx_like)
+    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with (  # A's kernel pass starts decoding now; B's once A's rows are freed (nsysq.diffing)
         open_trace(
             a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"

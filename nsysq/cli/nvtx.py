@@ -62,6 +62,14 @@ DomainOpt = Annotated[
     str | None,
     typer.Option("--domain", help="Only ranges of this NVTX domain ('' = the default domain)."),
 ]
+ExtendUnendedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--extend-unended",
+        help="Ranges that never ended run to the last NVTX timestamp of the trace, as nsys's reports "
+        "treat them (footer: extended_ranges), instead of being ignored.",
+    ),
+]
 GroupNamesOpt = Annotated[
     bool,
     typer.Option(
@@ -83,6 +91,7 @@ def nvtx_command(
     like: RangeLikeOpt = None,
     domain: DomainOpt = None,
     group_names: GroupNamesOpt = False,
+    extend_unended: ExtendUnendedOpt = False,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
@@ -98,7 +107,7 @@ def nvtx_command(
     def compute(t: Trace) -> Table:
         return nvtx(
             t, innermost=innermost, window=window, depth=depth, like=like, domain=domain,
-            group_names=group_names, limit=limit,
+            group_names=group_names, limit=limit, extend_unended=extend_unended,
         )  # fmt: skip
 
     run_table(
@@ -117,6 +126,7 @@ def plot_nvtx_command(
     like: RangeLikeOpt = None,
     domain: DomainOpt = None,
     group_names: GroupNamesOpt = False,
+    extend_unended: ExtendUnendedOpt = False,
     size: SizeOpt = None,
     dpi: DpiOpt = 150,
     title: TitleOpt = None,
@@ -134,6 +144,6 @@ def plot_nvtx_command(
     with open_trace(trace, no_cache=no_cache, prefetch="nvtx_ops", scope=scope_of(device, stream, pid)) as t:
         df = t.nvtx(
             innermost=innermost, window=window, depth=depth, like=like, domain=domain,
-            group_names=group_names, limit=limit,
+            group_names=group_names, limit=limit, extend_unended=extend_unended,
         )  # fmt: skip
     _save(plot_nvtx(df, ax=_axes(size)), output, dpi, title)

@@ -24,7 +24,10 @@ from nsysq.cli.common import (
     Names,
     NamesOpt,
     NoCacheOpt,
+    NvtxLanesOpt,
     NvtxLikeOpt,
+    NvtxMode,
+    NvtxModeOpt,
     NvtxOpt,
     PidOpt,
     RulesOpt,
@@ -135,6 +138,7 @@ def plot_census_cmd(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     fill: Annotated[
         bool,
         typer.Option("--fill", help="Hatch the part of each bar spent in launches filling < 50% of the SMs."),
@@ -147,7 +151,7 @@ def plot_census_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
-    selector = nvtx_of(nvtx, nvtx_like)
+    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="census"
     ) as t:
@@ -169,13 +173,14 @@ def plot_lineup_cmd(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """One bar per kernel category, coloured by category, with time, share, calls, top kernel."""
     from nsysq.plot import plot_lineup
 
     _check_output(output)
-    selector = nvtx_of(nvtx, nvtx_like)
+    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="lineup"
     ) as t:
@@ -200,13 +205,14 @@ def plot_stakeout_cmd(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Duration of every launch of one kernel in launch order, with a histogram beside it."""
     from nsysq.plot import plot_stakeout
 
     _check_output(output)
-    selector = nvtx_of(nvtx, nvtx_like)
+    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="stakeout"
     ) as t:
@@ -220,7 +226,7 @@ def plot_timeline_cmd(
     output: OutputOpt,
     start: TimelineStartOpt = None,
     end: TimelineEndOpt = None,
-    nvtx: Annotated[bool, typer.Option("--nvtx", help="Add NVTX ranges as lanes on top.")] = False,
+    nvtx_lanes: NvtxLanesOpt = True,
     limit: Annotated[
         int, typer.Option("--limit", "-n", help="At most N events (0 = all); the title says when cut.")
     ] = EVENTS_TO_DRAW,
@@ -231,7 +237,9 @@ def plot_timeline_cmd(
     device: DeviceOpt = None,
     stream: StreamOpt = None,
     pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
@@ -239,14 +247,14 @@ def plot_timeline_cmd(
     from nsysq.plot import plot_timeline
 
     _check_output(output)
-    selector = nvtx_of(None, nvtx_like)
+    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="timeline"
     ) as t:
-        df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx=nvtx, limit=limit)
+        df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
         say(f"only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.")
-    _save(plot_timeline(df, ax=_axes(size), nvtx=nvtx), output, dpi, title)
+    _save(plot_timeline(df, ax=_axes(size), nvtx=nvtx_lanes), output, dpi, title)
 
 
 class DiffSection(StrEnum):
@@ -278,6 +286,7 @@ def plot_diff_cmd(
     pid: PidOpt = None,
     nvtx: NvtxOpt = None,
     nvtx_like: NvtxLikeOpt = None,
+    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
@@ -287,7 +296,7 @@ def plot_diff_cmd(
     _check_output(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
-    selector = nvtx_of(nvtx, nvtx_like)
+    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with (
         open_trace(
             a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
