@@ -88,6 +88,33 @@ def gaps(intervals: Sorted) -> tuple[Ints, Ints]:
     return intervals.ends[at], intervals.starts[at + 1]
 
 
+def islands(intervals: Sorted) -> tuple[Ints, Ints]:
+    """The maximal busy intervals of ``intervals`` in time order: (their starts, their ends)."""
+    if not len(intervals):
+        return intervals.starts[:0], intervals.ends[:0]
+    after = intervals.starts[1:] - intervals.ends[:-1]
+    at = np.flatnonzero(after > 0)
+    starts = np.concatenate((intervals.starts[:1], intervals.starts[at + 1]))
+    return starts, np.concatenate((intervals.ends[at], intervals.ends[-1:]))
+
+
+def covered(intervals: Sorted, lows: Ints, highs: Ints) -> Ints:
+    """For each ``[lows[i], highs[i])``: how long the union of ``intervals`` covers it."""
+    starts, ends = islands(intervals)
+    if not len(starts):
+        return np.zeros(len(lows), dtype=np.int64)
+    lengths = ends - starts
+    before = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+
+    def up_to(t: Ints) -> Ints:  # |union ∩ (-inf, t)|
+        at = np.searchsorted(starts, t, side="right") - 1
+        inside = np.maximum(at, 0)
+        value = before[inside] + np.minimum(t - starts[inside], lengths[inside])
+        return np.where(at >= 0, value, 0)
+
+    return up_to(highs) - up_to(lows)
+
+
 def _merge(a: Ints, b: Ints) -> Ints:
     """Two sorted arrays as one sorted array (numpy's stable sort finds the two runs and merges)."""
     both = np.concatenate((a, b))

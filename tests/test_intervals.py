@@ -118,3 +118,22 @@ def test_gpu_busy_on_real_exports_every_way(
     real_trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _every_reader(real_trace, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_covered_is_the_length_of_each_window_under_the_union(seed: int) -> None:
+    rng = random.Random(seed)
+    pairs = _random_intervals(rng, rng.randrange(0, 30))
+    windows = sorted({(a, a + rng.randrange(1, 15)) for a in (rng.randrange(0, 80) for _ in range(10))})
+    sets = intervals.Sorted.of(
+        np.array([s for s, _ in pairs], dtype=np.int64), np.array([e for _, e in pairs], dtype=np.int64)
+    )
+    got = intervals.covered(
+        sets,
+        np.array([a for a, _ in windows], dtype=np.int64),
+        np.array([b for _, b in windows], dtype=np.int64),
+    )
+    islands = [(a, b) for a, b in oracle.merge(pairs) if b > a]
+    assert got.tolist() == [oracle.length(oracle.intersect(islands, [w])) for w in windows]
+    starts, ends = intervals.islands(sets)
+    assert [(a, b) for a, b in zip(starts.tolist(), ends.tolist(), strict=True) if b > a] == islands
