@@ -137,3 +137,57 @@ def test_covered_is_the_length_of_each_window_under_the_union(seed: int) -> None
     assert got.tolist() == [oracle.length(oracle.intersect(islands, [w])) for w in windows]
     starts, ends = intervals.islands(sets)
     assert [(a, b) for a, b in zip(starts.tolist(), ends.tolist(), strict=True) if b > a] == islands
+
+
+def _gaps_answer(trace: Trace) -> dict[str, list[tuple[object, ...]]]:
+    from nsysq.gaps import gaps
+
+    result = gaps(trace, top=10**6)
+    return {name: table.rows for name, table in result.tables().items()}
+
+
+def _gaps_every_reader(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nsys gaps answers the same read from decoded pages, through the scanner, from the copy."""
+    from nsysq.errors import NoDataError
+
+    try:
+        with Trace(path, cache=False) as trace:
+            pages = _gaps_answer(trace)
+    except NoDataError:
+        return
+    monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
+    with Trace(path, cache=False) as trace:
+        assert _gaps_answer(trace) == pages, "sqlite scanner"
+    monkeypatch.delenv("NSYSQ_PAGE_READER")
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "gaps-cache"))
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    with Trace(path, cache="build") as trace:
+        assert _gaps_answer(trace) == pages, "cached copy"
+
+
+def test_gaps_read_the_same_rows_every_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _gaps_every_reader(gaps_scenarios.build("gaps_overlap", tmp_path), tmp_path, monkeypatch)
+
+
+def test_gaps_on_real_exports_every_way(
+    real_trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _gaps_every_reader(real_trace, tmp_path, monkeypatch)
+
+
+def test_feeding_threads_by_sql_and_by_arrays_agree(
+    real_trace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When correlation ids repeat, queries/gap_feeders.sql finds the feeding threads; both ways agree."""
+    from nsysq import gap_unions
+    from nsysq.errors import NoDataError
+
+    try:
+        with Trace(real_trace, cache=False) as trace:
+            arrays = _gaps_answer(trace)
+    except NoDataError:
+        return
+    monkeypatch.setattr(gap_unions, "feeders", lambda parts, calls: None)
+    with Trace(real_trace, cache=False) as trace:
+        assert _gaps_answer(trace) == arrays
+        assert any(s.label.startswith("gap_feeders@") and not s.note for s in trace.executed)
