@@ -161,13 +161,32 @@ def _valid(part: Part, chosen: Any) -> Any:
     return chosen if part.valid is None else chosen & part.valid
 
 
-def device_keys(parts: list[Part]) -> list[int]:
-    """The devices with ops that have a start and an end (-1: ops without a deviceId)."""
-    found: set[int] = set()
+def lanes(parts: list[Part]) -> dict[int, list[int]]:
+    """The devices with timed ops (-1: no deviceId), each with its streams, NULLs last."""
+    found: dict[int, set[int]] = {}
     for part in parts:
-        dev = _or_null(part.dev, len(part.s))
-        found.update(groups(dev if part.valid is None else dev[part.valid]))
-    return sorted(found, key=_nulls_last)
+        n = len(part.s)
+        dev, stream = _or_null(part.dev, n), _or_null(part.stream, n)
+        if part.valid is not None:
+            dev, stream = dev[part.valid], stream[part.valid]
+        for device, streams in _pairs(dev, stream).items():
+            found.setdefault(device, set()).update(streams)
+    return {d: sorted(found[d], key=_nulls_last) for d in sorted(found, key=_nulls_last)}
+
+
+def _pairs(first: Any, second: Any) -> dict[int, set[int]]:
+    """The distinct (first, second) pairs: one count over a small grid, else per first value."""
+    if not len(first):
+        return {}
+    lows = (int(first.min()), int(second.min()))
+    sizes = (int(first.max()) - lows[0] + 1, int(second.max()) - lows[1] + 1)
+    if sizes[0] * sizes[1] > 1 << 22:
+        return {int(f): set(groups(second[first == f])) for f in groups(first)}
+    grid = (first.astype(np.int64) - lows[0]) * sizes[1] + (second - lows[1])
+    out: dict[int, set[int]] = {}
+    for cell in np.flatnonzero(np.bincount(grid, minlength=sizes[0] * sizes[1])):
+        out.setdefault(int(cell // sizes[1]) + lows[0], set()).add(int(cell % sizes[1]) + lows[1])
+    return out
 
 
 def intervals_of(parts: list[Part], select: Callable[[Part], Any]) -> Sorted:
@@ -192,14 +211,6 @@ def skipped(parts: list[Part], device: int) -> int:
     )
 
 
-def streams_of(parts: list[Part], device: int) -> list[int]:
-    found: set[int] = set()
-    for part in parts:
-        mask = _valid(part, _or_null(part.dev, len(part.s)) == device)
-        found.update(groups(_or_null(part.stream, len(part.s))[mask]))
-    return sorted(found, key=_nulls_last)
-
-
 def _nulls_last(key: int) -> tuple[bool, int]:
     return key == NULL, key
 
@@ -209,54 +220,56 @@ def on_stream(device: int, stream: int) -> Callable[[Part], Any]:
 
 
 # -- feeding threads ------------------------------------------------------------------------------
-def feeders(parts: list[Part], calls: Calls) -> dict[int, list[int]] | None:
+def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, list[int]] | None:
     """Per device, the threads whose calls share a correlationId with its ops in the same process
-    (None when correlation ids repeat among the calls: then ask queries/gap_feeders.sql). Written
-    to allocate little: at 5M ops every fresh array costs page faults."""
+    (None when correlation ids repeat among the calls: then ask queries/gap_feeders.sql). Arrays
+    stay below a device's rows: at 5M ops every fresh large array costs page faults."""
     if calls.corr is None or calls.tid is None or not len(calls.tid):
         return {}
     corr = calls.corr
-    every = int(corr.min()) >= 0
-    usable = None if every else np.flatnonzero(corr >= 0)
+    usable = None if int(corr.min()) >= 0 else corr >= 0
     ids = corr if usable is None else corr[usable]
     if not len(ids):
         return {}
     top = int(ids.max())
-    if top >= 1 << 28 or len(ids) >= 1 << 31:
+    if top >= 1 << 28:
         return None
-    call_at = np.full(top + 2, -1, dtype=np.int32)  # the last entry: no call (NULL or out of range)
-    call_at[ids] = np.arange(len(ids), dtype=np.int32) if usable is None else usable
-    if int(np.count_nonzero(call_at >= 0)) != len(ids):  # a correlation id repeats
+    thread_of = np.full(top + 2, NULL, dtype=np.int64)  # the last entry: no call (NULL, out of range)
+    thread_of[ids] = calls.tid if usable is None else calls.tid[usable]
+    if int(np.count_nonzero(thread_of != NULL)) != len(ids):  # a correlation id repeats
         return None
     found: dict[int, set[int]] = {}
     for part in parts:
-        if part.corr is not None and len(part.corr):
-            _feed(part, calls.tid, call_at, top, found)
+        if part.corr is None or not len(part.corr):
+            continue
+        dev = _or_null(part.dev, len(part.s))
+        for device in devices:
+            chosen = dev == device
+            tid = _threads(part, chosen, thread_of, top)
+            if len(tid):
+                found.setdefault(device, set()).update(int(t) for t in np.unique(tid))
     return {device: sorted(threads) for device, threads in found.items()}
 
 
-def _feed(part: Part, tids: Any, call_at: Any, top: int, found: dict[int, set[int]]) -> None:
-    """Add ``part``'s (device, thread) pairs to ``found``."""
-    corr = part.corr
-    if int(corr.min()) < 0 or int(corr.max()) > top:
+def _threads(part: Part, chosen: Any, thread_of: Any, top: int) -> Any:
+    """The threads of the calls matching ``part``'s ``chosen`` ops (same process, or no process)."""
+    corr = part.corr[chosen]
+    if len(corr) and (int(corr.min()) < 0 or int(corr.max()) > top):
         corr = np.where((corr >= 0) & (corr <= top), corr, top + 1)
-    at = call_at[corr]
-    hit = at >= 0
-    whole = bool(hit.all())
-    tid = tids[at if whole else at[hit]]
-    dev = _or_null(part.dev, len(part.s))
-    dev = dev if whole else dev[hit]
-    if part.pid is not None and not _one_process(part.pid if whole else part.pid[hit], tid):
-        pid = part.pid if whole else part.pid[hit]
-        same = (pid == NULL) | ((pid >> 24) == (tid >> 24))
-        tid, dev = tid[same], dev[same]
-    for device in groups(dev):
-        found.setdefault(device, set()).update(int(t) for t in np.unique(tid[dev == device]))
+    tid = thread_of[corr]
+    hit = tid != NULL
+    if part.pid is None:
+        return tid[hit]
+    pid = part.pid[chosen]
+    if _one_process(pid, tid[hit]):
+        return tid[hit]
+    same = hit & ((pid == NULL) | ((pid >> 24) == (tid >> 24)))
+    return tid[same]
 
 
 def _one_process(pids: Any, tids: Any) -> bool:
-    """Whether every op and call here belong to one and the same process (no row to check)."""
-    if not len(pids):
+    """Whether every op and call here belong to one and the same process (nothing to check)."""
+    if not len(pids) or not len(tids):
         return True
     low, high = int(pids.min()), int(pids.max())
     if low == NULL or low >> 24 != high >> 24:
@@ -276,7 +289,7 @@ def feeder_names(calls: Calls, threads: list[int]) -> list[int]:
     if calls.name is None or not threads:
         return []
     names = calls.name[_member(calls.tid, threads)]
-    return [int(n) for n in np.unique(names) if n != NULL]
+    return [n for n in groups(names) if n != NULL]
 
 
 def classified(calls: Calls, classes: dict[int, str]) -> tuple[Calls, Any]:

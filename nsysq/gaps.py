@@ -125,7 +125,8 @@ def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: 
     note = trace.whole_graph_note()  # first: the result's own queries run last (see --show-sql)
     parts = gu.read_ops(trace)
     calls = gu.read_calls(trace)
-    feeding = gu.feeders(parts, calls)
+    lanes = gu.lanes(parts)
+    feeding = gu.feeders(parts, calls, list(lanes))
     if feeding is None:  # correlation ids repeat among the calls: let SQL join them
         feeding = {}
         for device, thread in trace.run("gap_feeders").rows:
@@ -146,14 +147,14 @@ def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: 
     )
     calls, launches = gu.classified(calls, classes)
     devices, every_gap = [], []
-    for device in gu.device_keys(parts):
+    for device in lanes:
         record, gap_rows = _device(trace, parts, (calls, launches), device, feeding.get(device, []))
         devices.append(record)
         every_gap.append(gap_rows)
     if not devices:
         raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
     listed = _listed(trace, every_gap, top, min_gap_ns)
-    streams = [_stream(trace, parts, d, s) for d in gu.device_keys(parts) for s in gu.streams_of(parts, d)]
+    streams = [_stream(trace, parts, d, s) for d, in_device in lanes.items() for s in in_device]
     base = Table(kind="gaps", columns=(), rows=[], queries=_labels())
     result = _result(base, {"device": devices, "gap": listed, "stream": streams}, top, min_gap_ns)
     devices_table = result.devices

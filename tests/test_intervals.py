@@ -187,7 +187,7 @@ def test_feeding_threads_by_sql_and_by_arrays_agree(
             arrays = _gaps_answer(trace)
     except NoDataError:
         return
-    monkeypatch.setattr(gap_unions, "feeders", lambda parts, calls: None)
+    monkeypatch.setattr(gap_unions, "feeders", lambda parts, calls, devices: None)
     with Trace(real_trace, cache=False) as trace:
         assert _gaps_answer(trace) == arrays
         assert any(s.label.startswith("gap_feeders@") and not s.note for s in trace.executed)
