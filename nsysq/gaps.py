@@ -14,6 +14,7 @@ exact rule.
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 DEFAULT_TOP = 10
+ANALYSIS = "gaps/1"
+"""This computation's name and version: part of the key its kept answers are stored under."""
 PREFETCH = ("gap_ops", "gap_calls")
 """The queries whose columns a gaps run decodes up front (one pass per table)."""
 WORK_MEMORY = "300MB"
@@ -119,52 +122,98 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
 
 
 def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int) -> GapsResult:
-    from nsysq import gap_unions as gu
-    from nsysq import schema
+    import json
 
     note = trace.whole_graph_note()  # first: the result's own queries run last (see --show-sql)
-    parts = gu.read_ops(trace)
-    calls = gu.read_calls(trace)
-    lanes = gu.lanes(parts)
-    feeding = gu.feeders(parts, calls, list(lanes))
-    if feeding is None:  # correlation ids repeat among the calls: let SQL join them
-        feeding = {}
-        for device, thread in trace.run("gap_feeders").rows:
-            feeding.setdefault(gu.NULL if device is None else int(device), []).append(int(thread))
-    else:
-        trace.note_query("gap_feeders", "computed from the rows above (nsysq.gap_unions)")
-    parts, calls = gu.without_correlation(parts, calls)
-    for events in (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.RUNTIME):
-        trace.release_columns(events, ("correlationId", "globalPid"))  # only the feeders read them
-    names = gu.feeder_names(calls, sorted({t for ts in feeding.values() for t in ts}))
-    classes = dict(
-        trace.run(
-            "gap_call_classes",
-            name_ids=names,
-            call_causes=[r.cause for r in call_rules],
-            call_patterns=[r.like for r in call_rules],
-        ).rows
-    )
-    calls, launches = gu.classified(calls, classes)
-    devices, every_gap = [], []
-    for device in lanes:
-        record, gap_rows = _device(trace, parts, (calls, launches), device, feeding.get(device, []))
-        devices.append(record)
-        every_gap.append(gap_rows)
-    if not devices:
-        raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
-    listed = _listed(trace, every_gap, top, min_gap_ns)
-    streams = [_stream(trace, parts, d, s) for d, in_device in lanes.items() for s in in_device]
+    params = {
+        "top": top,
+        "min_gap": min_gap_ns,
+        "call_causes": [r.cause for r in call_rules],
+        "call_patterns": [r.like for r in call_rules],
+    }
+    _, rows = trace.kept("gap_ops", ANALYSIS, params, lambda: _kept_rows(trace, call_rules, top, min_gap_ns))
+    sections: dict[str, list[dict[str, Any]]] = {"device": [], "gap": [], "stream": []}
+    for section, record in rows:
+        sections[section].append(json.loads(record))
     base = Table(kind="gaps", columns=(), rows=[], queries=_labels())
-    result = _result(base, {"device": devices, "gap": listed, "stream": streams}, top, min_gap_ns)
+    result = _result(base, sections, top, min_gap_ns)
     devices_table = result.devices
     if note:
         devices_table = replace(devices_table, notes=(*devices_table.notes, note))
     return replace(result, devices=stamp(devices_table, trace.scope))
 
 
+def _kept_rows(
+    trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
+) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """The records of every section as (section, JSON) rows: what a kept answer holds."""
+    import json
+
+    sections = _sections(trace, call_rules, top, min_gap_ns)
+    rows = [(name, json.dumps(record)) for name, records in sections.items() for record in records]
+    return ("section", "record"), rows
+
+
+def _sections(
+    trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
+) -> dict[str, list[dict[str, Any]]]:
+    """Device, gap and stream records, computed from the rows (nsysq.gap_unions)."""
+    from nsysq import gap_unions as gu
+
+    parts = gu.read_ops(trace)
+    calls = gu.read_calls(trace)
+    lanes = gu.lanes(parts)
+    if not lanes:
+        raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
+    feeding = _feeding(trace, parts, calls, list(lanes))
+    parts, calls = gu.without_correlation(parts, calls)
+    classes = _call_classes(trace, calls, feeding, call_rules)
+    timed_calls = gu.classified(calls, classes)
+    t0 = trace.t0
+    # Devices and streams are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    with ThreadPoolExecutor(2) as pool:
+        per_device = list(pool.map(lambda d: _device(t0, parts, timed_calls, d, feeding.get(d, [])), lanes))
+        lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
+        streams = list(pool.map(lambda lane: _stream(t0, parts, *lane), lane_list))
+    listed = _listed(trace, [gaps for _, gaps in per_device], top, min_gap_ns)
+    return {"device": [record for record, _ in per_device], "gap": listed, "stream": streams}
+
+
+def _feeding(trace: Trace, parts: list[Any], calls: Any, devices: list[int]) -> dict[int, list[int]]:
+    """The threads feeding each device; then the correlation columns' memory goes."""
+    from nsysq import gap_unions as gu
+    from nsysq import schema
+
+    feeding = gu.feeders(parts, calls, devices)
+    if feeding is None:  # correlation ids repeat among the calls: let SQL join them
+        feeding = {}
+        for device, thread in trace.run("gap_feeders").rows:
+            feeding.setdefault(gu.NULL if device is None else int(device), []).append(int(thread))
+    else:
+        trace.note_query("gap_feeders", "computed from the rows above (nsysq.gap_unions)")
+    for events in (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.RUNTIME):
+        trace.release_columns(events, ("correlationId", "globalPid"))  # only the feeders read them
+    return feeding
+
+
+def _call_classes(
+    trace: Trace, calls: Any, feeding: dict[int, list[int]], call_rules: tuple[CallRule, ...]
+) -> dict[int, str]:
+    """The cause each API-call name id of the feeding threads' calls counts for (by the rules)."""
+    from nsysq import gap_unions as gu
+
+    names = gu.feeder_names(calls, sorted({t for ts in feeding.values() for t in ts}))
+    table = trace.run(
+        "gap_call_classes",
+        name_ids=names,
+        call_causes=[r.cause for r in call_rules],
+        call_patterns=[r.like for r in call_rules],
+    )
+    return {int(name): str(cause) for name, cause in table.rows}
+
+
 def _device(
-    trace: Trace,
+    t0: int,
     parts: list[Any],
     calls: tuple[Any, Any],
     device: int,
@@ -191,7 +240,7 @@ def _device(
         "device_id": None if device == gu.NULL else device,
         "ops": len(ops),
         "skipped_ops": gu.skipped(parts, device),
-        "start_ns": int(ops.starts[0]) - trace.t0,
+        "start_ns": int(ops.starts[0]) - t0,
         "span_ns": whole.span,
         "busy_ns": whole.busy,
         "idle_ns": whole.idle,
@@ -244,7 +293,7 @@ def _listed(trace: Trace, every_gap: list[dict[str, Any]], top: int, min_gap_ns:
     return out
 
 
-def _stream(trace: Trace, parts: list[Any], device: int, stream: int) -> dict[str, Any]:
+def _stream(t0: int, parts: list[Any], device: int, stream: int) -> dict[str, Any]:
     from nsysq import gap_unions as gu
     from nsysq.intervals import union
 
@@ -254,7 +303,7 @@ def _stream(trace: Trace, parts: list[Any], device: int, stream: int) -> dict[st
         "device_id": None if device == gu.NULL else device,
         "stream_id": None if stream == gu.NULL else stream,
         "ops": len(ops),
-        "start_ns": int(ops.starts[0]) - trace.t0,
+        "start_ns": int(ops.starts[0]) - t0,
         "span_ns": whole.span,
         "busy_ns": whole.busy,
     }

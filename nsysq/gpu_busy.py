@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 COLUMNS = ("device_id", "ops", "span_ns", "busy_ns", "idle_ns", "idle_gaps", "comm_exposed_ns")
+ANALYSIS = "gpu_busy/1"
+"""This computation's name and version: part of the key its kept answers are stored under."""
 COMPUTE, COMM, COPY = 0, 1, 2
 """The op kinds of queries/gpu_ops.sql."""
 _KERNEL_COLUMNS = ("start", "end", "deviceId", "shortName", "demangledName")
@@ -48,17 +50,22 @@ class _Ops:
 
 
 def gpu_busy(trace: Trace, comm_category: str) -> Table:
-    """One row per device with GPU ops (COLUMNS; device_id None for ops without a deviceId)."""
-    labels: tuple[str, ...] = (catalog.get("gpu_ops").label, catalog.get("kernel_comm_pairs").label)
-    parts = _decoded_ops(trace, comm_category)
-    if parts is None:
-        parts = _query_ops(trace, comm_category)
-        labels = labels[:1]
+    """One row per device with GPU ops (COLUMNS; device_id None for ops without a deviceId); kept
+    like a query's answer, so asking again (the same trace and rules) reads it back."""
+    columns, rows = trace.kept(
+        "gpu_ops", ANALYSIS, {"comm_category": comm_category}, lambda: (COLUMNS, _rows(trace, comm_category))
+    )
+    labels = tuple(catalog.get(name).label for name in ("gpu_ops", "kernel_comm_pairs"))
+    return Table(kind="gpu_busy", columns=columns, rows=rows, queries=labels)
+
+
+def _rows(trace: Trace, comm_category: str) -> list[tuple[Any, ...]]:
+    parts = _decoded_ops(trace, comm_category) or _query_ops(trace, comm_category)
     kernels, copies = parts
     devices = sorted({d for ops in (kernels, *copies) for d in groups(ops.dev)})
     rows = [_device_row(d, kernels, copies) for d in devices]
     rows.sort(key=lambda r: (r[0] is None, r[0] or 0))
-    return Table(kind="gpu_busy", columns=COLUMNS, rows=rows, queries=labels)
+    return rows
 
 
 def _device_row(device: int, kernels: _Ops, copies: list[_Ops]) -> tuple[Any, ...]:

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,11 +176,35 @@ class Trace:
             return None
         return self._reader.fetch(lambda: decoded.tables[table].arrays(columns), {table: columns})
 
+    def kept(
+        self,
+        name: str,
+        analysis: str,
+        params: dict[str, Any],
+        compute: Callable[[], tuple[tuple[str, ...], list[tuple[Any, ...]]]],
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Rows an ``analysis`` (name and version, e.g. "gpu_busy/1") computes outside SQL from the
+        rows of packaged query ``name`` with ``params``: kept like a query's answer (same trace,
+        scope and lineup rules: read back, not computed again)."""
+        query = catalog.get(name)
+        sql, _, salt = self._in_scope(query.sql, query.declared_columns)
+        salt += self._rules_digest + analysis
+        digest = self._reader.answer_digest(sql, {k: params[k] for k in sorted(params)}, salt)
+        known = self._reader.recall(digest)
+        if known is not None:
+            self.note_query(name, f"{analysis}: its result kept from an earlier run", **params)
+            return known
+        columns, rows = compute()
+        self._reader.remember(digest, columns, rows)
+        return columns, rows
+
     def note_query(self, name: str, note: str, **params: Any) -> None:
         """Record packaged query ``name`` for --show-sql without running it: its rows were read
         another way (``note`` says how), e.g. from decoded columns."""
         query = catalog.get(name)
-        self.executed.append(Statement(query.sql, {p: params[p] for p in query.params}, query.label, note))
+        self.executed.append(
+            Statement(query.sql, {p: params[p] for p in query.params if p in params}, query.label, note)
+        )
 
     # -- scope ----------------------------------------------------------------------------------
     def set_scope(self, scope: Scope | None) -> None:

@@ -191,3 +191,25 @@ def test_feeding_threads_by_sql_and_by_arrays_agree(
     with Trace(real_trace, cache=False) as trace:
         assert _gaps_answer(trace) == arrays
         assert any(s.label.startswith("gap_feeders@") and not s.note for s in trace.executed)
+
+
+def test_gaps_and_gpu_busy_are_kept_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked again of the same trace, gaps and the diff's GPU totals are read back, not computed."""
+    from nsysq import gap_unions
+    from nsysq import gpu_busy as gpu_busy_mod
+
+    scenario = gaps_scenarios.build("gaps_overlap", tmp_path)
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "kept"))
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    with Trace(scenario, cache=True) as trace:
+        first = (_gaps_answer(trace), _busy(trace))
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(gap_unions, "read_ops", refuse)
+    monkeypatch.setattr(gpu_busy_mod, "_rows", refuse)
+    with Trace(scenario, cache=True) as trace:
+        assert (_gaps_answer(trace), _busy(trace)) == first
+        assert any("kept from an earlier run" in s.note for s in trace.executed)
