@@ -17,6 +17,7 @@ intervals are sorted once each, and the two larger unions are merges of those so
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +64,9 @@ def _rows(trace: Trace, comm_category: str) -> list[tuple[Any, ...]]:
     parts = _decoded_ops(trace, comm_category) or _query_ops(trace, comm_category)
     kernels, copies = parts
     devices = sorted({d for ops in (kernels, *copies) for d in groups(ops.dev)})
-    rows = [_device_row(d, kernels, copies) for d in devices]
+    # Devices are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    with ThreadPoolExecutor(2) as pool:
+        rows = list(pool.map(lambda d: _device_row(d, kernels, copies), devices))
     rows.sort(key=lambda r: (r[0] is None, r[0] or 0))
     return rows
 
