@@ -163,3 +163,13 @@ def get(name: str) -> Query:
         return all_queries()[name]
     except KeyError:
         raise QueryError(f"no packaged query named {name!r}; see nsysq queries.") from None
+
+
+def declared(names: str | tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The columns packaged queries ``names`` (one name or several) declare, per table, merged: what
+    one decoding pass reads for all of them."""
+    merged: dict[str, tuple[str, ...]] = {}
+    for name in (names,) if isinstance(names, str) else names:
+        for table, columns in get(name).declared_columns.items():
+            merged[table] = tuple(dict.fromkeys((*merged.get(table, ()), *columns)))
+    return merged

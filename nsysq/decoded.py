@@ -151,6 +151,16 @@ class DecodedTable:
         except pages.PagesDamaged as exc:
             raise self._damaged(exc) from None
 
+    def arrays(self, columns: Iterable[str]) -> dict[str, tuple[Any, Any]] | None:
+        """The decoded values of ``columns`` with their NULL masks (None: no NULL), decoding any not
+        decoded yet; a column the table lacks is left out. None when the table is read through
+        the scanner (then read its rows with SQL)."""
+        wanted = tuple(columns)
+        self.load(wanted)
+        if not self.active:
+            return None
+        return {c: (self._values[c], self._nulls.get(c)) for c in wanted if c in self._values}
+
     def _damaged(self, exc: pages.PagesDamaged) -> DamagedTraceError:
         """Damage is never a reason to fall back: the scanner may answer it with a quiet part."""
         self.release()

@@ -1,20 +1,24 @@
 """Gaps: how busy each GPU was, where it sat idle, and what its host threads were doing meanwhile.
 
-Three packaged queries do the work in DuckDB: ``queries/gap_feeders.sql`` finds the host threads
-feeding each device, ``queries/gaps.sql`` computes the union of kernel, memcpy and
-memset intervals per device (ops sorted by start, running maximum of their ends),
-the idle gaps between them, and a sweep over the gaps and the CUDA API calls of the host threads
-feeding each device, which splits every gap's time into four causes, and ``queries/gap_streams.sql``
-the same unions per stream. The API-call rules are data
-(``queries/gap_cause_rules.toml``); docs/gaps.md gives each cause's exact rule.
+The rows come from SQL (``queries/gap_ops.sql``: the GPU ops; ``queries/gap_calls.sql``: the CUDA
+API calls) or, on a direct read of the export's pages, from the decoded columns; the arithmetic is
+in nsysq.gap_unions: per device and per stream the union of kernel, memcpy, memset and whole-graph
+intervals (their starts and ends sorted, nsysq.intervals), the idle gaps between them, the host
+threads feeding each device (``queries/gap_feeders.sql``'s correlationId join) and each gap's time
+split into four causes by those threads' calls. Call names are classified by the API-call rules
+(data: ``queries/gap_cause_rules.toml``, applied by ``queries/gap_call_classes.sql``); the ops
+around the listed gaps are named by ``queries/gap_ends.sql``. docs/gaps.md gives each cause's
+exact rule.
 """
 
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from nsysq import catalog
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError, UsageError
 from nsysq.scope import stamp
@@ -24,6 +28,10 @@ if TYPE_CHECKING:
     from nsysq.trace import Trace
 
 DEFAULT_TOP = 10
+ANALYSIS = "gaps/1"
+"""This computation's name and version: part of the key its kept answers are stored under."""
+PREFETCH = ("gap_ops", "gap_calls")
+"""The queries whose columns a gaps run decodes up front (one pass per table)."""
 WORK_MEMORY = "300MB"
 """DuckDB's working memory for the gaps queries (past it, it spills to a temporary directory):
 with the decoded event columns of a 5M-kernel trace (~560 MB) the process stays near 1 GB."""
@@ -114,34 +122,197 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
 
 
 def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int) -> GapsResult:
-    from nsysq import schema
+    import json
 
     note = trace.whole_graph_note()  # first: the result's own queries run last (see --show-sql)
-    feeders = trace.run("gap_feeders")
+    params = {
+        "top": top,
+        "min_gap": min_gap_ns,
+        "call_causes": [r.cause for r in call_rules],
+        "call_patterns": [r.like for r in call_rules],
+    }
+    _, rows = trace.kept("gap_ops", ANALYSIS, params, lambda: _kept_rows(trace, call_rules, top, min_gap_ns))
+    sections: dict[str, list[dict[str, Any]]] = {"device": [], "gap": [], "stream": []}
+    for section, record in rows:
+        sections[section].append(json.loads(record))
+    base = Table(kind="gaps", columns=(), rows=[], queries=_labels())
+    result = _result(base, sections, top, min_gap_ns)
+    devices_table = result.devices
+    if note:
+        devices_table = replace(devices_table, notes=(*devices_table.notes, note))
+    return replace(result, devices=stamp(devices_table, trace.scope))
+
+
+def _kept_rows(
+    trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
+) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """The records of every section as (section, JSON) rows: what a kept answer holds."""
+    import json
+
+    sections = _sections(trace, call_rules, top, min_gap_ns)
+    rows = [(name, json.dumps(record)) for name, records in sections.items() for record in records]
+    return ("section", "record"), rows
+
+
+def _sections(
+    trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
+) -> dict[str, list[dict[str, Any]]]:
+    """Device, gap and stream records, computed from the rows (nsysq.gap_unions)."""
+    from nsysq import gap_unions as gu
+
+    parts = gu.read_ops(trace)
+    calls = gu.read_calls(trace)
+    lanes = gu.lanes(parts)
+    if not lanes:
+        raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
+    feeding = _feeding(trace, parts, calls, list(lanes))
+    parts, calls = gu.without_correlation(parts, calls)
+    classes = _call_classes(trace, calls, feeding, call_rules)
+    timed_calls = gu.classified(calls, classes)
+    t0 = trace.t0
+    # Devices and streams are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    with ThreadPoolExecutor(2) as pool:
+        per_device = list(pool.map(lambda d: _device(t0, parts, timed_calls, d, feeding.get(d, [])), lanes))
+        lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
+        streams = list(pool.map(lambda lane: _stream(t0, parts, *lane), lane_list))
+    listed = _listed(trace, [gaps for _, gaps in per_device], top, min_gap_ns)
+    return {"device": [record for record, _ in per_device], "gap": listed, "stream": streams}
+
+
+def _feeding(trace: Trace, parts: list[Any], calls: Any, devices: list[int]) -> dict[int, list[int]]:
+    """The threads feeding each device; then the correlation columns' memory goes."""
+    from nsysq import gap_unions as gu
+    from nsysq import schema
+
+    feeding = gu.feeders(parts, calls, devices)
+    if feeding is None:  # correlation ids repeat among the calls: let SQL join them
+        feeding = {}
+        for device, thread in trace.run("gap_feeders").rows:
+            feeding.setdefault(gu.NULL if device is None else int(device), []).append(int(thread))
+    else:
+        trace.note_query("gap_feeders", "computed from the rows above (nsysq.gap_unions)")
     for events in (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.RUNTIME):
         trace.release_columns(events, ("correlationId", "globalPid"))  # only the feeders read them
+    return feeding
+
+
+def _call_classes(
+    trace: Trace, calls: Any, feeding: dict[int, list[int]], call_rules: tuple[CallRule, ...]
+) -> dict[int, str]:
+    """The cause each API-call name id of the feeding threads' calls counts for (by the rules)."""
+    from nsysq import gap_unions as gu
+
+    names = gu.feeder_names(calls, sorted({t for ts in feeding.values() for t in ts}))
     table = trace.run(
-        "gaps",
-        t0=trace.t0,
-        feeder_devices=feeders.column("device_id"),
-        feeder_threads=feeders.column("thread"),
-        top=top,
-        min_gap=min_gap_ns,
+        "gap_call_classes",
+        name_ids=names,
         call_causes=[r.cause for r in call_rules],
         call_patterns=[r.like for r in call_rules],
     )
-    sections: dict[str, list[dict[str, Any]]] = {"device": [], "gap": []}
-    for record in table.records():
-        sections[record["section"]].append(record)
-    if not sections["device"]:
-        raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
-    trace.release_columns(schema.RUNTIME)  # the stream unions read GPU ops only
-    streams = trace.run("gap_streams", t0=trace.t0)
-    sections["stream"] = streams.records()
-    queries = (*feeders.queries, *table.queries, *streams.queries)
-    result = _result(replace(table, queries=queries), sections, top, min_gap_ns)
-    devices = replace(result.devices, notes=(*result.devices.notes, note)) if note else result.devices
-    return replace(result, devices=stamp(devices, trace.scope))
+    return {int(name): str(cause) for name, cause in table.rows}
+
+
+def _device(
+    t0: int,
+    parts: list[Any],
+    calls: tuple[Any, Any],
+    device: int,
+    threads: list[int],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One device's record and its gaps (starts, ends, the four cause columns)."""
+    from nsysq import gap_unions as gu
+    from nsysq.intervals import gaps as gaps_of
+    from nsysq.intervals import union
+
+    ops = gu.intervals_of(parts, gu.on_device(device))
+    whole = union(ops)
+    starts, ends = gaps_of(ops)
+    lengths = ends - starts
+    if threads:
+        launch, busy_calls = gu.call_sets(*calls, threads)
+        launching, waiting = gu.causes(starts, ends, launch, busy_calls)
+        found = {"host_wait": waiting, "launch_bound": launching, "host_busy": lengths - waiting - launching}
+        found["unknown"] = lengths * 0
+    else:
+        zero = lengths * 0
+        found = {"host_wait": zero, "launch_bound": zero, "host_busy": zero, "unknown": lengths}
+    record = {
+        "device_id": None if device == gu.NULL else device,
+        "ops": len(ops),
+        "skipped_ops": gu.skipped(parts, device),
+        "start_ns": int(ops.starts[0]) - t0,
+        "span_ns": whole.span,
+        "busy_ns": whole.busy,
+        "idle_ns": whole.idle,
+        "idle_gaps": whole.gaps,
+        "feeding_threads": len(threads),
+        **{f"{cause}_ns": int(values.sum()) for cause, values in found.items()},
+    }
+    return record, {"device": device, "starts": starts, "ends": ends, **found}
+
+
+def _listed(trace: Trace, every_gap: list[dict[str, Any]], top: int, min_gap_ns: int) -> list[dict[str, Any]]:
+    """The ``top`` longest gaps of at least ``min_gap_ns`` (longest first; ties: lower device,
+    devices without an id last, then earlier start), with the ops before and after each."""
+    import numpy as np
+
+    from nsysq import gap_unions as gu
+
+    def joined(key: str) -> Any:
+        return np.concatenate([g[key] for g in every_gap]) if every_gap else np.zeros(0, np.int64)
+
+    device = np.concatenate([np.full(len(g["starts"]), g["device"], dtype=np.int64) for g in every_gap])
+    starts, ends = joined("starts"), joined("ends")
+    length = ends - starts
+    chosen = np.flatnonzero(length >= min_gap_ns)
+    no_id = device[chosen] == gu.NULL
+    order = np.lexsort((starts[chosen], device[chosen], no_id, -length[chosen]))[:top]
+    picked = chosen[order]
+    causes = {cause: joined(cause)[picked] for cause in CAUSES}
+    if not len(picked):
+        return []
+    named = trace.run(
+        "gap_ends",
+        ranks=list(range(1, len(picked) + 1)),
+        devices=[None if d == gu.NULL else int(d) for d in device[picked]],
+        starts=[int(v) for v in starts[picked]],
+        ends=[int(v) for v in ends[picked]],
+    ).records()
+    out = []
+    for i, at in enumerate(picked):
+        out.append(
+            {
+                "rank": i + 1,
+                "device_id": None if device[at] == gu.NULL else int(device[at]),
+                "start_ns": int(starts[at]) - trace.t0,
+                "gap_ns": int(length[at]),
+                **{f"{cause}_ns": int(causes[cause][i]) for cause in CAUSES},
+                **{k: v for k, v in named[i].items() if k != "rank"},
+            }
+        )
+    return out
+
+
+def _stream(t0: int, parts: list[Any], device: int, stream: int) -> dict[str, Any]:
+    from nsysq import gap_unions as gu
+    from nsysq.intervals import union
+
+    ops = gu.intervals_of(parts, gu.on_stream(device, stream))
+    whole = union(ops)
+    return {
+        "device_id": None if device == gu.NULL else device,
+        "stream_id": None if stream == gu.NULL else stream,
+        "ops": len(ops),
+        "start_ns": int(ops.starts[0]) - t0,
+        "span_ns": whole.span,
+        "busy_ns": whole.busy,
+    }
+
+
+def _labels() -> tuple[str, ...]:
+    """The queries behind every gaps result (their rows read through SQL or from decoded columns)."""
+    names = ("gap_ops", "gap_calls", "gap_feeders", "gap_call_classes", "gap_ends")
+    return tuple(catalog.get(name).label for name in names)
 
 
 def _pct(part: int | None, whole: int | None) -> float | None:

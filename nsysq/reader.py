@@ -39,12 +39,14 @@ T = TypeVar("T")
 Declared = Mapping[str, Iterable[str]]
 
 
-def open_reader(path: Path, source: SourceSchema, *, cache: bool | str, prefetch: str | None) -> Reader:
+def open_reader(
+    path: Path, source: SourceSchema, *, cache: bool | str, prefetch: str | tuple[str, ...] | None
+) -> Reader:
     """The reader for ``path``: its cached copy when complete, else the file itself.
 
     ``cache``: True (use the copy, or have one built after a direct read of a large trace), False
     (write nothing to the cache), "build" (build the copy now) or "reuse" (use a complete copy, keep
-    answers, never start a build). ``prefetch``: the packaged query
+    answers, never start a build). ``prefetch``: the packaged query (or queries)
     whose columns start decoding at once on a direct read (None: decode on demand).
     """
     # Decode first when no copy can answer: neither this module nor nsysq.decoded imports DuckDB,
@@ -62,10 +64,12 @@ def open_reader(path: Path, source: SourceSchema, *, cache: bool | str, prefetch
     return Reader(path, con, state, decoded=decoded)
 
 
-def _start_decoding(path: Path, source: SourceSchema, prefetch: str | None) -> DecodedTables:
+def _start_decoding(
+    path: Path, source: SourceSchema, prefetch: str | tuple[str, ...] | None
+) -> DecodedTables:
     decoded = DecodedTables(path, source)
     if prefetch is not None:
-        decoded.prefetch(catalog.get(prefetch).declared_columns)
+        decoded.prefetch(catalog.declared(prefetch))
     return decoded
 
 

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +43,13 @@ class Trace:
         path: str | Path,
         *,
         cache: bool | str = True,
-        prefetch: str | None = "census",
+        prefetch: str | tuple[str, ...] | None = "census",
         scope: Scope | None = None,
     ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
         (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
         (use a complete copy when there is one; never start building one).
-        ``prefetch``: on a direct read, the packaged query whose columns start decoding from the
+        ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding from the
         file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand).
         ``scope``: the GPU work every analysis reads (nsysq.scope; default the whole trace)."""
         self.path: Path = check_path(path)
@@ -141,6 +142,70 @@ class Trace:
         self._reader.remember(digest, columns, rows)
         return Table(kind=name, columns=columns, rows=rows, queries=_labels(query))
 
+    def run_arrays(self, name: str, **params: Any) -> dict[str, Any]:
+        """Run the packaged query ``name`` in this Trace's scope; return its rows as one numpy array
+        per column (for the numeric work done outside SQL, such as nsysq.intervals). Recorded for
+        --show-sql like every query; never kept as an answer."""
+        import duckdb
+
+        query = catalog.get(name)
+        bound = {p: params[p] for p in query.params}
+        self._define_macros()
+        sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
+        self.executed.append(Statement(sql, bound, query.label))
+
+        def call() -> dict[str, Any]:
+            with extension.pandas_free_binding():
+                cur = self._con.execute(sql, bound) if bound else self._con.execute(sql)
+                return dict(cur.fetchnumpy())
+
+        try:
+            return self._reader.fetch(call, declared, sql)
+        except duckdb.Error as exc:
+            raise QueryError(
+                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from None
+
+    def decoded_arrays(self, table: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
+        """On a direct, unscoped read of ``table`` from the export's pages: its ``columns`` as the
+        decoded arrays, each with its NULL mask (None: no NULL; a column the table lacks is left
+        out). None otherwise: read the rows with SQL (run_arrays)."""
+        decoded = self._decoded
+        if decoded is None or self.scope.active or not decoded.from_pages(table):
+            return None
+        return self._reader.fetch(lambda: decoded.tables[table].arrays(columns), {table: columns})
+
+    def kept(
+        self,
+        name: str,
+        analysis: str,
+        params: dict[str, Any],
+        compute: Callable[[], tuple[tuple[str, ...], list[tuple[Any, ...]]]],
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Rows an ``analysis`` (name and version, e.g. "gpu_busy/1") computes outside SQL from the
+        rows of packaged query ``name`` with ``params``: kept like a query's answer (same trace,
+        scope and lineup rules: read back, not computed again)."""
+        query = catalog.get(name)
+        sql, _, salt = self._in_scope(query.sql, query.declared_columns)
+        salt += self._rules_digest + analysis
+        digest = self._reader.answer_digest(sql, {k: params[k] for k in sorted(params)}, salt)
+        known = self._reader.recall(digest)
+        if known is not None:
+            self.note_query(name, f"{analysis}: its result kept from an earlier run", **params)
+            return known
+        columns, rows = compute()
+        self._reader.remember(digest, columns, rows)
+        return columns, rows
+
+    def note_query(self, name: str, note: str, **params: Any) -> None:
+        """Record packaged query ``name`` for --show-sql without running it: its rows were read
+        another way (``note`` says how), e.g. from decoded columns."""
+        query = catalog.get(name)
+        self.executed.append(
+            Statement(query.sql, {p: params[p] for p in query.params if p in params}, query.label, note)
+        )
+
     # -- scope ----------------------------------------------------------------------------------
     def set_scope(self, scope: Scope | None) -> None:
         """Read only the GPU work in ``scope`` from now on (None: the whole trace); see nsysq.scope."""
@@ -217,11 +282,11 @@ class Trace:
         "sqlite (<why not pages>)"."""
         return self._reader.kernel_reader
 
-    def prefetch(self, name: str) -> None:
+    def prefetch(self, name: str | tuple[str, ...]) -> None:
         """On a direct read, start decoding in the background the columns packaged query ``name``
         declares; the query then only waits for what is left."""
         if self._decoded is not None:
-            self._decoded.prefetch(catalog.get(name).declared_columns)
+            self._decoded.prefetch(catalog.declared(name))
 
     def release_columns(self, table: str, columns: tuple[str, ...] | None = None) -> None:
         """Free the decoded arrays of ``table``'s ``columns`` (None: every column) on a direct read;
@@ -453,7 +518,11 @@ def _macros_salt(query: catalog.Query) -> str:
 
 
 def open_trace(
-    path: str | Path, *, cache: bool | str = True, prefetch: str | None = "census", scope: Scope | None = None
+    path: str | Path,
+    *,
+    cache: bool | str = True,
+    prefetch: str | tuple[str, ...] | None = "census",
+    scope: Scope | None = None,
 ) -> Trace:
     """Open an nsys SQLite export read-only. Raises an NsysqError subclass naming the fix."""
     return Trace(path, cache=cache, prefetch=prefetch, scope=scope)

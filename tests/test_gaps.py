@@ -260,7 +260,8 @@ def test_gaps_json_document(scenario: Path) -> None:
     assert (
         doc["kind"] == "gaps"
         and doc["unit"] == "ns"
-        and doc["queries"] == ["gap_feeders@2", "gaps@2", "gap_streams@2"]
+        and doc["queries"]
+        == ["gap_ops@1", "gap_calls@1", "gap_feeders@2", "gap_call_classes@1", "gap_ends@1"]
     )
     assert doc["devices"][0]["idle_ns"] == scen.EXPECTED_DEVICES[0]["idle_ns"]
     assert doc["footer"]["idle_ns"] == sum(d["idle_ns"] for d in scen.EXPECTED_DEVICES.values())
@@ -276,7 +277,8 @@ def test_gaps_units_sections_and_sql(scenario: Path) -> None:
     assert len(lines) == 3
     shown = _cli("gaps", str(scenario), "--show-sql", "--min-gap", "0.1")
     assert shown.returncode == 0 and shown.stdout.startswith("-- nsysq --show-sql for gaps_overlap.sqlite")
-    assert "\n-- gaps@2 with " in shown.stdout and "min_gap = 100000" in shown.stdout
+    # the gaps of at least 0.1 ms, picked from the unions (nsysq.gap_unions), named by gap_ends
+    assert "\n-- gap_ends@1 with ranks = [1, 2" in shown.stdout
     for fmt in ("table", "markdown"):
         out = _cli("gaps", str(scenario), "-f", fmt)
         assert out.returncode == 0 and "longest idle gaps" in out.stdout and "host_wait" in out.stdout

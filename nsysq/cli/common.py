@@ -233,7 +233,7 @@ def open_trace(
     path: Path,
     *,
     no_cache: bool = False,
-    prefetch: str | None = "census",
+    prefetch: str | tuple[str, ...] | None = "census",
     scope: Scope | None = None,
     nvtx: NvtxSelection | None = None,
 ) -> Iterator[Trace]:

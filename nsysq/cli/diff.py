@@ -37,7 +37,7 @@ from nsysq.cli.common import (
     unit_for,
 )
 from nsysq.diff_report import DEFAULT_KERNEL_ROWS
-from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
+from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, KERNEL_PASS
 
 FAIL_EXIT_CODE = 3
 """The exit code of ``nsysq diff --fail-on`` when a finding of the kinds asked for exists."""
@@ -102,7 +102,7 @@ def diff_command(
     selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with (  # A's kernel pass starts decoding now; B's once A's rows are freed (nsysq.diffing)
         open_trace(
-            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
+            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=KERNEL_PASS
         ) as ta,
         open_trace(
             b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None

@@ -78,12 +78,12 @@ def gaps_command(
 ) -> None:
     """Why the GPU waited: busy and idle time per device and stream, the longest idle gaps, and
     idle time by cause (host waiting on the GPU, launch-bound, host busy elsewhere, unknown)."""
-    from nsysq.gaps import CAUSES, gaps
+    from nsysq.gaps import CAUSES, PREFETCH, gaps
     from nsysq.sections import render_sections
 
     if min_gap < 0:
         raise UsageError("--min-gap must be 0 or more (ms).")
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gaps") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=PREFETCH) as t:
         result = gaps(t, top=top, min_gap_ns=round(min_gap * MS))
         if show_sql_:
             show_sql([t])
@@ -144,12 +144,13 @@ def plot_gaps_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Per GPU a utilization strip over time: busy share and idle share by cause in each slice of time."""
+    from nsysq.gaps import PREFETCH
     from nsysq.gaps_plot import gaps_frame, plot_gaps
 
     if not 1 <= bins <= 100_000:
         raise UsageError("--bins must be between 1 and 100000.")
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gaps") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=PREFETCH) as t:
         df = gaps_frame(t)
     _save(plot_gaps(df, ax=_axes(size), bins=bins), output, dpi, title)
 

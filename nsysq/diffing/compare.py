@@ -15,6 +15,7 @@ from nsysq.diffing.params import (
     DEFAULT_THRESHOLD,
     IDLE_CHANGE,
     IDLE_MIN_SHARE,
+    KERNEL_PASS,
     MAD_FLOOR,
     PER_CALL_FLOOR,
     WORK_CHANGE,
@@ -65,11 +66,11 @@ def diff(
     try:
         # On direct reads the kernel pages decode in the background: A's while B is opened, B's
         # while A's remaining queries run (one decode at a time, so one side's rows in memory).
-        ta = a if isinstance(a, Trace) else _remember(opened, Trace(a, prefetch="kernel_groups"))
-        ta.prefetch("kernel_groups")  # a Trace passed in: decode what is missing
+        ta = a if isinstance(a, Trace) else _remember(opened, Trace(a, prefetch=KERNEL_PASS))
+        ta.prefetch(KERNEL_PASS)  # a Trace passed in: decode what is missing
         tb = b if isinstance(b, Trace) else _remember(opened, Trace(b, prefetch=None))
         busy_a = _kernel_pass(ta, lineup_rules, rules_source)
-        tb.prefetch("kernel_groups")
+        tb.prefetch(KERNEL_PASS)
         side_a = _read_side(ta, lineup_rules, rules_source, busy_a)
         side_b = _read_side(tb, lineup_rules, rules_source)
     finally:

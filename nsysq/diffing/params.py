@@ -23,3 +23,5 @@ the kernel time ratio differ by this factor either way ..."""
 IDLE_MIN_SHARE = 0.05
 """... and the difference from what kernel time predicts is at least this share of the larger
 side's GPU time (busy + idle, summed over devices) and at least --min-time."""
+KERNEL_PASS = ("kernel_groups", "launch_sm_counts")
+"""The queries of a diff side's one pass over its kernel rows: their columns decode together."""

@@ -15,16 +15,15 @@ if TYPE_CHECKING:
 
 def _kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
     """The one pass over the kernel table: its groups, the kernel categories, and the GPU busy,
-    idle and exposed communication time per device (``queries/gpu_busy.sql``); then free the rows
-    (all the diff reads). Returns the gpu_busy rows."""
-    from nsysq.gaps import WORK_MEMORY
+    idle and exposed communication time per device (nsysq.gpu_busy); then free the rows (all the
+    diff reads). Returns the gpu_busy rows."""
+    from nsysq.gpu_busy import gpu_busy
     from nsysq.overlap import COMM_CATEGORY
 
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
     trace.materialize("launch_sm_counts", "nsysq_launch_sm_counts")  # the SMs, for fill changes
     _use_rules(trace, rules, source)
-    with trace.bounded_memory(WORK_MEMORY):
-        busy = trace.run("gpu_busy", comm_category=COMM_CATEGORY)
+    busy = gpu_busy(trace, COMM_CATEGORY)
     trace.release_kernel_rows()
     return busy
 
@@ -101,7 +100,7 @@ def _gpu_span(trace: Trace, copies: Table) -> tuple[dict[str, Any], tuple[str, .
 
 def _gpu_totals(busy: Table) -> dict[str, Any]:
     """GPU busy and idle time (``nsysq gaps``' device unions) and exposed communication time
-    (``nsysq overlap``'s exposed_ns) summed over devices, with the query's label."""
+    (``nsysq overlap``'s exposed_ns) summed over devices, with the labels of the queries read."""
     records = busy.records()
 
     def total(column: str) -> int | None:

@@ -1,0 +1,348 @@
+"""The numbers of ``nsysq gaps``, from the rows of its GPU ops and CUDA API calls.
+
+The rows come from SQL (``queries/gap_ops.sql``, ``queries/gap_calls.sql``) or, on a direct,
+unscoped read of the export's pages, from the decoded columns (CUDA graph executions always from
+``queries/gap_graph_ops.sql``). Everything else is interval arithmetic on sorted arrays
+(nsysq.intervals): per device and per stream the union of the ops and the idle gaps between them;
+the threads feeding each device (the calls whose correlationId is one of the device's ops', within
+the same process: ``queries/gap_feeders.sql``, which also runs when correlation ids repeat); and
+per gap the time some feeding thread was in a launch call (|launch calls ∩ gap|) or, launching
+not, in a sync call (|(launch ∪ sync calls) ∩ gap| - |launch calls ∩ gap|). Call names are
+classified once per name id by the rules of ``queries/gap_cause_rules.toml``
+(``queries/gap_call_classes.sql``). docs/gaps.md gives each rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nsysq import schema
+from nsysq.intervals import Sorted, covered, groups
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+NULL = -1
+"""Stands for NULL in the id columns (device, stream, correlation, thread, name): ids are never negative."""
+_OP_COLUMNS = ("start", "end", "deviceId", "streamId", "correlationId", "globalPid")
+_CALL_COLUMNS = ("start", "end", "globalTid", "correlationId", "nameId")
+LAUNCH, WAIT = 1, 2
+"""Call classes: a launch call ('launch_bound') and a sync call ('host_wait')."""
+_CLASS_OF = {"launch_bound": LAUNCH, "host_wait": WAIT}
+
+
+@dataclass(frozen=True)
+class Part:
+    """Rows of one table: id columns with NULL as -1; ``valid`` (None: every row) marks the rows with
+    a start and an end, ``e`` at least ``s`` on them."""
+
+    dev: Any
+    stream: Any
+    s: Any
+    e: Any
+    corr: Any
+    pid: Any
+    valid: Any = None
+
+
+@dataclass(frozen=True)
+class Calls:
+    """CUDA API calls with a thread: tid, corr, name (-1 for NULL), s, e; ``timed``: start and end known."""
+
+    tid: Any
+    corr: Any
+    name: Any
+    s: Any
+    e: Any
+    timed: Any
+
+
+def read_ops(trace: Trace) -> list[Part]:
+    """Every GPU op row (kernels, memcpys, memsets, graph executions), one Part per source."""
+    tables = (schema.KERNEL, schema.MEMCPY, schema.MEMSET)
+    decoded = [trace.decoded_arrays(t, _OP_COLUMNS) for t in tables]
+    if any(d is None for d in decoded):
+        return [_part(_from_query(trace.run_arrays("gap_ops")))]
+    trace.note_query("gap_ops", "kernels, memcpys and memsets read from the decoded columns")
+    parts = [_part(_renamed(d, _OP_COLUMNS, _PART_KEYS)) for d in decoded if d is not None]
+    graphs = _from_query(trace.run_arrays("gap_graph_ops"))
+    return [*parts, _part(graphs)] if len(graphs["s"][0]) else parts
+
+
+def read_calls(trace: Trace) -> Calls:
+    """The CUDA API calls that have a thread."""
+    decoded = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
+    if decoded is None:
+        columns = _from_query(trace.run_arrays("gap_calls"))
+    else:
+        trace.note_query("gap_calls", "read from the decoded columns")
+        columns = _renamed(decoded, _CALL_COLUMNS, _CALL_KEYS)
+    tid = _ids(columns.get("tid"))
+    s, e = columns["s"][0], columns["e"][0]
+    timed = _present(columns["s"], columns["e"])
+    if len(e) and (e < s).any():
+        e = np.maximum(e, s)
+    calls = Calls(
+        tid=tid, corr=_ids(columns.get("corr")), name=_ids(columns.get("name_id")), s=s, e=e, timed=timed
+    )
+    if tid is None:
+        return _subset(calls, np.zeros(len(s), dtype=bool))
+    threadless = tid == NULL
+    return _subset(calls, ~threadless) if threadless.any() else calls
+
+
+def _subset(calls: Calls, keep: Any) -> Calls:
+    def kept(values: Any) -> Any:
+        return None if values is None else values[keep]
+
+    tid = kept(calls.tid)
+    return Calls(tid, kept(calls.corr), kept(calls.name), calls.s[keep], calls.e[keep], kept(calls.timed))
+
+
+_PART_KEYS = ("s", "e", "dev", "stream", "corr", "pid")
+_CALL_KEYS = ("s", "e", "tid", "corr", "name_id")
+
+
+def _renamed(columns: dict[str, Any], names: tuple[str, ...], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: columns[name] for name, key in zip(names, keys, strict=True) if name in columns}
+
+
+def _from_query(rows: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """fetchnumpy's columns (masked where NULL) as (values, NULL mask or None)."""
+    out = {}
+    for key, column in rows.items():
+        mask = np.ma.getmaskarray(column)
+        out[key] = (np.ma.getdata(column), mask if mask.any() else None)
+    return out
+
+
+def _part(columns: dict[str, Any]) -> Part:
+    (s, _), (e, _) = columns["s"], columns["e"]
+    if len(e) and (e < s).any():  # an end before its start counts as zero-length
+        e = np.maximum(e, s)
+    return Part(
+        dev=_ids(columns.get("dev")),
+        stream=_ids(columns.get("stream")),
+        s=s,
+        e=e,
+        corr=_ids(columns.get("corr")),
+        pid=_ids(columns.get("pid")),
+        valid=_present(columns["s"], columns["e"]),
+    )
+
+
+def _present(*columns: Any) -> Any:
+    """The rows where none of ``columns`` is NULL (None: every row)."""
+    masks = [c[1] for c in columns if c is not None and c[1] is not None]
+    if not masks:
+        return None
+    return ~np.logical_or.reduce(masks) if len(masks) > 1 else ~masks[0]
+
+
+def _ids(column: tuple[Any, Any] | None) -> Any:
+    """An id column with NULL as -1 (None when the table lacks it: every row NULL)."""
+    if column is None:
+        return None
+    values, mask = column
+    return values if mask is None else np.where(mask, NULL, values)
+
+
+def _or_null(values: Any, n: int) -> Any:
+    return np.full(n, NULL, dtype=np.int64) if values is None else values
+
+
+# -- unions ---------------------------------------------------------------------------------------
+def _valid(part: Part, chosen: Any) -> Any:
+    """``chosen`` (a mask) restricted to the rows with a start and an end."""
+    return chosen if part.valid is None else chosen & part.valid
+
+
+def lanes(parts: list[Part]) -> dict[int, list[int]]:
+    """The devices with timed ops (-1: no deviceId), each with its streams, NULLs last."""
+    found: dict[int, set[int]] = {}
+    for part in parts:
+        n = len(part.s)
+        dev, stream = _or_null(part.dev, n), _or_null(part.stream, n)
+        if part.valid is not None:
+            dev, stream = dev[part.valid], stream[part.valid]
+        for device, streams in _pairs(dev, stream).items():
+            found.setdefault(device, set()).update(streams)
+    return {d: sorted(found[d], key=_nulls_last) for d in sorted(found, key=_nulls_last)}
+
+
+def _pairs(first: Any, second: Any) -> dict[int, set[int]]:
+    """The distinct (first, second) pairs: one count over a small grid, else per first value."""
+    if not len(first):
+        return {}
+    lows = (int(first.min()), int(second.min()))
+    sizes = (int(first.max()) - lows[0] + 1, int(second.max()) - lows[1] + 1)
+    if sizes[0] * sizes[1] > 1 << 22:
+        return {int(f): set(groups(second[first == f])) for f in groups(first)}
+    grid = (first.astype(np.int64) - lows[0]) * sizes[1] + (second - lows[1])
+    out: dict[int, set[int]] = {}
+    for cell in np.flatnonzero(np.bincount(grid, minlength=sizes[0] * sizes[1])):
+        out.setdefault(int(cell // sizes[1]) + lows[0], set()).add(int(cell % sizes[1]) + lows[1])
+    return out
+
+
+def intervals_of(parts: list[Part], select: Callable[[Part], Any]) -> Sorted:
+    """The ops ``select`` picks (a mask per part, restricted to the timed rows), sorted."""
+    masks = [_valid(p, select(p)) for p in parts]
+    return Sorted.owned(
+        np.concatenate([p.s[m] for p, m in zip(parts, masks, strict=True)]),
+        np.concatenate([p.e[m] for p, m in zip(parts, masks, strict=True)]),
+    )
+
+
+def on_device(device: int) -> Callable[[Part], Any]:
+    return lambda p: _or_null(p.dev, len(p.s)) == device
+
+
+def skipped(parts: list[Part], device: int) -> int:
+    """Ops on ``device`` with a NULL start or end."""
+    return sum(
+        int(np.count_nonzero(~p.valid & (_or_null(p.dev, len(p.s)) == device)))
+        for p in parts
+        if p.valid is not None
+    )
+
+
+def _nulls_last(key: int) -> tuple[bool, int]:
+    return key == NULL, key
+
+
+def on_stream(device: int, stream: int) -> Callable[[Part], Any]:
+    return lambda p: (_or_null(p.dev, len(p.s)) == device) & (_or_null(p.stream, len(p.s)) == stream)
+
+
+# -- feeding threads ------------------------------------------------------------------------------
+def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, list[int]] | None:
+    """Per device, the threads whose calls share a correlationId with its ops in the same process
+    (None when correlation ids repeat among the calls: then ask queries/gap_feeders.sql). Arrays
+    stay below a device's rows: at 5M ops every fresh large array costs page faults."""
+    if calls.corr is None or calls.tid is None or not len(calls.tid):
+        return {}
+    corr = calls.corr
+    usable = None if int(corr.min()) >= 0 else corr >= 0
+    ids = corr if usable is None else corr[usable]
+    if not len(ids):
+        return {}
+    top = int(ids.max())
+    if top >= 1 << 28:
+        return None
+    thread_of = np.full(top + 2, NULL, dtype=np.int64)  # the last entry: no call (NULL, out of range)
+    thread_of[ids] = calls.tid if usable is None else calls.tid[usable]
+    if int(np.count_nonzero(thread_of != NULL)) != len(ids):  # a correlation id repeats
+        return None
+    found: dict[int, set[int]] = {}
+    for part in parts:
+        if part.corr is None or not len(part.corr):
+            continue
+        dev = _or_null(part.dev, len(part.s))
+        for device in devices:
+            chosen = dev == device
+            tid = _threads(part, chosen, thread_of, top)
+            if len(tid):
+                found.setdefault(device, set()).update(int(t) for t in np.unique(tid))
+    return {device: sorted(threads) for device, threads in found.items()}
+
+
+def _threads(part: Part, chosen: Any, thread_of: Any, top: int) -> Any:
+    """The threads of the calls matching ``part``'s ``chosen`` ops (same process, or no process)."""
+    corr = part.corr[chosen]
+    if len(corr) and (int(corr.min()) < 0 or int(corr.max()) > top):
+        corr = np.where((corr >= 0) & (corr <= top), corr, top + 1)
+    tid = thread_of[corr]
+    hit = tid != NULL
+    if part.pid is None:
+        return tid[hit]
+    pid = part.pid[chosen]
+    if _one_process(pid, tid[hit]):
+        return tid[hit]
+    same = hit & ((pid == NULL) | ((pid >> 24) == (tid >> 24)))
+    return tid[same]
+
+
+def _one_process(pids: Any, tids: Any) -> bool:
+    """Whether every op and call here belong to one and the same process (nothing to check)."""
+    if not len(pids) or not len(tids):
+        return True
+    low, high = int(pids.min()), int(pids.max())
+    if low == NULL or low >> 24 != high >> 24:
+        return False
+    return bool(int(tids.min()) >> 24 == low >> 24 == int(tids.max()) >> 24)
+
+
+def without_correlation(parts: list[Part], calls: Calls) -> tuple[list[Part], Calls]:
+    """The rows without the columns only the feeding threads needed (their memory can go)."""
+    parts = [Part(p.dev, p.stream, p.s, p.e, None, None, p.valid) for p in parts]
+    return parts, Calls(calls.tid, None, calls.name, calls.s, calls.e, calls.timed)
+
+
+# -- causes ---------------------------------------------------------------------------------------
+def feeder_names(calls: Calls, threads: list[int]) -> list[int]:
+    """The distinct name ids of the calls of ``threads``."""
+    if calls.name is None or not threads:
+        return []
+    names = calls.name[_member(calls.tid, threads)]
+    return [n for n in groups(names) if n != NULL]
+
+
+def classified(calls: Calls, classes: dict[int, str]) -> tuple[Calls, Any]:
+    """The calls a rule classifies, with a start before their end, and whether each is a launch."""
+    if calls.name is None or not classes or not len(calls.s):
+        none = np.zeros(0, dtype=bool)
+        return _subset(calls, np.zeros(len(calls.s), dtype=bool)), none
+    cls = _classes(calls.name, classes)
+    keep = (cls > 0) & (calls.e > calls.s)
+    if calls.timed is not None:
+        keep &= calls.timed
+    if keep.all():
+        return calls, cls == LAUNCH
+    return _subset(calls, keep), cls[keep] == LAUNCH
+
+
+def call_sets(calls: Calls, launches: Any, threads: list[int]) -> tuple[Sorted, Sorted]:
+    """The launch calls and the launch-or-sync calls of ``threads`` among the classified ``calls``."""
+    if not threads or not len(calls.s):
+        empty = Sorted(np.zeros(0, np.int64), np.zeros(0, np.int64))
+        return empty, empty
+    mine = _member(calls.tid, threads)
+    launch = mine & launches
+    launch_set = Sorted.owned(calls.s[launch], calls.e[launch])
+    if np.array_equal(launch, mine):  # every call of these threads is a launch: one set
+        return launch_set, launch_set
+    return launch_set, Sorted.owned(calls.s[mine], calls.e[mine])
+
+
+def _classes(names: Any, classes: dict[int, str]) -> Any:
+    """Each call's class (0: neither) by its name id: a lookup table when the ids are small."""
+    high = max(int(names.max()) if len(names) else 0, max(classes))
+    if int(names.min() if len(names) else 0) < NULL or high >= 1 << 26:
+        cls = np.zeros(len(names), dtype=np.int8)
+        for name, cause in classes.items():
+            cls[names == name] = _CLASS_OF[cause]
+        return cls
+    table = np.zeros(high + 2, dtype=np.int8)  # the last entry stands for NULL (-1)
+    for name, cause in classes.items():
+        table[name] = _CLASS_OF[cause]
+    return table[names]
+
+
+def causes(gap_starts: Any, gap_ends: Any, launch: Sorted, busy_calls: Sorted) -> tuple[Any, Any]:
+    """Per gap: (time in a launch call, time in a sync call but no launch call)."""
+    launching = covered(launch, gap_starts, gap_ends)
+    return launching, covered(busy_calls, gap_starts, gap_ends) - launching
+
+
+def _member(values: Any, chosen: list[int]) -> Any:
+    """Whether each of ``values`` is one of the few ``chosen``."""
+    if len(chosen) <= 8:
+        return np.logical_or.reduce([values == c for c in chosen]) if len(chosen) > 1 else values == chosen[0]
+    table = np.array(sorted(chosen), dtype=np.int64)
+    at = np.minimum(np.searchsorted(table, values), len(table) - 1)
+    return table[at] == values
