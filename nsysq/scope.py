@@ -120,7 +120,9 @@ class Scope:
 
     def key(self) -> str:
         """What makes two scopes read the same rows (salts kept answers)."""
-        ops = "" if self.ops is None else self.ops.sql
+        # The label names the selector (e.g. "nvtx step/3"): the SQL of an NVTX filter is the same
+        # for every selector (it reads the selected ranges' temp table).
+        ops = "" if self.ops is None else f"{self.ops.label}|{self.ops.sql}"
         return f"scope|{self.device}|{self.stream}|{self.pid}|{ops}"
 
     def gpu_predicate(self) -> str:

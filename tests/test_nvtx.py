@@ -377,3 +377,22 @@ def test_nvtx_takes_the_process_scope(nvtx_dir: Path) -> None:
     assert step["kernels"] == scenarios.EXPECTED_2024[("", "step")][2]
     args = ("nvtx", path, "--pid", "4242")
     assert_same_rows(run_script(cli(*args, "--show-sql").stdout), json.loads(cli(*args, "-f", "json").stdout))
+
+
+def test_kept_answers_tell_nvtx_selectors_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a cached copy, answers are kept per scope: two --nvtx selectors share the filter's SQL
+    (it reads the selected ranges' table), so the scope's key must name the selector too."""
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    path = Path(__file__).resolve().parents[1] / "examples" / "bs1.sqlite"
+    cli("cache", "build", path)
+    totals = {}
+    for selector in ("execute_model/3", "execute_model/4", "decoder_layer_0"):
+        doc = json.loads(cli("census", path, "--nvtx", selector, "-f", "json").stdout)
+        totals[selector] = doc["footer"]["total_kernels"]
+        with Trace(path, cache=False) as trace:
+            from nsysq.nvtx import restrict
+
+            restrict(trace, selector)
+            assert totals[selector] == trace.kernel_totals["kernels"], selector
+    assert len(set(totals.values())) == 3
