@@ -12,6 +12,12 @@ Layout of the file (the JSON Object Format of the Trace Event Format):
 * a flow arrow (``s`` at the launch call, ``f`` with ``bp: "e"`` at the GPU op) for each GPU op
   whose launching call (same correlationId, same process) is in the file.
 
+A scoped export (the scope mechanism of :mod:`nsysq.scope`: ``--device``, ``--stream``, ``--pid``,
+``--nvtx``, ``--nvtx-like``) writes the GPU ops in scope. On the CPU side, ``--pid`` alone keeps
+every CUDA API call and NVTX event of the process; a scope that picks ops within a process (device,
+stream, NVTX ranges) keeps the calls that launched an op in scope and the NVTX ranges holding such a
+call on its thread (:func:`launches_only`), so every call written has its arrow.
+
 Timestamps are microseconds from the trace start (``Trace.t0``) with three decimals, so exact to the
 ns; ``args`` holds ``start_ns``, ``end_ns`` (from the trace start) and ``duration_ns`` exactly.
 """
@@ -30,6 +36,7 @@ from nsysq.table import Table
 from nsysq.units import ms_to_ns
 
 if TYPE_CHECKING:
+    from nsysq.scope import Scope
     from nsysq.trace import Trace
 
 __all__ = [
@@ -39,6 +46,7 @@ __all__ = [
     "ExportRows",
     "collect",
     "events",
+    "launches_only",
     "summary",
     "write",
 ]
@@ -50,6 +58,7 @@ GPU_PID_BASE = 1_000_000_000
 NVTX_TID_OFFSET = 1 << 24
 """A thread's NVTX track has tid = thread tid + NVTX_TID_OFFSET (thread ids use 24 bits)."""
 SUFFIXES = (".json", ".json.gz")
+LAUNCHES_TABLE = "nsysq_export_launches"
 _US = 1000.0
 _PID_MASK = 0xFFFFFF
 _OP_CATEGORY = {"kernel": "kernel", "memcpy": "memcpy", "memset": "memset", "graph": "graph"}
@@ -78,6 +87,8 @@ class ExportRows:
     ops: Table
     calls: Table
     nvtx: Table
+    scope: str | None = None
+    launches_only: bool = False
 
     @property
     def queries(self) -> tuple[str, ...]:
@@ -94,21 +105,39 @@ def check_output(path: Path) -> None:
 
 def collect(trace: Trace, *, start_ms: float | None = None, end_ms: float | None = None) -> ExportRows:
     """Read the GPU ops, CUDA API calls and NVTX events overlapping [start_ms, end_ms) (ms from the
-    trace start; None = open)."""
+    trace start; None = open), in the trace's scope: see :func:`launches_only` for what a scoped
+    export keeps on the CPU side."""
     if start_ms is not None and end_ms is not None and end_ms <= start_ms:
         raise UsageError(f"--to ({end_ms} ms) must be after --from ({start_ms} ms).")
     from_ns = None if start_ms is None else ms_to_ns(start_ms)
     to_ns = None if end_ms is None else ms_to_ns(end_ms)
     t0 = trace.t0
     window = {"t0": t0, "from_ns": from_ns, "to_ns": to_ns}
+    calls, nvtx = "export_api_calls", "export_nvtx"
+    if launches_only(trace.scope):
+        trace.materialize("export_launches", LAUNCHES_TABLE, rebuild=True)
+        calls, nvtx = "export_launch_calls", "export_launch_nvtx"
     return ExportRows(
         t0=t0,
         from_ns=from_ns,
         to_ns=to_ns,
         ops=trace.run("export_gpu_ops", **window),
-        calls=trace.run("export_api_calls", **window),
-        nvtx=trace.run("export_nvtx", **window),
+        calls=trace.run(calls, **window),
+        nvtx=trace.run(nvtx, **window),
+        scope=trace.scope.describe() or None,
+        launches_only=launches_only(trace.scope),
     )
+
+
+def launches_only(scope: Scope) -> bool:
+    """Whether an export in ``scope`` keeps only the launching calls on the CPU side.
+
+    A scope that picks GPU ops within a process (``--device``, ``--stream``, ``--nvtx``,
+    ``--nvtx-like``) writes the CUDA API calls that launched an op in scope and the NVTX ranges that
+    hold such a call on its thread (queries/export_launch_calls.sql, export_launch_nvtx.sql): the
+    other calls and ranges of the process belong to no device or stream, and would bury the scope
+    in the whole run. ``--pid`` alone keeps every call and NVTX event of the process."""
+    return any(v is not None for v in (scope.device, scope.stream, scope.ops))
 
 
 def _launch_index(calls: Table) -> tuple[dict[tuple[Any, Any], dict[str, Any]], dict[Any, dict[str, Any]]]:
@@ -291,7 +320,7 @@ def summary(rows: ExportRows, *, output: str | None = None) -> Table:
     unclosed = sum(1 for v in rows.nvtx.column("end_ns") if v is None)
     start_end = next(r[1] for r in lines if r[0] == "nvtx_start_end")
     trace_events = sum(r[1] for r in lines) + start_end + 2 * flows + metadata
-    footer = {
+    footer: dict[str, Any] = {
         "t0_ns": rows.t0,
         "from_ns": rows.from_ns,
         "to_ns": rows.to_ns,
@@ -301,8 +330,11 @@ def summary(rows: ExportRows, *, output: str | None = None) -> Table:
         "unclosed_nvtx_ranges": unclosed,
         "metadata_events": metadata,
         "trace_events": trace_events,
+        "host_events": "launches" if rows.launches_only else "all",
         "output": output,
     }
+    if rows.scope is not None:
+        footer["scope"] = rows.scope
     return Table(
         kind="export",
         columns=("kind", "events", "duration_ns"),
@@ -332,7 +364,7 @@ def write(rows: ExportRows, path: Path, *, about: dict[str, Any]) -> int:
 
 
 def _dump(rows: ExportRows, out: IO[str], about: dict[str, Any]) -> None:
-    other = {**about, "t0_ns": rows.t0, "from_ns": rows.from_ns, "to_ns": rows.to_ns}
+    other = {**about, "t0_ns": rows.t0, "from_ns": rows.from_ns, "to_ns": rows.to_ns, "scope": rows.scope}
     out.write('{"displayTimeUnit":"ns","otherData":' + json.dumps(other, ensure_ascii=False))
     out.write(',"traceEvents":[\n')
     first = True

@@ -257,3 +257,184 @@ def test_export_json_is_documented(tmp_path: Path) -> None:
     keys = set(printed["columns"]) | set(printed["footer"]) | {r["kind"] for r in printed["rows"]}
     assert not _undocumented(keys, "export")
     assert not _undocumented(set(printed), "The table document")
+
+
+# -- scoped exports: --device, --stream, --pid, --nvtx, --nvtx-like ---------------------------------
+_GPU_KINDS = tuple(_KIND_OF_EVENT)
+_DIMENSIONS = ("device", "stream", "pid")
+
+
+def scoped_rows(
+    path: Path,
+    scope: dict[str, int] | None = None,
+    nvtx: str | None = None,
+    *,
+    like: bool = False,
+    window: tuple[float, float] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The export's events (as the file holds them) and its summary document, computed in-process."""
+    from nsysq.chrome_trace import collect, events, summary
+    from nsysq.nvtx import restrict
+    from nsysq.scope import Scope
+    from nsysq.trace import Trace
+
+    with Trace(path, scope=Scope(**(scope or {}))) as trace:
+        if nvtx is not None:
+            restrict(trace, nvtx, like=like)
+        start, end = window or (None, None)
+        rows = collect(trace, start_ms=start, end_ms=end)
+    table = summary(rows)
+    doc = {"traceEvents": list(events(rows)), "displayTimeUnit": "ns"}
+    return doc, {"rows": table.records(), "footer": table.footer}
+
+
+def check_scoped(doc: dict[str, Any], printed: dict[str, Any], expected: dict[str, Any], flows: int) -> None:
+    """The file and the summary equal the oracle; the footer reconciles; every call has its arrow
+    when only launching calls are kept."""
+    assert schema_errors(doc) == []
+    assert _counted(doc) == expected
+    assert {r["kind"]: (r["events"], r["duration_ns"]) for r in printed["rows"]} == expected
+    footer = printed["footer"]
+    assert footer["flows"] == flows == len([e for e in doc["traceEvents"] if e["ph"] == "s"])
+    assert footer["gpu_ops"] == sum(expected[k][0] for k in _GPU_KINDS) == flows + footer["ops_without_call"]
+    assert footer["trace_events"] == len(doc["traceEvents"])
+    _check_timing_and_tracks(doc["traceEvents"])
+    if footer["host_events"] == "launches":
+        starts = {(e["pid"], e["tid"], e["ts"]) for e in doc["traceEvents"] if e["ph"] == "s"}
+        calls = [e for e in doc["traceEvents"] if e.get("cat") == "cuda_api"]
+        assert all((e["pid"], e["tid"], e["ts"]) in starts for e in calls)
+        assert footer["unclosed_nvtx_ranges"] == 0
+
+
+def check_dimensions_add_up(path: Path) -> None:
+    """Per dimension, the scoped exports equal the oracle, and their GPU ops, durations and launch
+    arrows add up to the whole export's."""
+    whole = oracle.export_counts(path)
+    whole_flows = oracle.export_flows(path)
+    for dim, values in oracle.gpu_scope_values(path).items():
+        if dim not in _DIMENSIONS:
+            continue
+        summed: Counter[str] = Counter()
+        flows = 0
+        for value in values:
+            doc, printed = scoped_rows(path, {dim: value})
+            expected, expected_flows = oracle.export_scoped(path, **{dim: value})
+            check_scoped(doc, printed, expected, expected_flows)
+            assert printed["footer"]["scope"] == f"{dim} {value}"
+            assert printed["footer"]["host_events"] == ("all" if dim == "pid" else "launches")
+            for kind in _GPU_KINDS:
+                summed[f"{kind} events"] += expected[kind][0]
+                summed[f"{kind} ns"] += expected[kind][1]
+            flows += expected_flows
+        for kind in _GPU_KINDS:
+            assert (summed[f"{kind} events"], summed[f"{kind} ns"]) == whole[kind], (path.name, dim, kind)
+        assert flows == whole_flows, (path.name, dim)
+
+
+@pytest.mark.parametrize("name", ["edge_cases", "graph_node", "graph_trace", "v2024_6"])
+def test_scoped_exports_add_up_on_fixtures(name: str, fixture_dir: Path) -> None:
+    check_dimensions_add_up(fixture_dir / f"{name}.sqlite")
+
+
+def test_scoped_exports_add_up_on_real_exports(real_trace: Path) -> None:
+    check_dimensions_add_up(real_trace)
+
+
+def _selector(name: str, domain: str) -> str:
+    return name.replace("\\", "\\\\").replace("@", "\\@").replace("/", "\\/") + "@" + domain
+
+
+def check_nvtx_scopes(path: Path, names: int = 2) -> None:
+    """For the range names with most kernels: the export --nvtx NAME@DOMAIN writes the kernels the
+    scoped census counts, and every kind equals the oracle."""
+    from nsysq.census import census
+    from nsysq.nvtx import nvtx, restrict
+    from nsysq.trace import Trace
+
+    with Trace(path) as trace:
+        top = [r for r in nvtx(trace, limit=0).records() if r["kernels"]][:names]
+    assert top, path.name
+    for row in top:
+        selector = _selector(row["name"], row["domain"])
+        doc, printed = scoped_rows(path, nvtx=selector)
+        launches = oracle.nvtx_selected_launches(path, row["name"], row["domain"])
+        expected, flows = oracle.export_scoped(path, launches=launches)
+        check_scoped(doc, printed, expected, flows)
+        assert printed["footer"]["scope"] == f"nvtx {selector}"
+        with Trace(path) as trace:
+            restrict(trace, selector)
+            footer = census(trace, limit=0).footer
+        assert expected["kernel"] == (footer["total_kernels"], footer["total_kernel_ns"]), row["name"]
+        ranges = expected["nvtx_push_pop"][0] + expected["nvtx_start_end"][0]
+        assert ranges >= 1  # at least one selected range holds its launches
+
+
+@pytest.mark.parametrize("name", ["v2022_2_nonlazy", "v2023_1", "v2024_6", "edge_cases"])
+def test_nvtx_scoped_export_on_fixtures(name: str, fixture_dir: Path) -> None:
+    check_nvtx_scopes(fixture_dir / f"{name}.sqlite")
+
+
+def _real_with_nvtx() -> list[Path]:
+    from tests.conftest import REAL_TRACES
+
+    return [p for p in REAL_TRACES if "NVTX_EVENTS" in oracle.tables(p)]
+
+
+@pytest.mark.parametrize("path", _real_with_nvtx() or [None], ids=lambda p: p.stem if p else "none")
+def test_nvtx_scoped_export_on_real_exports(path: Path | None) -> None:
+    if path is None:
+        pytest.skip("no real exports")
+    check_nvtx_scopes(path)
+
+
+def test_nvtx_scoped_export_on_the_command_line(tmp_path: Path) -> None:
+    """One instance of a range, in a window, through the CLI: the file equals the oracle; the
+    selected range and the decoder layers it holds are the NVTX ranges written."""
+    trace = ROOT / "examples" / "bs1.sqlite"
+    doc, printed, _ = export(trace, tmp_path / "s.json.gz", "--nvtx", "execute_model/3")
+    launches = oracle.nvtx_selected_launches(trace, "execute_model", None, 3)
+    expected, flows = oracle.export_scoped(trace, launches=launches)
+    check_scoped(doc, printed, expected, flows)
+    names = Counter(e["name"] for e in doc["traceEvents"] if e.get("cat") == "nvtx")
+    assert names["execute_model"] == 1 and len(names) > 1
+    assert doc["otherData"]["scope"] == printed["footer"]["scope"] == "nvtx execute_model/3"
+    census = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "nsysq", "census", str(trace), "--nvtx", "execute_model/3", "-f", "json"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        ).stdout
+    )["footer"]
+    assert expected["kernel"] == (census["total_kernels"], census["total_kernel_ns"])
+    first = min(e["ts"] for e in doc["traceEvents"] if e.get("cat") == "kernel") / 1000
+    window = (round(first + 1, 3), round(first + 3, 3))
+    doc, printed = scoped_rows(trace, nvtx="execute_model/3", window=window)
+    from_ns, to_ns = round(window[0] * 1e6), round(window[1] * 1e6)
+    expected, flows = oracle.export_scoped(trace, launches=launches, from_ns=from_ns, to_ns=to_ns)
+    check_scoped(doc, printed, expected, flows)
+    assert 0 < printed["footer"]["gpu_ops"] < census["total_kernels"]
+    like, _ = scoped_rows(trace, nvtx="EXECUTE_MODEL", like=True)
+    assert (
+        _counted(like)["kernel"]
+        == oracle.export_scoped(trace, launches=oracle.nvtx_selected_launches(trace, "execute_model"))[0][
+            "kernel"
+        ]
+    )
+
+
+def test_scoped_export_show_sql_runs(tmp_path: Path) -> None:
+    from tests.test_show_sql import run_script
+
+    trace = ROOT / "examples" / "bs1.sqlite"
+    args = [sys.executable, "-m", "nsysq", "export", str(trace), "-o", str(tmp_path / "s.json")]
+    proc = subprocess.run(
+        [*args, "--nvtx", "execute_model/3", "--show-sql"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "nsysq_export_launches" in proc.stdout
+    ranges = run_script(proc.stdout)  # the last query: export_launch_nvtx
+    _, printed, _ = export(trace, tmp_path / "s.json", "--nvtx", "execute_model/3")
+    written = {r["kind"]: r["events"] for r in printed["rows"]}
+    assert len(ranges) == written["nvtx_push_pop"] + written["nvtx_start_end"] > 0
