@@ -48,6 +48,10 @@ LAUNCHES_DRAWN = 2000
 """Launches of the top kernel drawn in the stakeout plot (the first ones in start order)."""
 TIMELINE_ROWS = 100
 """Events in the timeline excerpt."""
+NVTX_ROWS = 20
+"""Range names in the report's NVTX table (``nsysq nvtx --limit 20``, the command's default)."""
+NVTX_DRAWN = 15
+"""Range names drawn in the NVTX plot (``nsysq plot nvtx``'s default)."""
 GAPS_TOP = 10
 GAPS_BINS = 300
 DIFF_KERNEL_ROWS = 200
@@ -202,6 +206,27 @@ def _lineup_section(ctx: TraceContext) -> str:
     return picture + result_html(table, ["lineup", "TRACE"], "rows", footer_path="footer")
 
 
+def _nvtx_section(ctx: TraceContext) -> str:
+    from nsysq.errors import NoDataError
+    from nsysq.nvtx import nvtx
+    from nsysq.plot import plot_nvtx
+
+    try:
+        table = nvtx(ctx.trace, limit=NVTX_ROWS)
+    except NoDataError:
+        return (
+            '<p class="nodata">No NVTX ranges in this trace: annotate the program with NVTX '
+            "(torch.cuda.nvtx.range, nvtx.annotate, nvtxRangePush) and profile with "
+            "nsys profile --trace=cuda,nvtx to see GPU time per range here.</p>"
+        )
+    frame = table.to_pandas()
+    picture = figure_html(
+        svg(plot_nvtx(frame, top=NVTX_DRAWN)), f"nsysq plot nvtx TRACE --limit {NVTX_DRAWN}"
+    )
+    argv = ["nvtx", "TRACE", "--limit", str(NVTX_ROWS)]
+    return picture + result_html(table, argv, "rows", footer_path="footer")
+
+
 def _top_kernels(ctx: TraceContext) -> list[str]:
     """The census's top kernels with a real name (not 'other', not an unresolved id)."""
     names = []
@@ -294,6 +319,7 @@ TRACE_SECTIONS: list[ReportSection] = [
     ReportSection("info", "The trace", _info),
     ReportSection("census", "Census: GPU time per kernel", _census_section),
     ReportSection("lineup", "Lineup: GPU time per category", _lineup_section),
+    ReportSection("nvtx", "NVTX ranges: GPU time per range name", _nvtx_section),
     ReportSection("gaps", "Gaps: when the GPU waited, and why", _gaps_section),
     ReportSection("overlap", "Overlap: communication and copies behind compute", _overlap_section),
     ReportSection("stakeout", "Stakeout of the top kernels", _stakeout_section),
