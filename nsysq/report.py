@@ -207,12 +207,18 @@ def _lineup_section(ctx: TraceContext) -> str:
 
 
 def _nvtx_section(ctx: TraceContext) -> str:
+    from nsysq import schema
     from nsysq.errors import NoDataError
+    from nsysq.gaps import WORK_MEMORY
     from nsysq.nvtx import nvtx
     from nsysq.plot import plot_nvtx
 
     try:
-        table = nvtx(ctx.trace, limit=NVTX_ROWS)
+        # Bounded as gaps and overlap are: the attribution's temp tables (every GPU op with its
+        # call, the stacks, the pairs) spill to disk instead of adding GBs to the report's peak.
+        with ctx.trace.bounded_memory(WORK_MEMORY):
+            table = nvtx(ctx.trace, limit=NVTX_ROWS)
+        ctx.trace.release_columns(schema.NVTX)  # no later section reads NVTX events
     except NoDataError:
         return (
             '<p class="nodata">No NVTX ranges in this trace: annotate the program with NVTX '
@@ -237,14 +243,23 @@ def _top_kernels(ctx: TraceContext) -> list[str]:
     return names[:STAKEOUT_KERNELS]
 
 
+def _launches(ctx: TraceContext, name: str, limit: int) -> Table:
+    """``nsysq stakeout TRACE name --limit limit``, run once per report (the stakeout section and
+    the timeline excerpt both read the top kernel's launches)."""
+    from nsysq.stakeout import stakeout
+
+    table: Table = ctx.once(f"stakeout {limit} {name}", lambda: stakeout(ctx.trace, name, limit=limit))
+    return table
+
+
 def _stakeout_section(ctx: TraceContext) -> str:
     from nsysq.plot import plot_stakeout
-    from nsysq.stakeout import stakeout, summary_table
+    from nsysq.stakeout import summary_table
 
     ctx.trace.require_kernels()
     body = ""
     for i, name in enumerate(_top_kernels(ctx)):
-        launches = stakeout(ctx.trace, name, limit=LAUNCHES_DRAWN if i == 0 else 1)
+        launches = _launches(ctx, name, LAUNCHES_DRAWN if i == 0 else 1)
         body += f"<h3>{esc(name)}</h3>"
         if i == 0:
             drawn = len(launches.rows)
@@ -257,29 +272,24 @@ def _stakeout_section(ctx: TraceContext) -> str:
 
 
 def _first_launch_ms(ctx: TraceContext) -> float:
-    """Where the timeline excerpt starts: the first launch of the census's top named kernel."""
-    from nsysq.stakeout import stakeout
-
-    def first() -> float:
-        names = _top_kernels(ctx)
-        if not names:
-            return 0.0
-        launch = stakeout(ctx.trace, names[0], limit=1)
-        return int(launch.rows[0][launch.columns.index("start_ns")]) / 1e6
-
-    value: float = ctx.once("first_launch_ms", first)
-    return value
+    """Where the timeline excerpt starts: the first launch of the census's top named kernel (the
+    launches are in start order)."""
+    names = _top_kernels(ctx)
+    if not names:
+        return 0.0
+    launches = _launches(ctx, names[0], LAUNCHES_DRAWN)
+    return int(launches.rows[0][launches.columns.index("start_ns")]) / 1e6
 
 
 def _timeline_section(ctx: TraceContext) -> str:
-    from nsysq.notebook import timeline_frame
+    from nsysq.notebook import timeline_table_frame
     from nsysq.plot import plot_timeline
     from nsysq.timeline import timeline
 
     ctx.trace.require_kernels()
     start_ms = _first_launch_ms(ctx)
     table = timeline(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
-    frame = timeline_frame(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
+    frame = timeline_table_frame(ctx.trace, table)
     argv = ["timeline", "TRACE", "--from", repr(start_ms), "--limit", str(TIMELINE_ROWS)]
     note = (
         f'<p class="note">The first {TIMELINE_ROWS} events from the first launch of the top kernel '
@@ -291,10 +301,12 @@ def _timeline_section(ctx: TraceContext) -> str:
 
 def _gaps_section(ctx: TraceContext) -> str:
     from nsysq.gaps import gaps
-    from nsysq.gaps_plot import gaps_frame, plot_gaps
+    from nsysq.gaps_plot import PLOT_TOP, gaps_result_frame, plot_gaps
 
-    result = gaps(ctx.trace, top=GAPS_TOP)
-    picture = figure_html(svg(plot_gaps(gaps_frame(ctx.trace), bins=GAPS_BINS)), "nsysq plot gaps")
+    every = gaps(ctx.trace, top=PLOT_TOP)  # once: the plot colours every gap, the table lists the top
+    picture = figure_html(svg(plot_gaps(gaps_result_frame(every), bins=GAPS_BINS)), "nsysq plot gaps")
+    result = every.top(GAPS_TOP)
+    del every
     argv = ["gaps", "TRACE", "--top", str(GAPS_TOP)]
     body = picture + result_html(result.devices, argv, "devices", footer_path="footer")
     body += "<h3>Busy per stream</h3>" + result_html(result.streams, argv, "streams")
@@ -303,11 +315,11 @@ def _gaps_section(ctx: TraceContext) -> str:
 
 
 def _overlap_section(ctx: TraceContext) -> str:
-    from nsysq.gaps_plot import overlap_frame, plot_overlap
+    from nsysq.gaps_plot import overlap_result_frame, plot_overlap
     from nsysq.overlap import overlap
 
     result = overlap(ctx.trace)
-    picture = figure_html(svg(plot_overlap(overlap_frame(ctx.trace))), "nsysq plot overlap")
+    picture = figure_html(svg(plot_overlap(overlap_result_frame(result))), "nsysq plot overlap")
     body = picture + result_html(result.devices, ["overlap", "TRACE"], "devices", footer_path="footer")
     body += "<h3>Per collective kind</h3>" + result_html(
         result.collectives, ["overlap", "TRACE"], "collectives"
