@@ -19,7 +19,9 @@ stream, NVTX ranges) keeps the calls that launched an op in scope and the NVTX r
 call on its thread (:func:`launches_only`), so every call written has its arrow.
 
 Timestamps are microseconds from the trace start (``Trace.t0``) with three decimals, so exact to the
-ns; ``args`` holds ``start_ns``, ``end_ns`` (from the trace start) and ``duration_ns`` exactly.
+ns; ``args`` holds ``start_ns``, ``end_ns`` (from the trace start) and ``duration_ns`` exactly. An
+NVTX event that began before the trace start is drawn from it (``args.before_trace_start_ns``):
+viewers drop negative timestamps.
 """
 
 from __future__ import annotations
@@ -173,12 +175,18 @@ def _us(ns: int) -> float:
 
 
 def _timing(start: int, end: int, t0: int) -> dict[str, Any]:
-    """``ts``/``dur`` in µs and the exact ns (from the trace start) in ``args``."""
-    return {
-        "ts": _us(start - t0),
-        "dur": _us(end - start),
-        "args": {"start_ns": start - t0, "end_ns": end - t0, "duration_ns": end - start},
-    }
+    """``ts``/``dur`` in µs and the exact ns (from the trace start) in ``args``.
+
+    An event that began before the trace start (an NVTX range or mark opened before the first CUDA
+    call, e.g. around model set-up) is drawn from the trace start: viewers drop events with a
+    negative timestamp (Perfetto counts them as ``trace_sorter_negative_timestamp_dropped``).
+    ``args`` keeps its exact start and duration, and ``before_trace_start_ns`` says how much of it
+    is not drawn."""
+    shown_start, shown_end = max(start, t0), max(end, start, t0)
+    args = {"start_ns": start - t0, "end_ns": end - t0, "duration_ns": end - start}
+    if start < t0:
+        args["before_trace_start_ns"] = t0 - start
+    return {"ts": _us(shown_start - t0), "dur": _us(shown_end - shown_start), "args": args}
 
 
 def host_ids(thread: int) -> tuple[int, int]:
@@ -262,7 +270,8 @@ def _nvtx_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
             yield {**base, "ph": "i", "s": "t", "ts": timing["ts"], "args": timing["args"]}
         else:
             yield {**base, "ph": "b", "id": n, "ts": timing["ts"], "args": timing["args"]}
-            yield {**base, "ph": "e", "id": n, "ts": _us(mark["end_ns"] - rows.t0), "args": {}}
+            end = max(int(mark["end_ns"]), int(mark["start_ns"]), rows.t0)
+            yield {**base, "ph": "e", "id": n, "ts": _us(end - rows.t0), "args": {}}
 
 
 def _flow_events(rows: ExportRows) -> Iterator[dict[str, Any]]:

@@ -171,9 +171,15 @@ def _check_timing_and_tracks(events: list[dict[str, Any]]) -> None:
     named = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     processes = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     for e in events:
-        if e["ph"] == "X":
+        if e["ph"] != "M":  # Perfetto drops events with a negative timestamp
+            assert e["ts"] >= 0, e
+        if e["ph"] in ("X", "b", "i") and e["args"]["start_ns"] >= 0:
             assert round(e["ts"] * 1000) == e["args"]["start_ns"]
-            assert round(e["dur"] * 1000) == e["args"]["duration_ns"]
+            assert e["ph"] != "X" or round(e["dur"] * 1000) == e["args"]["duration_ns"]
+            assert "before_trace_start_ns" not in e["args"]
+        elif e["ph"] in ("X", "b", "i"):  # began before the trace start: drawn from it
+            assert e["ts"] == 0 and e["args"]["before_trace_start_ns"] == -e["args"]["start_ns"] > 0, e
+            assert e["ph"] != "X" or round(e["dur"] * 1000) == max(e["args"]["end_ns"], 0)
         if e["ph"] != "M":
             assert (e["pid"], e["tid"]) in named and e["pid"] in processes, e
 
@@ -197,6 +203,9 @@ def test_export_example_window(tmp_path: Path) -> None:
     whole = check_export(trace, tmp_path / "all.json")
     window = check_export(trace, tmp_path / "w.json", (100.0, 100.2))
     assert 0 < len(window["traceEvents"]) < len(whole["traceEvents"])
+    early = [e for e in whole["traceEvents"] if "before_trace_start_ns" in e.get("args", {})]
+    assert "execute_model" in {e["name"] for e in early}  # opened before the first CUDA call
+    assert all(e["cat"] == "nvtx" for e in early)
     assert window["otherData"]["from_ns"] == 100_000_000
 
 
