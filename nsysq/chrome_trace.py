@@ -26,6 +26,7 @@ viewers drop negative timestamps.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections.abc import Iterator
@@ -59,6 +60,11 @@ GPU_PID_BASE = 1_000_000_000
 """GPU processes get pid GPU_PID_BASE + deviceId: above any host pid (Linux pids stay below 2**22)."""
 NVTX_TID_OFFSET = 1 << 24
 """A thread's NVTX track has tid = thread tid + NVTX_TID_OFFSET (thread ids use 24 bits)."""
+LANE_TID_STEP = 1 << 26
+"""Complete events of one track that overlap without nesting (kernels overlapping on one stream,
+push/pop ranges closed out of order) go to extra tracks: lane k of a track has its tid + k *
+LANE_TID_STEP and the track's name with " (overlap k)". On one track a viewer drops them (Perfetto
+counts ``slice_drop_overlapping_complete_event``)."""
 SUFFIXES = (".json", ".json.gz")
 LAUNCHES_TABLE = "nsysq_export_launches"
 _US = 1000.0
@@ -95,6 +101,21 @@ class ExportRows:
     @property
     def queries(self) -> tuple[str, ...]:
         return self.ops.queries + self.calls.queries + self.nvtx.queries
+
+    @functools.cached_property
+    def layout(self) -> Layout:
+        return _layout(self)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The rows as the file draws them: each GPU op, call and NVTX event with its ``pid`` and
+    ``tid`` (lanes applied), and the extra lane tracks to name: (pid, tid, name, sort index)."""
+
+    ops: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    nvtx: list[dict[str, Any]]
+    lane_tracks: list[tuple[int, int, str, int]]
 
 
 def check_output(path: Path) -> None:
@@ -142,12 +163,94 @@ def launches_only(scope: Scope) -> bool:
     return any(v is not None for v in (scope.device, scope.stream, scope.ops))
 
 
-def _launch_index(calls: Table) -> tuple[dict[tuple[Any, Any], dict[str, Any]], dict[Any, dict[str, Any]]]:
+def _drawn(record: dict[str, Any], t0: int) -> tuple[int, int]:
+    """(start, end) in ns as the file draws the event (see :func:`_timing`)."""
+    start = int(record["start_ns"])
+    end = int(record["end_ns"]) if record["end_ns"] is not None else start
+    return max(start, t0), max(end, start, t0)
+
+
+def lanes(spans: list[tuple[Any, int, int]]) -> list[int]:
+    """For (track, start, end) spans, the lane of each: on every (track, lane) the spans nest or
+    follow one another. Greedy in start order (longer first at one start): a span goes to the first
+    lane whose innermost open span holds it or has ended; lane 0 holds everything that nests."""
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][1], -spans[i][2]))
+    open_ends: dict[Any, list[list[int]]] = {}
+    out = [0] * len(spans)
+    for i in order:
+        track, start, end = spans[i]
+        stacks = open_ends.setdefault(track, [])
+        for lane, stack in enumerate(stacks):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if not stack or end <= stack[-1]:
+                stack.append(end)
+                out[i] = lane
+                break
+        else:
+            stacks.append([end])
+            out[i] = len(stacks) - 1
+    return out
+
+
+def _placed(
+    records: list[dict[str, Any]], ids: list[tuple[int, int]], lane_of: list[int], name: Any
+) -> tuple[list[dict[str, Any]], set[tuple[int, int, int, str]]]:
+    """``records`` with their ``pid`` and ``tid`` (lane applied), and the lane tracks used."""
+    placed, extra = [], set()
+    for record, (pid, tid), lane in zip(records, ids, lane_of, strict=True):
+        placed.append({**record, "pid": pid, "tid": tid + lane * LANE_TID_STEP})
+        if lane:
+            extra.add((pid, tid + lane * LANE_TID_STEP, lane, name(record, tid)))
+    return placed, extra
+
+
+def _layout(rows: ExportRows) -> Layout:
+    ops, calls, nvtx = rows.ops.records(), rows.calls.records(), rows.nvtx.records()
+    op_ids = [(gpu_pid(o["device_id"]), int(o["stream_id"] or 0)) for o in ops]
+    call_ids = [host_ids(c["thread"] or 0) for c in calls]
+    nvtx_ids = [(p, t + NVTX_TID_OFFSET) for p, t in (host_ids(n["thread"] or 0) for n in nvtx)]
+    t0 = rows.t0
+
+    def lanes_of(records: list[dict[str, Any]], ids: list[tuple[int, int]], drawn: Any) -> list[int]:
+        spans = [
+            (ident, *_drawn(r, t0)) if drawn(r) else (None, 0, 0)
+            for r, ident in zip(records, ids, strict=True)
+        ]
+        lane_of = lanes([s for s in spans if s[0] is not None])
+        it = iter(lane_of)
+        return [next(it) if s[0] is not None else 0 for s in spans]
+
+    def push_pop(r: dict[str, Any]) -> bool:
+        return bool(r["kind"] == "push_pop" and r["end_ns"] is not None)
+
+    placed_ops, extra_ops = _placed(
+        ops, op_ids, lanes_of(ops, op_ids, lambda r: True), lambda r, tid: f"stream {r['stream_id']}"
+    )
+    placed_calls, extra_calls = _placed(
+        calls, call_ids, lanes_of(calls, call_ids, lambda r: True), lambda r, tid: f"thread {tid}"
+    )
+    placed_nvtx, extra_nvtx = _placed(
+        nvtx,
+        nvtx_ids,
+        lanes_of(nvtx, nvtx_ids, push_pop),
+        lambda r, tid: f"thread {tid - NVTX_TID_OFFSET} NVTX",
+    )
+    tracks = [
+        (pid, tid, f"{name} (overlap {lane})", tid)
+        for pid, tid, lane, name in sorted(extra_ops | extra_calls | extra_nvtx)
+    ]
+    return Layout(placed_ops, placed_calls, placed_nvtx, tracks)
+
+
+def _launch_index(
+    calls: list[dict[str, Any]],
+) -> tuple[dict[tuple[Any, Any], dict[str, Any]], dict[Any, dict[str, Any]]]:
     """The first call per (process, correlationId), and per correlationId alone (for ops whose
     process is unknown)."""
     by_process: dict[tuple[Any, Any], dict[str, Any]] = {}
     by_corr: dict[Any, dict[str, Any]] = {}
-    for call in calls.records():
+    for call in calls:
         corr = call["correlation_id"]
         if corr is None:
             continue
@@ -157,10 +260,11 @@ def _launch_index(calls: Table) -> tuple[dict[tuple[Any, Any], dict[str, Any]], 
 
 
 def launch_pairs(rows: ExportRows) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(call, op) for each GPU op whose launching call is among the exported calls."""
-    by_process, by_corr = _launch_index(rows.calls)
+    """(call, op) for each GPU op whose launching call is among the exported calls (records of
+    ``rows.layout``: with their track's ``pid`` and ``tid``)."""
+    by_process, by_corr = _launch_index(rows.layout.calls)
     pairs = []
-    for op in rows.ops.records():
+    for op in rows.layout.ops:
         corr = op["correlation_id"]
         if corr is None:
             continue
@@ -224,6 +328,8 @@ def _metadata(rows: ExportRows) -> Iterator[dict[str, Any]]:
     for thread in sorted(nvtx_threads):
         pid, tid = host_ids(thread)
         yield _meta("thread_name", pid, tid + NVTX_TID_OFFSET, f"thread {tid} NVTX")
+    for pid, tid, name, _ in rows.layout.lane_tracks:
+        yield _meta("thread_name", pid, tid, name)
 
 
 def _op_tracks(ops: Table) -> Iterator[tuple[Any, Any]]:
@@ -233,13 +339,13 @@ def _op_tracks(ops: Table) -> Iterator[tuple[Any, Any]]:
 
 
 def _op_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
-    for op in rows.ops.records():
+    for op in rows.layout.ops:
         event = {
             "name": op["name"],
             "cat": _OP_CATEGORY[op["kind"]],
             "ph": "X",
-            "pid": gpu_pid(op["device_id"]),
-            "tid": int(op["stream_id"] or 0),
+            "pid": op["pid"],
+            "tid": op["tid"],
             **_timing(op["start_ns"], op["end_ns"], rows.t0),
         }
         event["args"].update({k: op[k] for k in _OP_ARGS if op[k] is not None})
@@ -247,9 +353,8 @@ def _op_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
 
 
 def _call_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
-    for call in rows.calls.records():
-        pid, tid = host_ids(call["thread"] or 0)
-        event = {"name": call["name"], "cat": "cuda_api", "ph": "X", "pid": pid, "tid": tid}
+    for call in rows.layout.calls:
+        event = {"name": call["name"], "cat": "cuda_api", "ph": "X", "pid": call["pid"], "tid": call["tid"]}
         event.update(_timing(call["start_ns"], call["end_ns"], rows.t0))
         for key in ("correlation_id", "event_class", "return_value"):
             if call[key] is not None:
@@ -258,11 +363,10 @@ def _call_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
 
 
 def _nvtx_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
-    for n, mark in enumerate(rows.nvtx.records()):
+    for n, mark in enumerate(rows.layout.nvtx):
         if mark["end_ns"] is None:
             continue  # never closed: counted in the summary's footer
-        pid, tid = host_ids(mark["thread"] or 0)
-        base = {"name": mark["name"], "cat": "nvtx", "pid": pid, "tid": tid + NVTX_TID_OFFSET}
+        base = {"name": mark["name"], "cat": "nvtx", "pid": mark["pid"], "tid": mark["tid"]}
         timing = _timing(mark["start_ns"], mark["end_ns"], rows.t0)
         if mark["kind"] == "push_pop":
             yield {**base, "ph": "X", **timing}
@@ -276,15 +380,20 @@ def _nvtx_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
 
 def _flow_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
     for n, (call, op) in enumerate(launch_pairs(rows)):
-        pid, tid = host_ids(call["thread"] or 0)
         common = {"name": "launch", "cat": "launch", "id": n}
-        yield {**common, "ph": "s", "pid": pid, "tid": tid, "ts": _us(call["start_ns"] - rows.t0)}
+        yield {
+            **common,
+            "ph": "s",
+            "pid": call["pid"],
+            "tid": call["tid"],
+            "ts": _us(call["start_ns"] - rows.t0),
+        }
         yield {
             **common,
             "ph": "f",
             "bp": "e",
-            "pid": gpu_pid(op["device_id"]),
-            "tid": int(op["stream_id"] or 0),
+            "pid": op["pid"],
+            "tid": op["tid"],
             "ts": _us(op["start_ns"] - rows.t0),
         }
 

@@ -166,8 +166,27 @@ def check_export(trace: Path, out: Path, window: tuple[float, float] | None = No
     return doc
 
 
+def _check_nesting(events: list[dict[str, Any]]) -> None:
+    """On every track the complete events nest or follow one another (a viewer drops the others:
+    Perfetto's slice_drop_overlapping_complete_event)."""
+    tracks: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for e in events:
+        if e["ph"] == "X":
+            start = round(e["ts"] * 1000)
+            tracks.setdefault((e["pid"], e["tid"]), []).append((start, start + round(e["dur"] * 1000)))
+    for track, spans in tracks.items():
+        open_ends: list[int] = []
+        for start, end in sorted(spans, key=lambda se: (se[0], -se[1])):
+            while open_ends and open_ends[-1] <= start:
+                open_ends.pop()
+            assert not open_ends or end <= open_ends[-1], (track, start, end, open_ends[-1])
+            open_ends.append(end)
+
+
 def _check_timing_and_tracks(events: list[dict[str, Any]]) -> None:
-    """ts and dur are the exact ns of args in µs; every track that holds an event is named."""
+    """ts and dur are the exact ns of args in µs; every track that holds an event is named; complete
+    events nest on every track."""
+    _check_nesting(events)
     named = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
     processes = {e["pid"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     for e in events:
@@ -207,6 +226,31 @@ def test_export_example_window(tmp_path: Path) -> None:
     assert "execute_model" in {e["name"] for e in early}  # opened before the first CUDA call
     assert all(e["cat"] == "nvtx" for e in early)
     assert window["otherData"]["from_ns"] == 100_000_000
+
+
+def test_lanes_keep_every_track_nested() -> None:
+    from nsysq.chrome_trace import lanes
+
+    spans = [("a", 0, 10), ("a", 2, 5), ("a", 4, 12), ("a", 12, 13), ("b", 4, 12), ("a", 5, 8), ("a", 0, 10)]
+    got = lanes(spans)
+    # (4, 12) crosses (0, 10): lane 1; (5, 8) starts when (2, 5) ends, inside both (0, 10): lane 0
+    assert got == [0, 0, 1, 0, 0, 0, 0]
+    for lane in set(got):
+        _check_nesting(
+            [
+                {"ph": "X", "pid": 0, "tid": hash(t) % 7 + 10 * lane, "ts": a / 1000, "dur": (b - a) / 1000}
+                for (t, a, b), k in zip(spans, got, strict=True)
+                if k == lane
+            ]
+        )
+
+
+def test_unnested_ranges_go_to_an_overlap_track(tmp_path: Path) -> None:
+    """bs16's NVTX push/pop ranges are closed out of order twice (execute_model opens before the
+    last decoder layer of the step before closes): those go to 'thread 4242 NVTX (overlap 1)'."""
+    doc = check_export(ROOT / "examples" / "bs16.sqlite", tmp_path / "t.json")
+    names = {e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert "thread 4242 NVTX (overlap 1)" in names
 
 
 def test_export_size_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
