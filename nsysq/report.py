@@ -209,15 +209,14 @@ def _lineup_section(ctx: TraceContext) -> str:
 def _nvtx_section(ctx: TraceContext) -> str:
     from nsysq import schema
     from nsysq.errors import NoDataError
-    from nsysq.gaps import WORK_MEMORY
     from nsysq.nvtx import nvtx
     from nsysq.plot import plot_nvtx
 
     try:
-        # Bounded as gaps and overlap are: the attribution's temp tables (every GPU op with its
-        # call, the stacks, the pairs) spill to disk instead of adding GBs to the report's peak.
-        with ctx.trace.bounded_memory(WORK_MEMORY):
-            table = nvtx(ctx.trace, limit=NVTX_ROWS)
+        # Not within Trace.bounded_memory as gaps is: the attribution's temp tables (every GPU op
+        # with its call, the stacks, the pairs) are read again step after step, and at 5M kernels /
+        # 1.25M ranges a 300 MB bound made them spill and reload for over 10 minutes (bench/README).
+        table = nvtx(ctx.trace, limit=NVTX_ROWS)
         ctx.trace.release_columns(schema.NVTX)  # no later section reads NVTX events
     except NoDataError:
         return (
