@@ -50,6 +50,10 @@ TIMELINE_ROWS = 100
 """Events in the timeline excerpt."""
 NVTX_ROWS = 20
 """Range names in the report's NVTX table (``nsysq nvtx --limit 20``, the command's default)."""
+NVTX_UNNESTED_LIMIT = 50_000
+"""Above this many NVTX ranges, a trace whose push/pop ranges do not nest gets a note instead of
+the NVTX section: its attribution takes the plain interval join (quadratic per thread; nsysq.nvtx),
+which on a 5M-kernel trace with 1.25M such ranges ran for more than 10 minutes."""
 NVTX_DRAWN = 15
 """Range names drawn in the NVTX plot (``nsysq plot nvtx``'s default)."""
 GAPS_TOP = 10
@@ -213,6 +217,9 @@ def _nvtx_section(ctx: TraceContext) -> str:
     from nsysq.plot import plot_nvtx
 
     try:
+        skipped = _unnested_note(ctx.trace)
+        if skipped:
+            return skipped
         # Not within Trace.bounded_memory as gaps is: the attribution's temp tables (every GPU op
         # with its call, the stacks, the pairs) are read again step after step, and at 5M kernels /
         # 1.25M ranges a 300 MB bound made them spill and reload for over 10 minutes (bench/README).
@@ -230,6 +237,23 @@ def _nvtx_section(ctx: TraceContext) -> str:
     )
     argv = ["nvtx", "TRACE", "--limit", str(NVTX_ROWS)]
     return picture + result_html(table, argv, "rows", footer_path="footer")
+
+
+def _unnested_note(trace: Trace) -> str:
+    """The note shown instead of the NVTX section when its attribution would take the quadratic
+    fallback on many ranges ("" when the section is computed)."""
+    from nsysq.nvtx import unnested_ranges
+
+    unnested = unnested_ranges(trace)  # raises NoDataError without NVTX ranges
+    ranges = int(trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0])
+    if not unnested or ranges <= NVTX_UNNESTED_LIMIT:
+        return ""
+    return (
+        f'<p class="nodata">NVTX ranges not computed for this report: {unnested:,} push/pop ranges '
+        f"overlap without nesting on their thread (a real NVTX stack cannot), so the attribution "
+        f"takes the plain interval join, quadratic per thread, and this trace has {ranges:,} ranges. "
+        "<code>nsysq nvtx TRACE</code> computes it (slowly).</p>"
+    )
 
 
 def _top_kernels(ctx: TraceContext) -> list[str]:

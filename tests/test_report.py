@@ -154,6 +154,26 @@ def test_nvtx_section_without_ranges(fixture_dir: Path, tmp_path: Path) -> None:
     assert "No NVTX ranges in this trace" in section
 
 
+def test_nvtx_section_skips_many_unnested_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bs16's push/pop ranges do not all nest: above NVTX_UNNESTED_LIMIT ranges the section says
+    why it is not computed instead of running the quadratic interval join."""
+    from nsysq import report
+    from nsysq.nvtx import unnested_ranges
+    from nsysq.trace import Trace
+
+    section = [s for s in report.TRACE_SECTIONS if s.key == "nvtx"]
+    with Trace(EXAMPLES[1]) as trace:
+        shown = report.trace_report(trace, section).html
+    assert "$ nsysq nvtx TRACE --limit 20" in shown
+    monkeypatch.setattr(report, "NVTX_UNNESTED_LIMIT", 10)
+    with Trace(EXAMPLES[1]) as trace:
+        noted = report.trace_report(trace, section).html
+        unnested = unnested_ranges(trace)
+    assert unnested > 0
+    assert f"NVTX ranges not computed for this report: {unnested:,} push/pop ranges overlap" in noted
+    assert "$ nsysq nvtx TRACE" not in noted
+
+
 def test_check_report_catches_a_wrong_number(report_page: ReportPage, tmp_path: Path) -> None:
     text = report_page(EXAMPLES[0]).read_text(encoding="utf-8")
     page = tmp_path / "wrong.html"
