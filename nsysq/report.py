@@ -242,10 +242,9 @@ def _nvtx_section(ctx: TraceContext) -> str:
 def _unnested_note(trace: Trace) -> str:
     """The note shown instead of the NVTX section when its attribution would take the quadratic
     fallback on many ranges ("" when the section is computed)."""
-    from nsysq.nvtx import unnested_ranges
+    from nsysq.nvtx import stack_check
 
-    unnested = unnested_ranges(trace)  # raises NoDataError without NVTX ranges
-    ranges = int(trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0])
+    unnested, ranges = stack_check(trace)  # NVTX tables only; NoDataError without NVTX ranges
     if not unnested or ranges <= NVTX_UNNESTED_LIMIT:
         return ""
     return (
