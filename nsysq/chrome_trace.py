@@ -110,12 +110,12 @@ class ExportRows:
 @dataclass(frozen=True)
 class Layout:
     """The rows as the file draws them: each GPU op, call and NVTX event with its ``pid`` and
-    ``tid`` (lanes applied), and the extra lane tracks to name: (pid, tid, name, sort index)."""
+    ``tid`` (lanes applied), and the extra lane tracks to name: (pid, tid, name)."""
 
     ops: list[dict[str, Any]]
     calls: list[dict[str, Any]]
     nvtx: list[dict[str, Any]]
-    lane_tracks: list[tuple[int, int, str, int]]
+    lane_tracks: list[tuple[int, int, str]]
 
 
 def check_output(path: Path) -> None:
@@ -205,39 +205,44 @@ def _placed(
     return placed, extra
 
 
+def _lanes_of(records: list[dict[str, Any]], ids: list[tuple[int, int]], t0: int, slice_: Any) -> list[int]:
+    """The lane of each record on its track (0 for the records ``slice_`` says are not drawn as
+    complete events)."""
+    picked = [i for i, r in enumerate(records) if slice_(r)]
+    lane_of = [0] * len(records)
+    spans = [(ids[i], *_drawn(records[i], t0)) for i in picked]
+    for i, lane in zip(picked, lanes(spans), strict=True):
+        lane_of[i] = lane
+    return lane_of
+
+
+def _every(record: dict[str, Any]) -> bool:
+    return True
+
+
+def _push_pop(record: dict[str, Any]) -> bool:
+    return bool(record["kind"] == "push_pop" and record["end_ns"] is not None)
+
+
 def _layout(rows: ExportRows) -> Layout:
     ops, calls, nvtx = rows.ops.records(), rows.calls.records(), rows.nvtx.records()
     op_ids = [(gpu_pid(o["device_id"]), int(o["stream_id"] or 0)) for o in ops]
     call_ids = [host_ids(c["thread"] or 0) for c in calls]
     nvtx_ids = [(p, t + NVTX_TID_OFFSET) for p, t in (host_ids(n["thread"] or 0) for n in nvtx)]
-    t0 = rows.t0
-
-    def lanes_of(records: list[dict[str, Any]], ids: list[tuple[int, int]], drawn: Any) -> list[int]:
-        spans = [
-            (ident, *_drawn(r, t0)) if drawn(r) else (None, 0, 0)
-            for r, ident in zip(records, ids, strict=True)
-        ]
-        lane_of = lanes([s for s in spans if s[0] is not None])
-        it = iter(lane_of)
-        return [next(it) if s[0] is not None else 0 for s in spans]
-
-    def push_pop(r: dict[str, Any]) -> bool:
-        return bool(r["kind"] == "push_pop" and r["end_ns"] is not None)
-
     placed_ops, extra_ops = _placed(
-        ops, op_ids, lanes_of(ops, op_ids, lambda r: True), lambda r, tid: f"stream {r['stream_id']}"
+        ops, op_ids, _lanes_of(ops, op_ids, rows.t0, _every), lambda r, tid: f"stream {r['stream_id']}"
     )
     placed_calls, extra_calls = _placed(
-        calls, call_ids, lanes_of(calls, call_ids, lambda r: True), lambda r, tid: f"thread {tid}"
+        calls, call_ids, _lanes_of(calls, call_ids, rows.t0, _every), lambda r, tid: f"thread {tid}"
     )
     placed_nvtx, extra_nvtx = _placed(
         nvtx,
         nvtx_ids,
-        lanes_of(nvtx, nvtx_ids, push_pop),
+        _lanes_of(nvtx, nvtx_ids, rows.t0, _push_pop),
         lambda r, tid: f"thread {tid - NVTX_TID_OFFSET} NVTX",
     )
     tracks = [
-        (pid, tid, f"{name} (overlap {lane})", tid)
+        (pid, tid, f"{name} (overlap {lane})")
         for pid, tid, lane, name in sorted(extra_ops | extra_calls | extra_nvtx)
     ]
     return Layout(placed_ops, placed_calls, placed_nvtx, tracks)
@@ -328,7 +333,7 @@ def _metadata(rows: ExportRows) -> Iterator[dict[str, Any]]:
     for thread in sorted(nvtx_threads):
         pid, tid = host_ids(thread)
         yield _meta("thread_name", pid, tid + NVTX_TID_OFFSET, f"thread {tid} NVTX")
-    for pid, tid, name, _ in rows.layout.lane_tracks:
+    for pid, tid, name in rows.layout.lane_tracks:
         yield _meta("thread_name", pid, tid, name)
 
 
