@@ -4,6 +4,7 @@
     python bench/run.py --kernels 20000000 --repeat 1
     python bench/run.py --quick              # 200k kernels, smoke run
     python bench/run.py --only gaps,overlap  # just these first runs, round-robin with a census
+    python bench/run.py --only report --repeat 1  # a census, then nsysq report of the trace
     python bench/run.py --only-fleet         # only the fleet rows (48 and 512 rank traces)
 
 Traces are generated once into bench/out/ (gitignored) by nsysq.synth.big and reused. Every
@@ -306,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     r["census_direct"] = measure(
         "nsysq census --no-cache", [*NSYSQ, "census", str(a), "--no-cache"], repeat, env
     )
+    r.update(report_rows(a, 1, env))
     r["cache_build"] = measure(
         "nsysq cache build (background job)", [*NSYSQ, "cache", "build", str(a)], 1, warm_env
     )
@@ -362,7 +364,29 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-ONLY_CHOICES = ("gaps", "overlap", "diff", "sqlite3")
+ONLY_CHOICES = ("gaps", "overlap", "diff", "sqlite3", "report")
+
+
+def report_rows(a: Path, repeat: int, env: dict[str, str]) -> dict[str, Result]:
+    """Issue 14: ``nsysq report`` of the trace on a direct read (every section: info, census,
+    lineup, NVTX, gaps, overlap, stakeout, timeline); the page's size goes in the row's note."""
+    out = Path(tempfile.mkdtemp(prefix="nsysq-bench-report-")) / "report.html"
+    cmd = [*NSYSQ, "report", str(a), "-o", str(out), "--no-cache"]
+    res = measure("nsysq report --no-cache (one trace, direct read)", cmd, repeat, env)
+    res.note = str(out.stat().st_size)
+    shutil.rmtree(out.parent, ignore_errors=True)
+    return {"report_direct": res}
+
+
+def report_targets(r: dict[str, Result], judged: bool) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 14's size target (a 5M-kernel trace's report under 5 MB); its time for information."""
+    if "report_direct" not in r:
+        return []
+    size = int(r["report_direct"].note) / 1e6
+    return [
+        ("nsysq report of the trace: page size", f"{size:.2f} MB", "< 5 MB", size < 5 if judged else None),
+        ("nsysq report of the trace: peak RSS", f"{r['report_direct'].rss_mb:.0f} MB", "-", True),
+    ]
 
 
 def gpu_time_specs(a: Path, env: dict[str, str]) -> dict[str, Spec]:
@@ -403,6 +427,8 @@ def run_only(only: str, a: Path, n: int, size_mb: float, repeat: int, env: dict[
     for word in chosen:
         if word in ("gaps", "overlap"):
             specs[f"{word}_cold"] = gpu[f"{word}_cold"]
+        elif word == "report":
+            continue  # timed after the round-robin (one run: it takes minutes at 5M)
         elif word == "diff":
             b = trace(n, seed=1)
             specs["diff_cold"] = Spec(
@@ -413,6 +439,8 @@ def run_only(only: str, a: Path, n: int, size_mb: float, repeat: int, env: dict[
                 "sqlite3 raw census", [SQLITE3, "-readonly", str(a)], env, stdin=RAW_CENSUS
             )
     r = dict(zip(specs, interleaved(list(specs.values()), repeat), strict=True))
+    if "report" in chosen:
+        r.update(report_rows(a, 1, env))
     judged = n == 5_000_000
     print(
         f"\n## nsysq benchmark (--only {only}): {n:,} kernels ({size_mb:.0f} MB), {os.cpu_count()} cores, "
@@ -428,7 +456,9 @@ def run_only(only: str, a: Path, n: int, size_mb: float, repeat: int, env: dict[
         rows.append(
             ("first diff / first census", f"{ratio:.2f}x", "<= 2.5x", ratio <= 2.5 if judged else None)
         )
-    peak = max(res.rss_mb for k, res in r.items() if not k.startswith("sqlite3"))
+    rows += report_targets(r, judged)
+    # issue 4's memory bound is for the question commands; the report (issue 14) has its own row
+    peak = max(res.rss_mb for k, res in r.items() if not k.startswith(("sqlite3", "report")))
     rows.append(("peak RSS of any nsysq process", f"{peak:.0f} MB", "<= 1024 MB", peak <= 1024))
     print("\nRatios are medians of per-round ratios (each round times the commands back to back).\n")
     print("| target | measured | goal | |")
@@ -615,9 +645,12 @@ def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> 
     elif judged:
         rows.append(("first diff / first census", "not measured in this run", "<= 2.5x", False))
     rows += gpu_time_targets(r, judged)
+    rows += report_targets(r, judged)
     limit = 1024 if n <= 5_000_000 else 2048
-    # issue 4's memory bound is for census, lineup, stakeout, timeline and diff; nvtx has its own rows
-    peak = max(res.rss_mb for k, res in r.items() if not k.startswith(("sqlite3", "nsys_ai", "nvtx")))
+    # issue 4's memory bound is for census, lineup, stakeout, timeline and diff; nvtx and the report
+    # (issue 14) have their own rows
+    skip = ("sqlite3", "nsys_ai", "nvtx", "report")
+    peak = max(res.rss_mb for k, res in r.items() if not k.startswith(skip))
     rows.append(("peak RSS of any nsysq process", f"{peak:.0f} MB", f"<= {limit} MB", peak <= limit))
     rows.append(("nsysq --help", f"{r['help'].wall:.3f} s", "<= 0.25 s", r["help"].wall <= 0.25))
     small = r["small_census"]

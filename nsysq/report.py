@@ -48,6 +48,14 @@ LAUNCHES_DRAWN = 2000
 """Launches of the top kernel drawn in the stakeout plot (the first ones in start order)."""
 TIMELINE_ROWS = 100
 """Events in the timeline excerpt."""
+NVTX_ROWS = 20
+"""Range names in the report's NVTX table (``nsysq nvtx --limit 20``, the command's default)."""
+NVTX_UNNESTED_LIMIT = 50_000
+"""Above this many NVTX ranges, a trace whose push/pop ranges do not nest gets a note instead of
+the NVTX section: its attribution takes the plain interval join (quadratic per thread; nsysq.nvtx),
+which on a 5M-kernel trace with 1.25M such ranges ran for more than 10 minutes."""
+NVTX_DRAWN = 15
+"""Range names drawn in the NVTX plot (``nsysq plot nvtx``'s default)."""
 GAPS_TOP = 10
 GAPS_BINS = 300
 DIFF_KERNEL_ROWS = 200
@@ -202,6 +210,51 @@ def _lineup_section(ctx: TraceContext) -> str:
     return picture + result_html(table, ["lineup", "TRACE"], "rows", footer_path="footer")
 
 
+def _nvtx_section(ctx: TraceContext) -> str:
+    from nsysq import schema
+    from nsysq.errors import NoDataError
+    from nsysq.nvtx import nvtx
+    from nsysq.plot import plot_nvtx
+
+    try:
+        skipped = _unnested_note(ctx.trace)
+        if skipped:
+            return skipped
+        # Not within Trace.bounded_memory as gaps is: the attribution's temp tables (every GPU op
+        # with its call, the stacks, the pairs) are read again step after step, and at 5M kernels /
+        # 1.25M ranges a 300 MB bound made them spill and reload for over 10 minutes (bench/README).
+        table = nvtx(ctx.trace, limit=NVTX_ROWS)
+        ctx.trace.release_columns(schema.NVTX)  # no later section reads NVTX events
+    except NoDataError:
+        return (
+            '<p class="nodata">No NVTX ranges in this trace: annotate the program with NVTX '
+            "(torch.cuda.nvtx.range, nvtx.annotate, nvtxRangePush) and profile with "
+            "nsys profile --trace=cuda,nvtx to see GPU time per range here.</p>"
+        )
+    frame = table.to_pandas()
+    picture = figure_html(
+        svg(plot_nvtx(frame, top=NVTX_DRAWN)), f"nsysq plot nvtx TRACE --limit {NVTX_DRAWN}"
+    )
+    argv = ["nvtx", "TRACE", "--limit", str(NVTX_ROWS)]
+    return picture + result_html(table, argv, "rows", footer_path="footer")
+
+
+def _unnested_note(trace: Trace) -> str:
+    """The note shown instead of the NVTX section when its attribution would take the quadratic
+    fallback on many ranges ("" when the section is computed)."""
+    from nsysq.nvtx import stack_check
+
+    unnested, ranges = stack_check(trace)  # NVTX tables only; NoDataError without NVTX ranges
+    if not unnested or ranges <= NVTX_UNNESTED_LIMIT:
+        return ""
+    return (
+        f'<p class="nodata">NVTX ranges not computed for this report: {unnested:,} push/pop ranges '
+        f"overlap without nesting on their thread (a real NVTX stack cannot), so the attribution "
+        f"takes the plain interval join, quadratic per thread, and this trace has {ranges:,} ranges. "
+        "<code>nsysq nvtx TRACE</code> computes it (slowly).</p>"
+    )
+
+
 def _top_kernels(ctx: TraceContext) -> list[str]:
     """The census's top kernels with a real name (not 'other', not an unresolved id)."""
     names = []
@@ -212,14 +265,23 @@ def _top_kernels(ctx: TraceContext) -> list[str]:
     return names[:STAKEOUT_KERNELS]
 
 
+def _launches(ctx: TraceContext, name: str, limit: int) -> Table:
+    """``nsysq stakeout TRACE name --limit limit``, run once per report (the stakeout section and
+    the timeline excerpt both read the top kernel's launches)."""
+    from nsysq.stakeout import stakeout
+
+    table: Table = ctx.once(f"stakeout {limit} {name}", lambda: stakeout(ctx.trace, name, limit=limit))
+    return table
+
+
 def _stakeout_section(ctx: TraceContext) -> str:
     from nsysq.plot import plot_stakeout
-    from nsysq.stakeout import stakeout, summary_table
+    from nsysq.stakeout import summary_table
 
     ctx.trace.require_kernels()
     body = ""
     for i, name in enumerate(_top_kernels(ctx)):
-        launches = stakeout(ctx.trace, name, limit=LAUNCHES_DRAWN if i == 0 else 1)
+        launches = _launches(ctx, name, LAUNCHES_DRAWN if i == 0 else 1)
         body += f"<h3>{esc(name)}</h3>"
         if i == 0:
             drawn = len(launches.rows)
@@ -232,29 +294,24 @@ def _stakeout_section(ctx: TraceContext) -> str:
 
 
 def _first_launch_ms(ctx: TraceContext) -> float:
-    """Where the timeline excerpt starts: the first launch of the census's top named kernel."""
-    from nsysq.stakeout import stakeout
-
-    def first() -> float:
-        names = _top_kernels(ctx)
-        if not names:
-            return 0.0
-        launch = stakeout(ctx.trace, names[0], limit=1)
-        return int(launch.rows[0][launch.columns.index("start_ns")]) / 1e6
-
-    value: float = ctx.once("first_launch_ms", first)
-    return value
+    """Where the timeline excerpt starts: the first launch of the census's top named kernel (the
+    launches are in start order)."""
+    names = _top_kernels(ctx)
+    if not names:
+        return 0.0
+    launches = _launches(ctx, names[0], LAUNCHES_DRAWN)
+    return int(launches.rows[0][launches.columns.index("start_ns")]) / 1e6
 
 
 def _timeline_section(ctx: TraceContext) -> str:
-    from nsysq.notebook import timeline_frame
+    from nsysq.notebook import timeline_table_frame
     from nsysq.plot import plot_timeline
     from nsysq.timeline import timeline
 
     ctx.trace.require_kernels()
     start_ms = _first_launch_ms(ctx)
     table = timeline(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
-    frame = timeline_frame(ctx.trace, start_ms=start_ms, limit=TIMELINE_ROWS)
+    frame = timeline_table_frame(ctx.trace, table)
     argv = ["timeline", "TRACE", "--from", repr(start_ms), "--limit", str(TIMELINE_ROWS)]
     note = (
         f'<p class="note">The first {TIMELINE_ROWS} events from the first launch of the top kernel '
@@ -266,10 +323,12 @@ def _timeline_section(ctx: TraceContext) -> str:
 
 def _gaps_section(ctx: TraceContext) -> str:
     from nsysq.gaps import gaps
-    from nsysq.gaps_plot import gaps_frame, plot_gaps
+    from nsysq.gaps_plot import PLOT_TOP, gaps_result_frame, plot_gaps
 
-    result = gaps(ctx.trace, top=GAPS_TOP)
-    picture = figure_html(svg(plot_gaps(gaps_frame(ctx.trace), bins=GAPS_BINS)), "nsysq plot gaps")
+    every = gaps(ctx.trace, top=PLOT_TOP)  # once: the plot colours every gap, the table lists the top
+    picture = figure_html(svg(plot_gaps(gaps_result_frame(every), bins=GAPS_BINS)), "nsysq plot gaps")
+    result = every.top(GAPS_TOP)
+    del every
     argv = ["gaps", "TRACE", "--top", str(GAPS_TOP)]
     body = picture + result_html(result.devices, argv, "devices", footer_path="footer")
     body += "<h3>Busy per stream</h3>" + result_html(result.streams, argv, "streams")
@@ -278,11 +337,11 @@ def _gaps_section(ctx: TraceContext) -> str:
 
 
 def _overlap_section(ctx: TraceContext) -> str:
-    from nsysq.gaps_plot import overlap_frame, plot_overlap
+    from nsysq.gaps_plot import overlap_result_frame, plot_overlap
     from nsysq.overlap import overlap
 
     result = overlap(ctx.trace)
-    picture = figure_html(svg(plot_overlap(overlap_frame(ctx.trace))), "nsysq plot overlap")
+    picture = figure_html(svg(plot_overlap(overlap_result_frame(result))), "nsysq plot overlap")
     body = picture + result_html(result.devices, ["overlap", "TRACE"], "devices", footer_path="footer")
     body += "<h3>Per collective kind</h3>" + result_html(
         result.collectives, ["overlap", "TRACE"], "collectives"
@@ -294,6 +353,7 @@ TRACE_SECTIONS: list[ReportSection] = [
     ReportSection("info", "The trace", _info),
     ReportSection("census", "Census: GPU time per kernel", _census_section),
     ReportSection("lineup", "Lineup: GPU time per category", _lineup_section),
+    ReportSection("nvtx", "NVTX ranges: GPU time per range name", _nvtx_section),
     ReportSection("gaps", "Gaps: when the GPU waited, and why", _gaps_section),
     ReportSection("overlap", "Overlap: communication and copies behind compute", _overlap_section),
     ReportSection("stakeout", "Stakeout of the top kernels", _stakeout_section),

@@ -140,6 +140,10 @@ class Browser:
             self.events.append(self._read_message(deadline))
 
     def open(self, path: Path, width: int = 1280, height: int = 900, mobile: bool = False) -> Page:
+        return self.open_url(path.resolve().as_uri(), width, height, mobile)
+
+    def open_url(self, url: str, width: int = 1280, height: int = 900, mobile: bool = False) -> Page:
+        """Open ``url`` in a new tab of the given size; return once its load event fired."""
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         page = Page(self, session)
@@ -154,7 +158,7 @@ class Browser:
             mobile=mobile,
         )
         page.mark = len(self.events)
-        self.call("Page.navigate", session, url=path.resolve().as_uri())
+        self.call("Page.navigate", session, url=url)
         self.wait_for("Page.loadEventFired", session)
         page.evaluate("1")  # let the load's own events arrive
         return page

@@ -5,6 +5,7 @@ Nothing here imports nsysq's engine; it reads the export the way the article doe
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import sqlite3
@@ -908,3 +909,159 @@ def total_scores(path_a: Path, path_b: Path, min_ns: float, floor: float) -> dic
     mad = _weighted_median([(abs(logs[n] - center), va + vb) for n, (va, vb) in eligible.items()])
     spread = max(1.4826 * mad, floor)
     return {n: (logs[n] - center) / spread if n in eligible else None for n in both}
+
+
+# -- nsysq export in a scope (issue 14): plain Python over raw rows ------------------------------------
+_MASK24 = 0xFFFFFF
+
+
+def nvtx_selected_launches(
+    path: Path, name: str, domain: str | None = None, index: int | None = None
+) -> set[tuple[int, int]]:
+    """(globalPid, correlationId) of the kernels, memcpys and memsets whose launching call (eventClass
+    0 or 1) lies wholly inside a kept range named ``name`` (of ``domain`` when given; only the
+    ``index``-th such range in start order, then thread, when given) on the call's thread: the GPU
+    work ``--nvtx name[@domain][/index]`` keeps."""
+    ranges, _, _ = nvtx_ranges(path)
+    chosen = sorted(
+        (r for r in ranges if r.name == name and (domain is None or r.domain == domain)),
+        key=lambda r: (r.start, r.tid),
+    )
+    if index is not None:
+        chosen = chosen[index : index + 1]
+    by_thread: dict[int, list[tuple[int, int, tuple[int, int]]]] = {}
+    for key, calls in nvtx_calls(path).items():
+        for tid, start, end in calls:
+            by_thread.setdefault(tid, []).append((start, end, key))
+    for calls in by_thread.values():
+        calls.sort()
+    held: set[tuple[int, int]] = set()
+    for r in chosen:
+        calls = by_thread.get(r.tid, [])
+        i = bisect.bisect_left(calls, (r.start, -(2**63)))
+        while i < len(calls) and calls[i][0] <= r.end:
+            if calls[i][1] <= r.end:
+                held.add(calls[i][2])
+            i += 1
+    launched = {
+        (int(p), int(c))
+        for table in _GPU_OP_TABLES[:3]
+        for p, c in _rows(
+            path, f"SELECT globalPid, correlationId FROM {table} WHERE correlationId IS NOT NULL"
+        )
+        if p is not None
+    }
+    return held & launched
+
+
+def _in_window(start: int, end: int, t0: int, from_ns: int | None, to_ns: int | None) -> bool:
+    return (to_ns is None or start - t0 < to_ns) and (from_ns is None or end - t0 >= from_ns)
+
+
+def export_scoped(
+    path: Path,
+    *,
+    device: int | None = None,
+    stream: int | None = None,
+    pid: int | None = None,
+    launches: set[tuple[int, int]] | None = None,
+    from_ns: int | None = None,
+    to_ns: int | None = None,
+) -> tuple[dict[str, tuple[int, int]], int]:
+    """What a scoped `nsysq export` should write: (events, summed ns) per kind, and the launch
+    arrows. GPU ops: those on ``device``/``stream``/of process ``pid``, and with ``launches`` those
+    whose (globalPid, correlationId) is in the set. CPU side: with a device, stream or launch set,
+    the calls that launched an op in scope and the ranges (push/pop, start/end, ended on their own
+    thread) that hold such a call wholly on its thread; with ``pid`` alone, every call and NVTX
+    event of the process."""
+    t0, present = trace_t0(path), tables(path)
+    scope = {"device": device, "stream": stream, "pid": pid}
+    ops: dict[str, list[tuple[int, int, Any, Any]]] = {}
+    for kind, table in _EXPORT_OPS.items():
+        sql = f'SELECT start, "end", globalPid, correlationId FROM {table} {_scope_where(scope)}'
+        rows = _rows(path, sql) if table in present else []
+        ops[kind] = [
+            r for r in rows if launches is None or (r[2] is not None and (int(r[2]), r[3]) in launches)
+        ]
+    launches_only = device is not None or stream is not None or launches is not None
+    keys = {(r[3], r[2] >> 24) for rows in ops.values() for r in rows if r[2] is not None}
+    loose = {r[3] for rows in ops.values() for r in rows if r[2] is None}
+    sql = (
+        'SELECT start, "end", globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME '
+        "WHERE eventClass IS NULL OR eventClass <> 67"
+    )
+    calls = [
+        c
+        for c in (_rows(path, sql) if "CUPTI_ACTIVITY_KIND_RUNTIME" in present else [])
+        if (pid is None or (c[2] >> 24) & _MASK24 == pid)
+        and (not launches_only or (c[3] is not None and ((c[3], c[2] >> 24) in keys or c[3] in loose)))
+    ]
+    out = {
+        kind: _summed([(s, e) for s, e, _, _ in rows if _in_window(s, e, t0, from_ns, to_ns)])
+        for kind, rows in ops.items()
+    }
+    written = [c for c in calls if _in_window(c[0], c[1], t0, from_ns, to_ns)]
+    out["cuda_api"] = _summed([(c[0], c[1]) for c in written])
+    out.update(_scoped_nvtx(path, pid, calls if launches_only else None, t0, from_ns, to_ns))
+    in_file = {(c[3], c[2] >> 24) for c in written}
+    in_file_corr = {c[3] for c in written}
+    flows = sum(
+        1
+        for rows in ops.values()
+        for s, e, p, corr in rows
+        if _in_window(s, e, t0, from_ns, to_ns)
+        and ((corr, p >> 24) in in_file if p is not None else corr in in_file_corr)
+    )
+    return out, flows
+
+
+def _summed(spans: list[tuple[int, int]]) -> tuple[int, int]:
+    return len(spans), sum(e - s for s, e in spans)
+
+
+def _scoped_nvtx(
+    path: Path,
+    pid: int | None,
+    launch_calls: list[tuple[Any, ...]] | None,
+    t0: int,
+    from_ns: int | None,
+    to_ns: int | None,
+) -> dict[str, tuple[int, int]]:
+    """Per NVTX kind, (events, summed ns) of a scoped export: every event of the process (or of the
+    trace), or with ``launch_calls`` only the ranges holding one of those calls wholly."""
+    has = "NVTX_EVENTS" in tables(path)
+    sql = (
+        'SELECT eventType, start, "end", globalTid, endGlobalTid FROM NVTX_EVENTS '
+        "WHERE eventType IN (34, 59, 60)"
+    )
+    rows = [r for r in (_rows(path, sql) if has else []) if pid is None or (r[3] >> 24) & _MASK24 == pid]
+    by_thread: dict[int, list[tuple[int, int]]] = {}
+    for start, end, tid, _ in launch_calls or []:
+        by_thread.setdefault(tid, []).append((start, end))
+    for calls in by_thread.values():
+        calls.sort()
+    out: dict[str, list[tuple[int, int]]] = {"nvtx_push_pop": [], "nvtx_start_end": [], "nvtx_mark": []}
+    for kind, start, end, tid, end_tid in rows:
+        if kind == 34:
+            if launch_calls is None and _in_window(start, start, t0, from_ns, to_ns):
+                out["nvtx_mark"].append((start, start))
+            continue
+        if end is None or not _in_window(start, end, t0, from_ns, to_ns):
+            continue
+        if launch_calls is not None:
+            if end_tid is not None and end_tid != tid:
+                continue
+            if not _holds_a_call(by_thread.get(tid, []), start, end):
+                continue
+        out["nvtx_push_pop" if kind == 59 else "nvtx_start_end"].append((start, end))
+    return {kind: _summed(spans) for kind, spans in out.items()}
+
+
+def _holds_a_call(calls: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether one of ``calls`` (sorted (start, end)) lies wholly inside [start, end]."""
+    i = bisect.bisect_left(calls, (start, -(2**63)))
+    while i < len(calls) and calls[i][0] <= end:
+        if calls[i][1] <= end:
+            return True
+        i += 1
+    return False

@@ -75,7 +75,7 @@ def test_trace_report_in_browser(browser: Browser, report_page: ReportPage, tmp_
     assert headings[:3] == ["The trace", "Census: GPU time per kernel", "Lineup: GPU time per category"]
     census = page.evaluate("document.querySelector('#census table').innerText")
     assert "device_kernel" in census and "877.380" in census and "70.2%" in census
-    assert page.evaluate("document.querySelectorAll('svg').length") == 6
+    assert page.evaluate("document.querySelectorAll('svg').length") == 7
     # the svg figures are drawn: each has a non-zero rendered size
     assert page.evaluate("Array.from(document.querySelectorAll('svg')).every(s => s.getBBox().width > 0)")
     # sorting: by instances ascending after two clicks (descending first for numbers)
@@ -93,6 +93,36 @@ def test_trace_report_in_browser(browser: Browser, report_page: ReportPage, tmp_
     assert page.errors() == []
     page.evaluate("window.scrollTo(0, 0)")
     shot = screenshots(tmp_path) / "report.png"
+    page.screenshot(shot, full_page=False)
+    assert png_size(shot) == (1280, 900)
+
+
+def test_nvtx_section_in_browser(browser: Browser, report_page: ReportPage, tmp_path: Path) -> None:
+    """The NVTX section renders its plot and table (range names with GPU time), and sorts."""
+    path = report_page(EXAMPLES[0])
+    page = browser.open(path)
+    assert_clean(page, path)
+    headings = page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.textContent)")
+    assert headings[3] == "NVTX ranges: GPU time per range name"
+    text = page.evaluate("document.querySelector('#nvtx table').innerText")
+    assert "execute_model" in text and "decoder_layer_0" in text
+    assert page.evaluate("document.querySelector('#nvtx svg').getBBox().width") > 0
+    kernel_ns = column_values(page, "nvtx", "kernel_ns")
+    assert kernel_ns == sorted(kernel_ns, reverse=True)  # type: ignore[type-var]  # as printed
+    printed = column_values(page, "nvtx", "name")
+    click_header(page, "nvtx", "instances")
+    down = column_values(page, "nvtx", "instances")
+    assert down == sorted(down, reverse=True)  # type: ignore[type-var]
+    assert column_values(page, "nvtx", "name") != printed  # the rows moved
+    click_header(page, "nvtx", "instances")
+    up = column_values(page, "nvtx", "instances")
+    assert up == sorted(up)  # type: ignore[type-var]
+    click_header(page, "nvtx", "name")
+    names = [str(n).lower() for n in column_values(page, "nvtx", "name")]
+    assert names == sorted(names) or names == sorted(names, reverse=True)
+    assert page.errors() == []
+    page.evaluate("document.querySelector('#nvtx').scrollIntoView()")
+    shot = screenshots(tmp_path) / "report-nvtx.png"
     page.screenshot(shot, full_page=False)
     assert png_size(shot) == (1280, 900)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nsysq.errors import NoDataError, RulesError
+from nsysq.errors import NoDataError, RulesError, UsageError
 from nsysq.gaps import CAUSES, GapsResult, call_cause, gaps, load_call_rules
 from nsysq.overlap import OverlapResult, collective_kind, load_kind_rules, overlap
 from nsysq.trace import Trace
@@ -462,3 +462,19 @@ def test_bounded_memory_restores_the_limit_and_removes_its_spill_directory(scena
             assert t.sql_table(setting).rows[0] == (limit, spill)
         assert t.sql_table(setting).rows[0][0] == before[0]
     assert not Path(spill).exists()  # removed when the trace closed
+
+
+def test_top_of_a_longer_list_is_the_shorter_list(fixture_dir: Path) -> None:
+    """GapsResult.top(n) of a result listing every gap equals gaps(top=n) (the report computes gaps
+    once and shows the top 10 beside a plot of all of them)."""
+    for path in (fixture_dir / "edge_cases.sqlite", ROOT / "examples" / "bs1.sqlite"):
+        with Trace(path) as trace:
+            every = gaps(trace, top=10**9)
+            for n in (0, 1, 3, 10):
+                want, got = gaps(trace, top=n), every.top(n)
+                for name, table in want.tables().items():
+                    assert got.tables()[name].rows == table.rows, (path.name, n, name)
+                    assert got.tables()[name].footer == table.footer, (path.name, n, name)
+            assert len(every.gaps.rows) > 3
+        with Trace(path) as trace, pytest.raises(UsageError, match="at least 11 gaps"):
+            gaps(trace, top=10).top(11)

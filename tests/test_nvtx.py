@@ -549,3 +549,22 @@ def test_extend_unended_matches_the_oracle_and_the_hand(fixture_dir: Path, nvtx_
     assert plain.footer["extended_ranges"] == 0 and plain.footer["ignored_never_ended"] == 1
     doc = json.loads(cli("nvtx", path, "--extend-unended", "-f", "json", "-n", "0").stdout)
     assert doc["footer"]["extended_ranges"] == 1
+
+
+def test_kept_answers_tell_nvtx_selectors_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a cached copy, answers are kept per scope: two --nvtx selectors share the filter's SQL
+    (it reads the selected ranges' table), so the scope's key must name the selector too."""
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    path = Path(__file__).resolve().parents[1] / "examples" / "bs1.sqlite"
+    cli("cache", "build", path)
+    totals = {}
+    for selector in ("execute_model/3", "execute_model/4", "decoder_layer_0"):
+        doc = json.loads(cli("census", path, "--nvtx", selector, "-f", "json").stdout)
+        totals[selector] = doc["footer"]["total_kernels"]
+        with Trace(path, cache=False) as trace:
+            from nsysq.nvtx import restrict
+
+            restrict(trace, selector)
+            assert totals[selector] == trace.kernel_totals["kernels"], selector
+    assert len(set(totals.values())) == 3

@@ -63,6 +63,8 @@ NVTX_BUILT = {
     "nsysq_nvtx_selected": "nvtx_select",
 }
 BUILT |= set(NVTX_BUILT)
+# A scoped export's launching calls (nsysq.chrome_trace.collect).
+BUILT |= {"nsysq_export_launches"}
 DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}
 # The queries that run on a trace (not a macro, not a diff/ file over the diff's scratch tables).
 QUERIES = sorted(
@@ -134,6 +136,7 @@ def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
         for table_name, step in NVTX_BUILT.items():  # on empty views too: no NVTX table, no ranges
             params = {p: DEFAULT_PARAMS[p] for p in catalog.get(step).params}
             trace.materialize(step, table_name, **params)
+        trace.materialize("export_launches", "nsysq_export_launches")
         table = trace.run(name, **{p: DEFAULT_PARAMS[p] for p in query.params})
     assert table.columns, name
     assert table.queries[0] == query.label

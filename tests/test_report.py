@@ -120,13 +120,58 @@ ReportPage = Callable[..., Path]
 def test_trace_report_equals_commands(report_page: ReportPage) -> None:
     page = report_page(EXAMPLES[0])
     parsed = check_report(page, {"TRACE": EXAMPLES[0]})
-    assert parsed.sections == ["info", "census", "lineup", "gaps", "overlap", "stakeout", "timeline"]
+    sections = ["info", "census", "lineup", "nvtx", "gaps", "overlap", "stakeout", "timeline"]
+    assert parsed.sections == sections
     commands = {g.command[0] for g in parsed.groups}
-    assert commands == {"info", "census", "lineup", "gaps", "overlap", "stakeout", "timeline"}
+    assert commands == set(sections)
     text = page.read_text(encoding="utf-8")
-    assert text.count("<svg") == 6  # census, lineup, gaps, overlap, stakeout, timeline plots
+    assert text.count("<svg") == 7  # census, lineup, nvtx, gaps, overlap, stakeout, timeline plots
     without_namespaces = re.sub(r'xmlns(:\w+)?="http://www\.w3\.org/[^"]*"', "", text)
     assert "http:" not in without_namespaces and "https:" not in without_namespaces
+
+
+def test_nvtx_section_equals_nvtx_json(report_page: ReportPage) -> None:
+    """The NVTX table holds the rows and footer of `nsysq nvtx TRACE --limit 20 --format json`."""
+    parsed = check_report(report_page(EXAMPLES[0]), {"TRACE": EXAMPLES[0]})
+    group = next(g for g in parsed.groups if g.command[0] == "nvtx")
+    assert group.command == ["nvtx", "TRACE", "--limit", "20"]
+    doc = command_json(group.command, {"TRACE": EXAMPLES[0]})
+    rows = next(t for t in group.tables if t["path"] == "rows")
+    assert len(rows["rows"]) == len(doc["rows"]) > 1
+    assert rows["rows"][0][rows["columns"].index("name")] == doc["rows"][0]["name"]
+    shown = {key.removeprefix("footer."): value for key, value in group.keys}
+    assert shown == {k: v for k, v in doc["footer"].items() if not isinstance(v, (list, dict))}
+
+
+def test_nvtx_section_without_ranges(fixture_dir: Path, tmp_path: Path) -> None:
+    trace = fixture_dir / "v2021_2.sqlite"
+    page = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(trace), "-o", str(page)])
+    assert result.exit_code == 0, result.stderr
+    parsed = check_report(page, {"TRACE": trace})
+    assert "nvtx" in parsed.sections and "nvtx" not in {g.command[0] for g in parsed.groups}
+    section = page.read_text(encoding="utf-8").split('data-section="nvtx"')[1].split("</section>")[0]
+    assert "No NVTX ranges in this trace" in section
+
+
+def test_nvtx_section_skips_many_unnested_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bs16's push/pop ranges do not all nest: above NVTX_UNNESTED_LIMIT ranges the section says
+    why it is not computed instead of running the quadratic interval join."""
+    from nsysq import report
+    from nsysq.nvtx import unnested_ranges
+    from nsysq.trace import Trace
+
+    section = [s for s in report.TRACE_SECTIONS if s.key == "nvtx"]
+    with Trace(EXAMPLES[1]) as trace:
+        shown = report.trace_report(trace, section).html
+    assert "$ nsysq nvtx TRACE --limit 20" in shown
+    monkeypatch.setattr(report, "NVTX_UNNESTED_LIMIT", 10)
+    with Trace(EXAMPLES[1]) as trace:
+        noted = report.trace_report(trace, section).html
+        unnested = unnested_ranges(trace)
+    assert unnested > 0
+    assert f"NVTX ranges not computed for this report: {unnested:,} push/pop ranges overlap" in noted
+    assert "$ nsysq nvtx TRACE" not in noted
 
 
 def test_check_report_catches_a_wrong_number(report_page: ReportPage, tmp_path: Path) -> None:

@@ -180,6 +180,7 @@ def test_every_gpu_command_takes_the_scope_options() -> None:
         ("overlap",),
         ("graphs",),
         ("diff",),
+        ("export",),
         ("plot", "census"),
         ("plot", "lineup"),
         ("plot", "stakeout"),

@@ -13,17 +13,24 @@ from typing import Annotated
 import typer
 
 from nsysq.cli.common import (
+    DeviceOpt,
     Format,
     FormatOpt,
     NoCacheOpt,
+    NvtxLikeOpt,
+    NvtxOpt,
+    PidOpt,
     ShowSqlOpt,
+    StreamOpt,
     TimelineEndOpt,
     TimelineStartOpt,
     TraceArg,
     UnitOpt,
     emit,
+    nvtx_of,
     open_trace,
     say,
+    scope_of,
     show_sql,
 )
 from nsysq.errors import UsageError
@@ -83,15 +90,24 @@ def export_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql_: ShowSqlOpt = False,
+    device: DeviceOpt = None,
+    stream: StreamOpt = None,
+    pid: PidOpt = None,
+    nvtx: NvtxOpt = None,
+    nvtx_like: NvtxLikeOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Write a Chrome Trace Event Format file (Perfetto, chrome://tracing): GPU streams, CPU threads
-    with CUDA API calls and NVTX ranges, launch arrows; prints what it wrote per kind of event."""
+    with CUDA API calls and NVTX ranges, launch arrows; prints what it wrote per kind of event.
+    With --device, --stream, --nvtx or --nvtx-like: the GPU ops in scope, the calls that launched
+    them and the NVTX ranges around those calls (docs/export.md)."""
     from nsysq import __version__
     from nsysq.chrome_trace import EVENT_GUARD, check_output, collect, suggested_window, summary, write
 
     check_output(output)
-    with open_trace(trace, no_cache=no_cache, prefetch="timeline") as t:
+    scope = scope_of(device, stream, pid)
+    selector = nvtx_of(nvtx, nvtx_like)
+    with open_trace(trace, no_cache=no_cache, prefetch="timeline", scope=scope, nvtx=selector) as t:
         rows = collect(t, start_ms=start, end_ms=end)
         span_ns = int(t.span["span_ns"] or 0)
         if show_sql_:
