@@ -117,15 +117,17 @@ def build_attribution(
     trace.drop_materialized(_SWEEP)
 
 
-def build_pairs(trace: Trace, *, innermost: bool = False, window: bool = False) -> str:
-    """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for.
-    Returns the packaged query that made them."""
+def build_pairs(
+    trace: Trace, *, innermost: bool = False, window: bool = False, extend_unended: bool | None = None
+) -> str:
+    """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for, over
+    the ranges as built (``extend_unended`` None) or as asked. Returns the packaged query."""
     if innermost and window:
         raise UsageError(
             "--innermost and --window do not combine: the time window gives an operation to every "
             "range whose interval holds it; choose one."
         )
-    build_attribution(trace)
+    build_attribution(trace, extend_unended=extend_unended)
     if window:
         query = "nvtx_window_pairs"
         trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True)
@@ -299,7 +301,8 @@ def restrict(trace: Trace, selector: str, *, like: bool = False, mode: str = "la
         raise UsageError(f"--nvtx-mode {mode!r} is not one of {', '.join(MODES)}.")
     name, domain, index = parse_selector(selector)
     with trace.bounded_memory(WORK_MEMORY):
-        build_pairs(trace, innermost=mode == "innermost", window=mode == "window")
+        # --nvtx scopes never extend unended ranges, whatever this Trace built before
+        build_pairs(trace, innermost=mode == "innermost", window=mode == "window", extend_unended=False)
     trace.materialize(
         "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
         match="like" if like else "exact", domain=domain, instance=index,

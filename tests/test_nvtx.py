@@ -568,3 +568,27 @@ def test_kept_answers_tell_nvtx_selectors_apart(monkeypatch: pytest.MonkeyPatch)
             restrict(trace, selector)
             assert totals[selector] == trace.kernel_totals["kernels"], selector
     assert len(set(totals.values())) == 3
+
+
+def test_a_scope_after_extend_unended_reads_the_ranges_as_ended(nvtx_dir: Path) -> None:
+    """restrict() on a Trace that answered nvtx(extend_unended=True) scopes to the ranges as they
+    ended, as a fresh Trace (and the CLI) does: --nvtx never extends."""
+    from nsysq.nvtx import restrict
+
+    path = nvtx_dir / "nvtx_2024.sqlite"
+    extended_only = {key[1] for key in scenarios.EXTENDED_2024}
+    for name in sorted(extended_only | {"step"}):
+        with Trace(path) as fresh:
+            try:
+                restrict(fresh, name)
+                want: Any = fresh.kernel_totals["kernels"]
+            except UsageError as exc:
+                want = type(exc)
+        with Trace(path) as reused:
+            nvtx(reused, extend_unended=True, limit=0)
+            try:
+                restrict(reused, name)
+                got: Any = reused.kernel_totals["kernels"]
+            except UsageError as exc:
+                got = type(exc)
+        assert got == want, name
