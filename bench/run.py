@@ -192,17 +192,19 @@ NVTX_NESTED_KERNELS = 6_000_000  # with nested_nvtx: 2.1M ranges (a step per 60 
 
 def check_nvtx_stacks(path: Path, env: dict[str, str]) -> int:
     """The number of NVTX ranges in ``path``; raise when its push/pop ranges do not nest (a trace
-    from the generator before it wrote real stacks: the projection would take its slow fallback)."""
-    import json
-
+    from the generator before it wrote real stacks: the projection would take its slow fallback).
+    Reads the NVTX tables only (nsysq.nvtx.stack_check), never the projection itself."""
+    code = (
+        "import sys, nsysq\nfrom nsysq.nvtx import stack_check\n"
+        "with nsysq.open(sys.argv[1], cache=False) as t:\n    print(*stack_check(t))"
+    )
     out = subprocess.run(
-        [*NSYSQ, "nvtx", str(path), "-f", "json", "-n", "1", "--no-cache"],
-        env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    footer = json.loads(out.stdout)["footer"]
-    if footer["unnested_ranges"]:
+        [sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True, check=True
+    )
+    unnested, ranges = (int(x) for x in out.stdout.split())
+    if unnested:
         raise RuntimeError(f"{path} holds NVTX ranges that do not nest: delete it and run again.")
-    return int(footer["ranges"])
+    return ranges
 
 
 def nvtx_rows(n: int, repeat: int, env: dict[str, str]) -> dict[str, Result]:

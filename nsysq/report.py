@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq.errors import NsysqError, UsageError
+from nsysq.errors import NoDataError, UsageError
 from nsysq.report_html import PageSection, esc, figure_html, footer_html, page_html, table_html
 
 if TYPE_CHECKING:
@@ -140,10 +140,11 @@ def svg(ax: Axes) -> str:
 
 
 def _guarded(build: Callable[[Any], str], context: Any) -> str:
-    """A section's HTML, or the reason it has none (the trace lacks the events it needs)."""
+    """A section's HTML, or the reason it has none (the trace lacks the events it needs). Any
+    other error (a damaged table, a query that fails) fails the whole report: never a quiet hole."""
     try:
         return build(context)
-    except NsysqError as exc:
+    except NoDataError as exc:
         return f'<p class="nodata">{esc(exc)}</p>'
 
 

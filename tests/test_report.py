@@ -240,3 +240,20 @@ def test_real_diff_report_equals_diff_json(pair: tuple[Path, Path] | None, repor
         pytest.skip("fewer than two real exports with kernels")
     parsed = check_report(report_page(*pair), {"A": pair[0], "B": pair[1]})
     assert parsed.sections[0] == "board"
+
+
+def test_a_failing_section_fails_the_report_instead_of_leaving_a_hole() -> None:
+    """Only "the trace lacks these events" (NoDataError) becomes a note in a section; any other
+    error (a query bug, damage) propagates, so a report never quietly misses a section."""
+    from nsysq.errors import NoDataError, QueryError
+    from nsysq.report import _guarded
+
+    def no_data(_: object) -> str:
+        raise NoDataError("this trace has no NVTX ranges.")
+
+    def broken(_: object) -> str:
+        raise QueryError("query nvtx_ranges needs parameters ['extend_unended'].")
+
+    assert _guarded(no_data, None) == '<p class="nodata">this trace has no NVTX ranges.</p>'
+    with pytest.raises(QueryError):
+        _guarded(broken, None)
