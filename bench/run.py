@@ -222,6 +222,16 @@ def nvtx_rows(n: int, repeat: int, env: dict[str, str]) -> dict[str, Result]:
     return out
 
 
+def print_targets(rows: list[tuple[str, str, str, bool | None]]) -> None:
+    """The targets table: each row's measure, goal and verdict (None: not judged at this size)."""
+    print("| target | measured | goal | |")
+    print("|---|---|---|---|")
+    for what, got, goal, ok in rows:
+        verdict = "5M target: not judged at this size" if ok is None else ("met" if ok else "NOT met")
+        verdict = "for information" if goal == "-" else verdict
+        print(f"| {what} | {got} | {goal} | {verdict} |")
+
+
 def top_kernel(path: Path) -> str:
     out = subprocess.run(
         [SQLITE3, "-readonly", str(path)],
@@ -463,12 +473,7 @@ def run_only(only: str, a: Path, n: int, size_mb: float, repeat: int, env: dict[
     peak = max(res.rss_mb for k, res in r.items() if not k.startswith(("sqlite3", "report")))
     rows.append(("peak RSS of any nsysq process", f"{peak:.0f} MB", "<= 1024 MB", peak <= 1024))
     print("\nRatios are medians of per-round ratios (each round times the commands back to back).\n")
-    print("| target | measured | goal | |")
-    print("|---|---|---|---|")
-    for what, got, goal, ok in rows:
-        verdict = "5M target: not judged at this size" if ok is None else ("met" if ok else "NOT met")
-        verdict = "for information" if goal == "-" else verdict
-        print(f"| {what} | {got} | {goal} | {verdict} |")
+    print_targets(rows)
     return 0
 
 
@@ -662,12 +667,7 @@ def print_table(r: dict[str, Result], n: int, size_mb: float, nsys_ai: bool) -> 
         rows.append(("nsys-ai summary vs first census", f"{x:.1f}x slower", "-", True))
     rows.extend(nvtx_targets(r))
     print("Ratios are medians of per-round ratios (each round times the commands back to back).\n")
-    print("| target | measured | goal | |")
-    print("|---|---|---|---|")
-    for what, got, goal, ok in rows:
-        verdict = "5M target: not judged at this size" if ok is None else ("met" if ok else "NOT met")
-        verdict = "for information" if goal == "-" else verdict
-        print(f"| {what} | {got} | {goal} | {verdict} |")
+    print_targets(rows)
     if not nsys_ai:
         print("\n(nsys-ai is not installed: its summary/diff were not timed.)")
 
