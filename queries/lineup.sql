@@ -1,5 +1,5 @@
 -- name: lineup
--- version: 5
+-- version: 6
 -- returns: one row per category (category, instances, total_ns, avg_ns, min_ns, max_ns, share_pct, kernels = distinct short names, top_kernel = the short name with most time, underfilled_pct = the share of the category's time spent in launches with fewer thread blocks than half the GPU's SMs (sm_fill_pct < 50; NULL when the export gives no SM count)) sorted by total time; rows add up to the census totals. CUDA graphs traced whole (nsys --cuda-graph-trace=graph) add one row, category 'CUDA graph (traced whole)': instances = executions, kernels = distinct graphs, top_kernel = the 'graph <graphId>' with most time, underfilled_pct NULL.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE, nsysq_kernel_category (temp table built by nsysq from queries/kernel_category.sql)
 -- params: none
@@ -14,7 +14,7 @@ k AS (
     SELECT
         COALESCE(k.shortName, -1) AS sid, COALESCE(k.demangledName, -1) AS did, k."end" - k.start AS dur,
         d.sms IS NOT NULL AS fill_known,
-        COALESCE(nsysq_sm_fill_pct(k.gridX * k.gridY * k.gridZ, d.sms) < 50, false) AS underfilled
+        COALESCE(nsysq_sm_fill_pct(nsysq_dims(k.gridX, k.gridY, k.gridZ), d.sms) < 50, false) AS underfilled
     FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
     LEFT JOIN nsysq_launch_devices AS d
         ON d.global_pid IS NOT DISTINCT FROM k.globalPid AND d.device_id IS NOT DISTINCT FROM k.deviceId

@@ -1,5 +1,5 @@
 -- name: stakeout
--- version: 5
+-- version: 6
 -- returns: every launch of the kernels whose short or demangled name equals the kernel param (match = 'exact') or matches it as a case-insensitive LIKE pattern (match = 'like'), ordered by start: start_ns relative to the trace start t0, duration_ns, name, grid_x/y/z, block_x/y/z, registers_per_thread, static_shared_memory, dynamic_shared_memory, device_id, stream_id, correlation_id, demangled_name; then the launch against the GPU it ran on (nsysq_launch_devices, NULL when the export has no GPU info): blocks (gridX x gridY x gridZ), threads_per_block, sms, sm_fill_pct (100 x min(blocks, sms) / sms, macro nsysq_sm_fill_pct), blocks_per_sm (theoretical resident blocks per SM, the cuda_occupancy.h model: warps, registers in per-warp allocation units over the SM's sub-partitions, shared memory (static + dynamic + the per-block reservation, rounded to the allocation granularity) against the launch's carveout sharedMemoryExecuted, and the SM's block limit), limited_by (the limits that bind: warps, registers, shared memory, blocks; joined with ' & ' on a tie) and waves (blocks / (blocks_per_sm x sms)); all three NULL when any input is unknown. A CUDA graph traced whole is staked out by its census name 'graph <graphId>': one row per execution, launch configuration and fill NULL, name = demangled_name = 'graph <graphId>'.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, sharedMemoryExecuted, deviceId, streamId, correlationId, globalPid), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId, deviceId, streamId, correlationId), StringIds(id, value), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: kernel (name or LIKE pattern); match ('exact' or 'like'); t0 (trace start, ns); row_limit (at most this many launches, earliest first)
@@ -38,8 +38,8 @@ picked AS (
 shaped AS (
     SELECT
         k.*,
-        k.gridX * k.gridY * k.gridZ AS blocks,
-        k.blockX * k.blockY * k.blockZ AS threads,
+        nsysq_dims(k.gridX, k.gridY, k.gridZ) AS blocks,
+        nsysq_dims(k.blockX, k.blockY, k.blockZ) AS threads,
         d.sms, d.threads_per_warp, d.max_warps_per_sm, d.max_blocks_per_sm, d.max_registers_per_sm,
         d.register_allocation_unit AS reg_unit, d.register_sub_partitions AS sub_partitions,
         d.shared_memory_granularity AS smem_unit, d.reserved_shared_memory_per_block AS smem_reserved

@@ -275,3 +275,36 @@ def test_show_sql_scripts_reproduce_the_rows(args: tuple[str, ...]) -> None:
     assert len(rows) == len(expected) and rows
     for got, want in zip(rows, expected, strict=True):
         assert [pytest.approx(v) if isinstance(v, float) else v for v in got] == list(want.values())
+
+
+def test_grids_beyond_32_bits_are_counted_exactly(fixture_dir: Path) -> None:
+    """A grid of 65536 x 32768 blocks (2^31, one past the 32-bit range) and the largest grid CUDA
+    allows: blocks are exact in every command that reads grids, never an overflow error."""
+    import shutil
+    import sqlite3
+
+    tmp = fixture_dir / "huge_grids.sqlite"
+    shutil.copy(fixture_dir / "v2025_5.sqlite", tmp)
+    con = sqlite3.connect(tmp)
+    first, second = (r[0] for r in con.execute("SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 2"))
+    grids = {first: (65536, 32768, 1), second: (2**31 - 1, 65535, 65535)}
+    for rowid, (x, y, z) in grids.items():
+        con.execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = ?, gridY = ?, gridZ = ? WHERE rowid = ?",
+            (x, y, z, rowid),
+        )
+    con.commit()
+    con.close()
+    expected = oracle.launch_fill(tmp)
+    assert {b for b, _, _ in expected.values()} >= {2**31, (2**31 - 1) * 65535 * 65535}
+    check_fill(tmp)
+    test_underfilled_time_matches_the_oracle(tmp)
+    name = oracle.scalar(
+        tmp,
+        "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
+        f"WHERE k.rowid = {first}",
+    )
+    with Trace(tmp, cache=False) as trace:
+        assert census(trace).rows and lineup(trace).rows and underfilled(trace).footer
+        configs = trace.run("launch_configs", kernel=name).records()
+    assert 2**31 in {c["blocks"] for c in configs}

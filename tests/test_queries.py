@@ -117,7 +117,7 @@ def test_one_definition_of_the_unresolved_name() -> None:
     assert writers == ["name_label"]
     callers = {q.name for q in catalog.all_queries().values() if "nsysq_name_label(" in q.sql}
     assert {"census", "kernel_category", "timeline"} <= callers
-    assert [q.name for q in catalog.macros()] == ["name_label", "sm_fill"]
+    assert [q.name for q in catalog.macros()] == ["launch_dims", "name_label", "sm_fill"]
 
 
 def test_params_must_match_the_sql() -> None:
