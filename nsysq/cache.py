@@ -47,7 +47,9 @@ from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_m
 if TYPE_CHECKING:
     import duckdb
 
-FORMAT_VERSION = 6  # 5: the graph-execution table joined the canonical tables; 6: GPU tables, fill
+# 5: the graph-execution table joined the canonical tables; 6: GPU tables, fill; 7: launch devices
+# mapped through CUDA_VISIBLE_DEVICES.
+FORMAT_VERSION = 7
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"
@@ -378,6 +380,7 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
             if table not in tables:
                 empty = schema.view_sql(table, SourceSchema(path=ident.path, columns={}))
                 con.execute(f"CREATE TEMP VIEW {schema.quote(table)} AS {empty}")
+        con.execute(schema.visible_devices_view(src))
         for macro in catalog.macros():  # the derived tables' queries call them
             con.execute(macro.sql)
         for derived, query in schema.DERIVED.items():  # computed from the copy, stored with it

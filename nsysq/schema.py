@@ -152,6 +152,7 @@ CANONICAL: dict[str, tuple[tuple[str, str], ...]] = {
         ("busLocation", _T),
         ("smCount", _I),
         ("cuDevice", _I),
+        ("uuid", _T),
         ("computeMajor", _I),
         ("computeMinor", _I),
         ("threadsPerWarp", _I),
@@ -274,6 +275,23 @@ def present_tables(schema: SourceSchema) -> set[str]:
 
 
 def create_views(con: duckdb.DuckDBPyConnection, schema: SourceSchema, source: str = "src") -> None:
-    """Create one view per canonical table in the connection's main schema."""
+    """Create one view per canonical table in the connection's main schema, and the view of the
+    CUDA_VISIBLE_DEVICES values the export records."""
     for table in CANONICAL:
         con.execute(f"CREATE OR REPLACE VIEW main.{quote(table)} AS {view_sql(table, schema, source)}")
+    con.execute(visible_devices_view(schema))
+
+
+VISIBLE_DEVICES = "nsysq_cuda_visible_devices"
+
+
+def visible_devices_view(schema: SourceSchema) -> str:
+    """The view ``nsysq_cuda_visible_devices(source, list)``: each CUDA_VISIBLE_DEVICES value the
+    export records (read with SQLite when the trace opens: the tables holding it are environment
+    dumps, not always valid UTF-8, which DuckDB's scanner refuses), 1 = the launched processes'
+    environment, 2 = the environment nsys ran in. queries/launch_devices.sql reads it."""
+    rows = ", ".join(f"({source}, {_literal(value)})" for source, value in schema.visible_devices)
+    create = f"CREATE OR REPLACE VIEW main.{VISIBLE_DEVICES} AS"
+    if not rows:
+        return f"{create} SELECT 0 AS source, '' AS list WHERE false"
+    return f"{create} SELECT * FROM (VALUES {rows}) AS t(source, list)"

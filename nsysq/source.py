@@ -82,6 +82,9 @@ class SourceSchema:
 
     path: Path
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # (source, value) of each CUDA_VISIBLE_DEVICES the export records: source 1 the launched
+    # processes' environment (META_DATA_CAPTURE, nsys 2023.3+), 2 the environment nsys ran in.
+    visible_devices: tuple[tuple[int, str], ...] = ()
 
     def has(self, table: str) -> bool:
         return table in self.columns
@@ -100,6 +103,7 @@ def read_schema(path: Path) -> SourceSchema:
             columns = {
                 name: tuple(r[1] for r in con.execute(f'PRAGMA table_info("{name}")')) for name in names
             }
+            visible = _visible_devices(con, columns)
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
@@ -111,7 +115,46 @@ def read_schema(path: Path) -> SourceSchema:
             f"{path} is a SQLite file but not an nsys export (it has no StringIds table); "
             "create one with nsys export --type=sqlite."
         )
-    return SourceSchema(path=path, columns=columns)
+    return SourceSchema(path=path, columns=columns, visible_devices=visible)
+
+
+_VISIBLE = "CUDA_VISIBLE_DEVICES="
+
+
+def _visible_devices(
+    con: sqlite3.Connection, columns: dict[str, tuple[str, ...]]
+) -> tuple[tuple[int, str], ...]:
+    """The CUDA_VISIBLE_DEVICES values the export records (queries/launch_devices.sql maps process
+    ordinals through them). Environment dumps may hold bytes that are not UTF-8: read as bytes."""
+    found: list[tuple[int, str]] = []
+    con.text_factory = bytes
+    try:
+        if {"name", "value"} <= set(columns.get("META_DATA_CAPTURE", ())):
+            rows = con.execute(
+                "SELECT value FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS%:ENVIRONMENT_VARIABLE' "
+                "AND substr(value, 1, ?) = ?",
+                (len(_VISIBLE), _VISIBLE),
+            )
+            found += [(1, _text(v)[len(_VISIBLE) :].strip().strip('"')) for (v,) in rows]
+        if {"name", "value"} <= set(columns.get("TARGET_INFO_SYSTEM_ENV", ())):
+            rows = con.execute(
+                "SELECT value FROM TARGET_INFO_SYSTEM_ENV "
+                "WHERE name = 'DeviceEnvironment' AND instr(value, ?) > 0",
+                (_VISIBLE,),
+            )
+            for (v,) in rows:
+                found += [
+                    (2, item[len(_VISIBLE) :].strip().strip('"'))
+                    for item in _text(v).split(";")
+                    if item.startswith(_VISIBLE)
+                ]
+    finally:
+        con.text_factory = str
+    return tuple(sorted(set(found)))
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 # -- damage: SQLite's own reading is the reference --------------------------------------------

@@ -1,13 +1,13 @@
 -- name: gpus
--- version: 1
--- returns: one row per GPU the export describes, with its SM count and per-SM limits: source (the table it comes from: TARGET_INFO_GPU from nsys 2021.2, TARGET_INFO_CUDA_GPU in 2020.x, one row per process and device), gpu_id (TARGET_INFO_GPU.id, or the legacy deviceId), pid (legacy rows only), cuda_device (the CUDA ordinal nsys records for it), name, bus_location, sms, compute_major, compute_minor, threads_per_warp, max_warps_per_sm, max_threads_per_sm (warps x threads per warp), max_blocks_per_sm, max_registers_per_sm, max_shared_memory_per_sm, max_shared_memory_per_block_optin, reserved_shared_memory_per_block (maxShmemPerSm - maxShmemPerBlockOptin when both are known; 0 for compute capability 7.x and older, whose per-block maximum equals the per-SM one; else NULL), (a limit the export records as 0, as the RTX 6000 export does for maxBlocksPerSm, reads NULL: unknown), and the allocation constants of cuda_occupancy.h for the compute capability (NULL when unknown): register_allocation_unit (registers per warp), register_sub_partitions, shared_memory_granularity (bytes). nsysq exposes it as nsysq_gpus.
--- tables: TARGET_INFO_GPU(id, name, busLocation, smCount, cuDevice, computeMajor, computeMinor, threadsPerWarp, maxWarpsPerSm, maxBlocksPerSm, maxRegistersPerSm, maxShmemPerSm, maxShmemPerBlockOptin), TARGET_INFO_CUDA_GPU(deviceId, pid, name, pciBusId, numMultiprocessors, computeCapabilityMajor, computeCapabilityMinor, numThreadsPerWarp, maxWarpsPerMultiprocessor, maxBlocksPerMultiprocessor, maxRegistersPerMultiprocessor, maxSharedMemoryPerMultiprocessor)
+-- version: 2
+-- returns: one row per GPU the export describes, with its SM count and per-SM limits: source (the table it comes from: TARGET_INFO_GPU from nsys 2021.2, TARGET_INFO_CUDA_GPU in 2020.x, one row per process and device), gpu_id (TARGET_INFO_GPU.id, or the legacy deviceId), pid (legacy rows only), cuda_device (the CUDA ordinal nsys records for it), name, bus_location, uuid (TARGET_INFO_GPU.uuid, NULL for legacy rows), sms, compute_major, compute_minor, threads_per_warp, max_warps_per_sm, max_threads_per_sm (warps x threads per warp), max_blocks_per_sm, max_registers_per_sm, max_shared_memory_per_sm, max_shared_memory_per_block_optin, reserved_shared_memory_per_block (maxShmemPerSm - maxShmemPerBlockOptin when both are known; 0 for compute capability 7.x and older, whose per-block maximum equals the per-SM one; else NULL), (a limit the export records as 0, as the RTX 6000 export does for maxBlocksPerSm, reads NULL: unknown), and the allocation constants of cuda_occupancy.h for the compute capability (NULL when unknown): register_allocation_unit (registers per warp), register_sub_partitions, shared_memory_granularity (bytes). nsysq exposes it as nsysq_gpus.
+-- tables: TARGET_INFO_GPU(id, name, busLocation, uuid, smCount, cuDevice, computeMajor, computeMinor, threadsPerWarp, maxWarpsPerSm, maxBlocksPerSm, maxRegistersPerSm, maxShmemPerSm, maxShmemPerBlockOptin), TARGET_INFO_CUDA_GPU(deviceId, pid, name, pciBusId, numMultiprocessors, computeCapabilityMajor, computeCapabilityMinor, numThreadsPerWarp, maxWarpsPerMultiprocessor, maxBlocksPerMultiprocessor, maxRegistersPerMultiprocessor, maxSharedMemoryPerMultiprocessor)
 -- params: none
 -- dialect: duckdb
 WITH described AS (
     SELECT
         'TARGET_INFO_GPU' AS source, id AS gpu_id, CAST(NULL AS BIGINT) AS pid, cuDevice AS cuda_device,
-        name, busLocation AS bus_location, smCount AS sms,
+        name, busLocation AS bus_location, uuid, smCount AS sms,
         computeMajor AS compute_major, computeMinor AS compute_minor,
         NULLIF(threadsPerWarp, 0) AS threads_per_warp, NULLIF(maxWarpsPerSm, 0) AS max_warps_per_sm,
         NULLIF(maxBlocksPerSm, 0) AS max_blocks_per_sm, NULLIF(maxRegistersPerSm, 0) AS max_registers_per_sm,
@@ -17,7 +17,7 @@ WITH described AS (
     UNION ALL
     SELECT
         'TARGET_INFO_CUDA_GPU', deviceId, pid, deviceId,
-        name, pciBusId, numMultiprocessors,
+        name, pciBusId, NULL, numMultiprocessors,
         computeCapabilityMajor, computeCapabilityMinor,
         NULLIF(numThreadsPerWarp, 0), NULLIF(maxWarpsPerMultiprocessor, 0),
         NULLIF(maxBlocksPerMultiprocessor, 0), NULLIF(maxRegistersPerMultiprocessor, 0),
@@ -33,7 +33,7 @@ arch(major, minor_or_any, register_allocation_unit, register_sub_partitions, sha
            (11, -1, 256, 4, 128), (12, -1, 256, 4, 128)
 )
 SELECT
-    d.source, d.gpu_id, d.pid, d.cuda_device, d.name, d.bus_location, d.sms,
+    d.source, d.gpu_id, d.pid, d.cuda_device, d.name, d.bus_location, d.uuid, d.sms,
     d.compute_major, d.compute_minor, d.threads_per_warp, d.max_warps_per_sm,
     d.max_warps_per_sm * d.threads_per_warp AS max_threads_per_sm,
     d.max_blocks_per_sm, d.max_registers_per_sm, d.max_shared_memory_per_sm,

@@ -649,11 +649,14 @@ def device_sms(path: Path) -> dict[tuple[int, int], int]:
     gpu_cols = _columns(path, "TARGET_INFO_GPU") if "TARGET_INFO_GPU" in present else set()
     by_id: dict[int, int] = {}
     by_cu: dict[int, list[int]] = {}
+    by_uuid: dict[str, int] = {}
     if "smCount" in gpu_cols:
-        for gid, cu, sms in _rows(path, "SELECT id, cuDevice, smCount FROM TARGET_INFO_GPU"):
+        for gid, cu, sms, uuid in _rows(path, "SELECT id, cuDevice, smCount, uuid FROM TARGET_INFO_GPU"):
             if sms:
                 by_id[gid] = sms
                 by_cu.setdefault(cu, []).append(sms)
+                by_uuid[str(uuid).lower()] = sms
+    visible = cuda_visible_devices(path)
     mapped = {}
     if "TARGET_INFO_CUDA_DEVICE" in present:
         mapped = {
@@ -667,13 +670,60 @@ def device_sms(path: Path) -> dict[tuple[int, int], int]:
         }
     out = {}
     for pid, dev in seen:
+        through = _through_visible(visible, dev, by_cu, by_uuid)
         if (pid, dev) in mapped and mapped[(pid, dev)] in by_id:
             out[(pid, dev)] = by_id[mapped[(pid, dev)]]
+        elif through is not None:
+            if through:  # 0: a MIG instance, SM count unknown
+                out[(pid, dev)] = through
         elif dev in by_cu:
             out[(pid, dev)] = by_cu[dev][0]
         elif (pid, dev) in legacy and legacy[(pid, dev)]:
             out[(pid, dev)] = legacy[(pid, dev)]
     return out
+
+
+def cuda_visible_devices(path: Path) -> list[str] | None:
+    """The entries of the one CUDA_VISIBLE_DEVICES value the export records (the launched
+    processes' environment in META_DATA_CAPTURE, else nsys's DeviceEnvironment), None when it
+    records none or several different ones. Read as bytes: environment dumps need not be UTF-8."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con.text_factory = lambda b: b.decode("utf-8", "replace")
+    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    sources: list[set[str]] = [set(), set()]
+    key = "CUDA_VISIBLE_DEVICES="
+    if "META_DATA_CAPTURE" in names:
+        for name, value in con.execute("SELECT name, value FROM META_DATA_CAPTURE"):
+            environment = name.startswith("PROCESS") and name.endswith(":ENVIRONMENT_VARIABLE")
+            if environment and value.startswith(key):
+                sources[0].add(value[len(key) :].strip().strip('"'))
+    if "TARGET_INFO_SYSTEM_ENV" in names:
+        for name, value in con.execute("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV"):
+            if name == "DeviceEnvironment":
+                items = [v for v in value.split(";") if v.startswith(key)]
+                sources[1] |= {v[len(key) :].strip().strip('"') for v in items}
+    con.close()
+    chosen = sources[0] or sources[1]
+    return [e.strip() for e in chosen.pop().split(",")] if len(chosen) == 1 else None
+
+
+def _through_visible(
+    visible: list[str] | None, dev: int, by_cu: dict[int, list[int]], by_uuid: dict[str, int]
+) -> int | None:
+    """The SM count ordinal ``dev`` maps to through CUDA_VISIBLE_DEVICES (0: a MIG instance, whose
+    count the export lacks), None when the list does not decide (docs/hardware.md)."""
+    if visible is None or not 0 <= dev < len(visible):
+        return None
+    entry = visible[dev]
+    if entry.upper().startswith("MIG-"):
+        return 0
+    if entry.upper().startswith("GPU-") and len(entry) > 4:
+        hits = [sms for uuid, sms in by_uuid.items() if uuid.startswith(entry[4:].lower())]
+        return hits[0] if len(hits) == 1 else None
+    listed = sum(len(v) for v in by_cu.values())
+    if entry.isdigit() and len(visible) < listed and int(entry) in by_cu:
+        return by_cu[int(entry)][0]
+    return None
 
 
 def launch_fill(path: Path) -> dict[tuple[int, int], tuple[int, int | None, float | None]]:

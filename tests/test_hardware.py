@@ -308,3 +308,70 @@ def test_grids_beyond_32_bits_are_counted_exactly(fixture_dir: Path) -> None:
         assert census(trace).rows and lineup(trace).rows and underfilled(trace).footer
         configs = trace.run("launch_configs", kernel=name).records()
     assert 2**31 in {c["blocks"] for c in configs}
+
+
+# CUDA_VISIBLE_DEVICES, where the v2024_6 fixture (no TARGET_INFO_CUDA_DEVICE) records it, with a
+# second GPU of another size (cuDevice 1, 132 SMs, uuid 4f1a2b3c-...) beside its RTX 4060 Ti (34 SMs):
+# (META_DATA_CAPTURE values, DeviceEnvironment or None) -> (sms, mapping) of the process's ordinal 0.
+VISIBLE = {
+    "ordinal": ((b'"1"',), None, (132, "CUDA_VISIBLE_DEVICES")),
+    "uuid": ((b"GPU-4f1a2b",), None, (132, "CUDA_VISIBLE_DEVICES")),
+    "mig": ((b"MIG-GPU-4f1a2b3c/1/0",), None, (None, "MIG instance")),
+    "same_set": ((b'"1,0"',), None, (34, "cuDevice")),  # nsys lists only the GPUs the process saw
+    "nsys_env": ((), b"A=1;CUDA_VISIBLE_DEVICES=1;B=\xff\xfe", (132, "CUDA_VISIBLE_DEVICES")),
+    "differs": ((b"1", b"0"), None, (34, "cuDevice")),  # two processes, two lists: not decided
+}
+
+
+def _with_visible(fixture_dir: Path, case: str) -> Path:
+    import shutil
+    import sqlite3
+
+    captured, environment, _ = VISIBLE[case]
+    tmp = fixture_dir / f"visible_{case}.sqlite"
+    shutil.copy(fixture_dir / "v2024_6.sqlite", tmp)
+    con = sqlite3.connect(tmp)
+    con.execute("CREATE TEMP TABLE g AS SELECT * FROM TARGET_INFO_GPU")
+    con.execute(
+        "UPDATE g SET id = 1, cuDevice = 1, smCount = 132, busLocation = '0000:41:00.0', "
+        "uuid = '4f1a2b3c-0000-0000-0000-000000000001'"
+    )
+    con.execute("INSERT INTO TARGET_INFO_GPU SELECT * FROM g")
+    for i, value in enumerate(captured):  # bytes: stored as TEXT whatever their encoding
+        con.execute(
+            "INSERT INTO META_DATA_CAPTURE VALUES (?, CAST(? AS TEXT))",
+            (f"PROCESS_{i}:ENVIRONMENT_VARIABLE", b"CUDA_VISIBLE_DEVICES=" + value),
+        )
+    if environment is not None:
+        con.execute(
+            "CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, "
+            "name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL)"
+        )
+        con.execute(
+            "INSERT INTO TARGET_INFO_SYSTEM_ENV "
+            "VALUES (0, 'Local (CLI)', 'DeviceEnvironment', 610, CAST(? AS TEXT))",
+            (environment,),
+        )
+    con.commit()
+    con.close()
+    return tmp
+
+
+@pytest.mark.parametrize("case", list(VISIBLE))
+def test_ordinals_map_through_cuda_visible_devices(fixture_dir: Path, case: str) -> None:
+    """The process's ordinal 0 is the GPU CUDA_VISIBLE_DEVICES names (by UUID, or by system ordinal
+    when nsys listed more GPUs than the process saw); a MIG instance's SM count is unknown; an
+    undecided list leaves the cuDevice mapping. Direct read, cached copy and the oracle agree."""
+    path = _with_visible(fixture_dir, case)
+    sms, mapping = VISIBLE[case][2]
+    assert set(oracle.device_sms(path).values()) == ({sms} if sms else set())
+    for cache in (False, "build"):
+        with Trace(path, cache=cache) as trace:
+            rows = trace.sql_table("SELECT sms, mapping FROM nsysq_launch_devices").rows
+        assert rows == [(sms, mapping)]
+    check_fill(path)
+    if sms is None:  # no SM count known: the under-filled share is unknown, never 0
+        with Trace(path, cache=False) as trace:
+            assert underfilled(trace).footer["underfilled_kernel_ns"] is None
+    else:
+        test_underfilled_time_matches_the_oracle(path)

@@ -10,7 +10,7 @@ import pytest
 
 from nsysq import catalog
 from nsysq.errors import QueryError
-from nsysq.schema import CANONICAL, DERIVED
+from nsysq.schema import CANONICAL, DERIVED, VISIBLE_DEVICES
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import REAL_TRACES
@@ -50,6 +50,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
 BUILT = {"nsysq_lineup_rules", "nsysq_kernel_category", "nsysq_kernel_pairs", "nsysq_kernel_groups"}
+BUILT.add(VISIBLE_DEVICES)  # a view every Trace creates with the canonical ones (nsysq/schema.py)
 # The NVTX attribution's temp tables (nsysq.nvtx), built in this order.
 NVTX_BUILT = {
     "nsysq_nvtx_ranges": "nvtx_ranges",
