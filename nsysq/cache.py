@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import catalog, extension, schema
+from nsysq import catalog, engine, schema
 from nsysq.errors import CacheError, DamagedTraceError
+from nsysq.nsys_export import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 from nsysq.progress import ProgressBar, progress_wanted
-from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 
 if TYPE_CHECKING:
     import duckdb
@@ -366,7 +366,7 @@ def build(path: Path, src: SourceSchema, *, wait: bool = True, progress: bool | 
 
 
 def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar: ProgressBar) -> None:
-    con = extension.connect(str(tmp))
+    con = engine.connect(str(tmp))
     try:
         con.execute("SET enable_progress_bar = false")
         con.execute(f"SET memory_limit = '{_env_int('NSYSQ_CACHE_MEMORY_MB', 600)}MB'")
@@ -507,7 +507,7 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
         file = entry_file(key)
         if not file.is_file():
             return None
-        con = extension.connect(sqlite=False)
+        con = engine.connect(sqlite=False)
     except (OSError, duckdb.Error):
         return None
     try:

@@ -20,10 +20,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from nsysq import extension, pages, schema
+from nsysq import engine, pages, schema
 from nsysq.errors import DamagedTraceError
+from nsysq.nsys_export import SourceSchema
 from nsysq.schema import quote
-from nsysq.source import SourceSchema
 
 if TYPE_CHECKING:
     import duckdb
@@ -171,7 +171,7 @@ class DecodedTable:
         self._nulls.update(decoded.nulls)
         frame = dict(self._values)
         frame.update({f"{c}__null": mask for c, mask in self._nulls.items()})
-        with extension.pandas_free_binding():
+        with engine.pandas_free_binding():
             self._connection.register(self._arrays, frame)
         self._create_view()
 
@@ -186,7 +186,7 @@ class DecodedTable:
             self._nulls.pop(column, None)
         frame = dict(self._values)
         frame.update({f"{c}__null": mask for c, mask in self._nulls.items()})
-        with extension.pandas_free_binding():
+        with engine.pandas_free_binding():
             self._connection.register(self._arrays, frame)
         self._create_view()
 

@@ -6,7 +6,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog, schema
-from nsysq.source import connect_readonly
+from nsysq.nsys_export import connect_readonly
 from nsysq.table import Table
 
 if TYPE_CHECKING:

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nsysq import cache as cache_mod
-from nsysq import catalog, extension, schema
+from nsysq import catalog, engine, schema
 from nsysq.decoded import DecodedTables
 from nsysq.errors import CorruptTraceError, DamagedTraceError
-from nsysq.source import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
+from nsysq.nsys_export import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 
 if TYPE_CHECKING:
     import duckdb
@@ -77,9 +77,9 @@ def _attach(path: Path, source: SourceSchema) -> duckdb.DuckDBPyConnection:
     """DuckDB with the export attached read-only and every canonical view over the scanner."""
     import duckdb
 
-    con = extension.connect()
+    con = engine.connect()
     try:
-        con.execute("DETACH DATABASE IF EXISTS src")  # a kept instance's previous export (extension.py)
+        con.execute("DETACH DATABASE IF EXISTS src")  # a kept instance's previous export (engine.py)
         con.execute(f"ATTACH '{_sql_str(str(path))}' AS src (TYPE sqlite, READ_ONLY)")
         schema.create_views(con, source, "src")
         for macro in catalog.macros():  # the derived views call them

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from nsysq.source import SourceSchema
+from nsysq.nsys_export import SourceSchema
 
 if TYPE_CHECKING:
     import duckdb

@@ -24,7 +24,7 @@ from nsysq.errors import QueryError
 if TYPE_CHECKING:
     import duckdb
 
-    from nsysq.source import SourceSchema
+    from nsysq.nsys_export import SourceSchema
     from nsysq.trace import Trace
 
 SOURCE_ALIAS = "src"
@@ -151,14 +151,14 @@ def preamble(path: Path, source: SourceSchema) -> list[str]:
     the canonical views, the macros and the derived views (each entry one statement or comment)."""
     import duckdb
 
-    from nsysq import extension
+    from nsysq import engine
 
     out = [
         f"-- nsysq --show-sql for {path.name}: runs as printed in the duckdb CLI of DuckDB",
         f"-- {duckdb.__version__} (the version nsysq uses), e.g. duckdb < script.sql.",
         "-- The last statement's rows are the result.",
         "-- DuckDB's sqlite extension from the installed package's file (no INSTALL, no network):",
-        f"LOAD {_string(extension.extension_path().as_posix())};",
+        f"LOAD {_string(engine.extension_path().as_posix())};",
         "-- The export, read-only (after another script in the same session: in place of its export):",
         f"DETACH DATABASE IF EXISTS {SOURCE_ALIAS};",
         f"ATTACH {_string(str(path.resolve()))} AS {SOURCE_ALIAS} (TYPE sqlite, READ_ONLY);",

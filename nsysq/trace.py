@@ -14,14 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import catalog, extension, schema
+from nsysq import catalog, engine, schema
 from nsysq import scope as scope_mod
 from nsysq.cache import CacheState
 from nsysq.decoded import DecodedTables
 from nsysq.errors import NoDataError, QueryError, UsageError
+from nsysq.nsys_export import SourceSchema, check_path, read_schema
 from nsysq.reader import Reader, open_reader
 from nsysq.scope import Scope
-from nsysq.source import SourceSchema, check_path, read_schema
 from nsysq.sqlscript import Statement, rows_table
 from nsysq.table import Table
 
@@ -155,7 +155,7 @@ class Trace:
         self.executed.append(Statement(sql, bound, query.label))
 
         def call() -> dict[str, Any]:
-            with extension.pandas_free_binding():
+            with engine.pandas_free_binding():
                 cur = self._con.execute(sql, bound) if bound else self._con.execute(sql)
                 return dict(cur.fetchnumpy())
 
@@ -262,7 +262,7 @@ class Trace:
         per table, decoded first on a direct read (any other is decoded when it asks)."""
 
         def call() -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-            with extension.pandas_free_binding():
+            with engine.pandas_free_binding():
                 cur = self._con.execute(sql, params) if params else self._con.execute(sql)
                 return tuple(d[0] for d in cur.description or ()), cur.fetchall()
 
@@ -271,10 +271,10 @@ class Trace:
     def bounded_memory(self, limit: str) -> contextlib.AbstractContextManager[None]:
         """Within the block, DuckDB's working memory on this trace's connection stays under
         ``limit``: past it DuckDB spills into a private ``nsysq-spill-*`` directory in the system's
-        temporary directory, removed when the trace is closed (extension.bounded_memory)."""
+        temporary directory, removed when the trace is closed (engine.bounded_memory)."""
         if self._spill is None:
             self._spill = Path(tempfile.mkdtemp(prefix="nsysq-spill-"))
-        return extension.bounded_memory(self._con, limit, self._spill)
+        return engine.bounded_memory(self._con, limit, self._spill)
 
     @property
     def kernel_reader(self) -> str:

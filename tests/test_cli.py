@@ -121,9 +121,9 @@ def test_api_returns_dataframes(fixture_dir: Path) -> None:
 
 def test_duckdb_progress_bar_is_off() -> None:
     """DuckDB draws a progress bar on stdout during long queries; stdout must carry data only."""
-    from nsysq import extension
+    from nsysq import engine
 
-    con = extension.connect(sqlite=False)
+    con = engine.connect(sqlite=False)
     try:
         assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
     finally:

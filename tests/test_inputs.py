@@ -126,10 +126,10 @@ def test_read_only_directory_and_file_stay_byte_identical(tmp_path: Path, fixtur
 
 
 def test_missing_extension_names_the_fix(monkeypatch: pytest.MonkeyPatch, fixture_dir: Path) -> None:
-    from nsysq import extension
+    from nsysq import engine
     from nsysq.errors import ExtensionUnavailableError
     from nsysq.trace import Trace
 
-    monkeypatch.setattr(extension, "extension_path", lambda: Path("/nonexistent/sqlite_scanner.ext"))
+    monkeypatch.setattr(engine, "extension_path", lambda: Path("/nonexistent/sqlite_scanner.ext"))
     with pytest.raises(ExtensionUnavailableError, match="pip install 'duckdb-extension-sqlite-scanner=="):
         Trace(fixture_dir / "v2024_6.sqlite")

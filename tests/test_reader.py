@@ -15,7 +15,7 @@ import nsysq
 from nsysq import cache, pages, schema
 from nsysq.census import census
 from nsysq.errors import DamagedTraceError
-from nsysq.source import read_schema
+from nsysq.nsys_export import read_schema
 from tests import oracle
 from tests.conftest import ROOT
 from tests.corpus import Damaged, damaged_copies
@@ -33,10 +33,10 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Damaged]
 
 def _hidden_by_scanner(items: list[Damaged]) -> Path:
     """A rowid-order copy on which DuckDB's scanner, unguarded, returns fewer rows than SQLite."""
-    from nsysq import extension
+    from nsysq import engine
 
     for item in items:
-        con = extension.connect()
+        con = engine.connect()
         try:
             con.execute(f"ATTACH '{item.path}' AS src (TYPE sqlite, READ_ONLY)")
             row = con.execute(f"SELECT count(*) FROM src.{schema.KERNEL}").fetchone()
@@ -214,8 +214,8 @@ fake.locking = locking
 sys.modules["msvcrt"] = fake
 import nsysq
 from nsysq import cache
-from nsysq.source import read_schema
-from nsysq.source import check_path
+from nsysq.nsys_export import read_schema
+from nsysq.nsys_export import check_path
 path = check_path(sys.argv[1])
 key = cache.identity(path).key
 cache.cache_dir().mkdir(parents=True)

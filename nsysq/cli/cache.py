@@ -90,7 +90,7 @@ def build(
     from nsysq.census import DEFAULT_LIMIT, census
     from nsysq.errors import CacheError, NoDataError
     from nsysq.lineup import lineup
-    from nsysq.source import check_path, read_schema
+    from nsysq.nsys_export import check_path, read_schema
     from nsysq.trace import Trace
 
     if background and hasattr(os, "nice"):

@@ -47,12 +47,12 @@ def _load(
     types: Mapping[str, str],
 ) -> None:
     """Create temp table ``name`` from Python rows in one statement; ``types``: known SQL types."""
-    from nsysq import extension
+    from nsysq import engine
 
     typed = [
         (column, types.get(column) or _sql_type([row[i] for row in rows])) for i, column in enumerate(columns)
     ]
-    extension.table_from_rows(con, name, typed, rows)
+    engine.table_from_rows(con, name, typed, rows)
 
 
 def _side_types(side_a: dict[str, Any], side_b: dict[str, Any], key: str) -> dict[str, str]:
@@ -114,11 +114,11 @@ def _combine(
     min_ns: float,
     threshold: float,
 ) -> dict[str, Table]:
-    from nsysq import extension
+    from nsysq import engine
 
-    con = extension.connect(sqlite=False)  # small tables only: no sqlite extension, no progress bar
+    con = engine.connect(sqlite=False)  # small tables only: no sqlite extension, no progress bar
     # Binding Python values as parameters would otherwise make DuckDB import pandas (0.45 s).
-    with contextlib.closing(con), extension.pandas_free_binding():
+    with contextlib.closing(con), engine.pandas_free_binding():
         kcols = ("side", *side_a["kernels"].columns)
         _load(
             con,
@@ -147,7 +147,7 @@ def _combine(
             _side_types(side_a, side_b, "copy_types"),
         )
         danger_rows = [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
-        extension.table_from_rows(con, "danger_rules", _DANGER_COLUMNS, danger_rows)
+        engine.table_from_rows(con, "danger_rules", _DANGER_COLUMNS, danger_rows)
         # The labels of the per-trace queries behind the side tables, as the sides' Tables carry them.
         kernel_labels = tuple(dict.fromkeys(side_a["kernels"].queries + side_b["kernels"].queries))
         copy_labels = tuple(dict.fromkeys(side_a["copies"].queries + side_b["copies"].queries))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import extension
+from nsysq import engine
 from nsysq.errors import NsysqError
 from nsysq.fleet_analysis.stats import LOG_GAMMA
 
@@ -63,7 +63,7 @@ def read_trace(path: str, job: Job) -> TraceReport:
 
     report = TraceReport(path=path, nsysq_version=__version__)
     try:
-        with extension.one_instance_per_thread():  # one sqlite-extension load per worker, not per trace
+        with engine.one_instance_per_thread():  # one sqlite-extension load per worker, not per trace
             _answer(report, job)
     except NsysqError as exc:
         return TraceReport(path=path, status="failed", reason=str(exc), nsysq_version=__version__)

@@ -69,7 +69,7 @@ def _flagged(
 ) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:
     """The scored rows that are out of line, per trace, and the label of the scoring query."""
     from nsysq.diffing import score_rows
-    from nsysq.extension import connect, table_from_rows
+    from nsysq.engine import connect, table_from_rows
 
     flagged: dict[str, list[dict[str, Any]]] = {}
     labels: tuple[str, ...] = ()
