@@ -178,11 +178,13 @@ def _sections(
     feeding = _feeding(trace, parts, calls, list(lanes))
     parts, calls = gu.without_correlation(parts, calls)
     classes = _call_classes(trace, calls, feeding, call_rules)
-    timed_calls = gu.classified(calls, classes)
+    classes_of = gu.classified(calls, classes)
     t0 = trace.t0
     # Devices and streams are independent: two threads (numpy's sorts and ufuncs release the GIL).
     with ThreadPoolExecutor(2) as pool:
-        per_device = list(pool.map(lambda d: _device(t0, parts, timed_calls, d, feeding.get(d, [])), lanes))
+        per_device = list(
+            pool.map(lambda d: _device(t0, parts, (calls, classes_of), d, feeding.get(d, [])), lanes)
+        )
         lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
         streams = list(pool.map(lambda lane: _stream(t0, parts, *lane), lane_list))
     listed = _listed(trace, [gaps for _, gaps in per_device], top, min_gap_ns)
