@@ -95,6 +95,11 @@ def _family(raw: dict[str, Any]) -> Family:
     for name, spec in (*fields.items(), *raw.get("tokens", {}).items()):
         if spec.get("confidence") not in CONFIDENCES:
             raise UsageError(f"{RULES_FILE}: {raw['id']}.{name} has no confidence among {CONFIDENCES}.")
+    for check in raw.get("checks", ()):
+        kind = check.get("kind")
+        if kind not in _CHECKS:
+            known = ", ".join(sorted(_CHECKS))
+            raise UsageError(f"{RULES_FILE}: {raw['id']} has a check of kind {kind!r}; known: {known}.")
     return Family(
         id=raw["id"],
         name=raw["name"],
@@ -315,10 +320,33 @@ def _persistent_grid(values: dict[str, str], spec: dict[str, Any], launch: dict[
     return Check("persistent grid vs SMs", int(sms), int(blocks), "at_most", agrees, detail)
 
 
+def _cluster_shape(values: dict[str, str], spec: dict[str, Any], launch: dict[str, Any]) -> Check | None:
+    """The cluster the name gives against the one launched (clusterX/Y/Z, nsys 2025.5+, where 0
+    means no cluster: one block). Sizes must match, and the dimensions above 1 up to their order:
+    which of the name's two numbers is X is not known."""
+    named = [_int(values, key) for key in spec["cluster"]]
+    launched = [launch.get(f"cluster_{axis}") for axis in "xyz"]
+    if any(d is None for d in named) or any(v is None for v in launched):
+        return None
+    name_dims = [int(d) for d in named if d is not None]
+    run_dims = [max(int(v), 1) for v in launched if v is not None]
+    expected, observed = math.prod(name_dims), math.prod(run_dims)
+    same_shape = sorted(d for d in name_dims if d > 1) == sorted(d for d in run_dims if d > 1)
+    agrees = expected == observed and same_shape
+    shown = "x".join(str(int(v)) for v in launched if v is not None)
+    detail = (
+        f"cluster {'x'.join(map(str, name_dims))} in the name ({expected} blocks), {shown} launched "
+        f"({observed} block{'s' if observed != 1 else ''}"
+        + (", 0 = no cluster)" if any(int(v) == 0 for v in launched if v is not None) else ")")
+    )
+    return Check("cluster shape vs launch", expected, observed, "equal", agrees, detail)
+
+
 _CHECKS = {
     "shared_memory": _shared_memory,
     "block_threads": _block_threads,
     "persistent_grid": _persistent_grid,
+    "cluster_shape": _cluster_shape,
 }
 
 

@@ -315,3 +315,39 @@ def test_example_board_explains_the_nvjet_swap_and_the_fill() -> None:
     assert change["fill_a_pct"] == pytest.approx(100 * 8 / 132) and change["fill_b_pct"] == pytest.approx(
         100 * 128 / 132
     )
+
+
+def test_cluster_check_against_launched_clusters(fixture_dir: Path) -> None:
+    """nsys 2025.5 exports the launched cluster: the name's cluster field (inferred for nvjet) is
+    confirmed by a launch with that cluster and flagged on one launched without a cluster."""
+    import shutil
+    import sqlite3
+
+    name = "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN"
+    path = fixture_dir / "clusters.sqlite"
+    shutil.copy(fixture_dir / "v2025_5.sqlite", path)
+    con = sqlite3.connect(path)
+    sid = con.execute("SELECT max(id) + 1 FROM StringIds").fetchone()[0]
+    con.execute("INSERT INTO StringIds VALUES (?, ?)", (sid, name))
+    rowids = [
+        r[0] for r in con.execute("SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid LIMIT 3")
+    ]
+    for rowid, cluster in zip(rowids, [(1, 2, 1), (1, 2, 1), (0, 0, 0)], strict=True):
+        con.execute(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = ?, demangledName = ?, gridX = 2, gridY = 66, "
+            "gridZ = 1, clusterX = ?, clusterY = ?, clusterZ = ? WHERE rowid = ?",
+            (sid, sid, *cluster, rowid),
+        )
+    con.commit()
+    con.close()
+    with Trace(path, cache=False) as trace:
+        data = explain(name, trace)
+    clusters = [c for c in data["checks"] if c["check"] == "cluster shape vs launch"]
+    by_launch = {
+        tuple(data["launch_configs"][c["config"]][f"cluster_{a}"] for a in "xyz"): c["agrees"]
+        for c in clusters
+    }
+    assert by_launch == {(1, 2, 1): True, (0, 0, 0): False}
+    assert data["disagreements"] >= 1
+    before_2025_5 = {"cluster_x": None, "cluster_y": None, "cluster_z": None}
+    assert kernel_names.checks(kernel_names.decode(name), before_2025_5) == []
