@@ -180,6 +180,8 @@ def _pairs(first: Any, second: Any) -> dict[int, set[int]]:
         return {}
     lows = (int(first.min()), int(second.min()))
     sizes = (int(first.max()) - lows[0] + 1, int(second.max()) - lows[1] + 1)
+    if sizes[0] == 1:  # one device: its streams
+        return {lows[0]: set(groups(second))}
     if sizes[0] * sizes[1] > 1 << 22:
         return {int(f): set(groups(second[first == f])) for f in groups(first)}
     grid = (first.astype(np.int64) - lows[0]) * sizes[1] + (second - lows[1])
@@ -252,17 +254,20 @@ def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, li
 
 
 def _threads(part: Part, chosen: Any, thread_of: Any, top: int) -> Any:
-    """The threads of the calls matching ``part``'s ``chosen`` ops (same process, or no process)."""
-    corr = part.corr[chosen]
+    """The threads of the calls matching ``part``'s ``chosen`` ops (same process, or no process).
+    No copy when the device holds every op of the part (one GPU), nor when every op has a call."""
+    every = bool(chosen.all())
+    corr = part.corr if every else part.corr[chosen]
     if len(corr) and (int(corr.min()) < 0 or int(corr.max()) > top):
         corr = np.where((corr >= 0) & (corr <= top), corr, top + 1)
     tid = thread_of[corr]
     hit = tid != NULL
+    called = tid if hit.all() else tid[hit]
     if part.pid is None:
-        return tid[hit]
-    pid = part.pid[chosen]
-    if _one_process(pid, tid[hit]):
-        return tid[hit]
+        return called
+    pid = part.pid if every else part.pid[chosen]
+    if _one_process(pid, called):
+        return called
     same = hit & ((pid == NULL) | ((pid >> 24) == (tid >> 24)))
     return tid[same]
 
