@@ -1,5 +1,5 @@
 -- name: timeline
--- version: 3
+-- version: 4
 -- returns: kernels, memcpys, memsets and (when nvtx_lanes is true) NVTX ranges and marks on one clock, ordered by start: kind ('kernel', 'memcpy', 'memset', 'graph' = one execution of a CUDA graph traced whole, named 'graph <graphId>', 'nvtx'), start_ns and end_ns relative to the trace start t0, duration_ns, name (kernel short name, "<unresolved id N>" / "<null name id>" as in census, copy kind label, 'memset', or NVTX text), device_id, stream_id, copy_kind, bytes, throughput_gbps (bytes per ns = GB/s). Events overlapping the window [from_ns, to_ns) are kept; NULL bounds mean open.
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMCPY(start, end, bytes, copyKind, deviceId, streamId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, bytes, deviceId, streamId), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId, deviceId, streamId), NVTX_EVENTS(start, end, eventType, text, textId, globalTid), StringIds(id, value), ENUM_CUDA_MEMCPY_OPER(id, label)
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); nvtx_lanes (boolean); row_limit (integer)
@@ -50,5 +50,5 @@ SELECT
 FROM events
 WHERE ($to_ns IS NULL OR start - $t0 < $to_ns)
   AND ($from_ns IS NULL OR "end" - $t0 >= $from_ns)
-ORDER BY start, kind, device_id, stream_id
+ORDER BY start, kind, device_id, stream_id, "end", name, bytes  -- a total order: ranges may share a start
 LIMIT $row_limit
