@@ -2,22 +2,28 @@
 
 Communication kernels are the lineup's "NCCL / communication" category (``queries/lineup_rules.toml``
 or your ``--rules``); every other kernel is compute. The collective kind (AllReduce, AllGather, ...)
-comes from the kernel's short name by the rules in ``queries/collective_rules.toml``. The packaged
-query ``queries/overlap.sql`` does the interval arithmetic in DuckDB; docs/gaps.md explains it.
+comes from the kernel's short name by the rules in ``queries/collective_rules.toml``, per name pair
+(``queries/kernel_comm_pairs.sql``). The op rows are those of ``queries/gpu_ops.sql`` (nsysq.gpu_ops:
+decoded columns on a direct read); the unions and intersections are arithmetic on sorted arrays
+(nsysq.intervals). docs/gaps.md explains it.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import catalog
+import numpy as np
+
+from nsysq import catalog, gpu_ops
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError
-from nsysq.gaps import WORK_MEMORY
+from nsysq.intervals import Coverage, Sorted, groups, union
 from nsysq.scope import stamp
 from nsysq.table import Table
 
@@ -26,6 +32,8 @@ if TYPE_CHECKING:
 
 COMM_CATEGORY = "NCCL / communication"
 """The lineup category whose kernels count as communication."""
+ANALYSIS = "overlap/2"
+"""This computation's name and version: part of the key its kept answers are stored under."""
 UNKNOWN_KIND = "unknown"
 """The collective kind of a communication kernel no kind rule matches."""
 _KIND_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -108,21 +116,20 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
         trace.use_rules(rules_mod.load_lineup_rules(rules), source=str(rules))
         source = str(rules)
     kind_rules = load_kind_rules()
-    with trace.bounded_memory(WORK_MEMORY):
-        table = trace.run(
-            "overlap",
-            comm_category=COMM_CATEGORY,
-            kind_names=[r.kind for r in kind_rules],
-            kind_patterns=[r.like for r in kind_rules],
-        )
-    records = table.records()
-    if not any(r["section"] == "device" for r in records):
+    params = {
+        "comm_category": COMM_CATEGORY,
+        "kind_names": [r.kind for r in kind_rules],
+        "kind_patterns": [r.like for r in kind_rules],
+    }
+    _, rows = trace.kept("gpu_ops", ANALYSIS, params, lambda: _kept_rows(trace, params))
+    records = [(section, json.loads(record)) for section, record in rows]
+    if not any(section == "device" for section, _ in records):
         raise NoDataError(f"{trace.path.name} recorded no kernel or memcpy with a start and an end.")
     category = catalog.get("kernel_category")
-    queries = (*table.queries, f"{category.name}@{category.version}")
-    base = replace(table, rows=[], columns=(), footer={}, notes=(), queries=queries)
-    devices = [_with_pcts(r) for r in records if r["section"] == "device"]
-    collectives = [_with_pcts(r) for r in records if r["section"] == "collective"]
+    queries = (*gpu_ops.labels(), f"{category.name}@{category.version}")
+    base = Table(kind="overlap", columns=(), rows=[], queries=queries)
+    devices = [_with_pcts(r) for section, r in records if section == "device"]
+    collectives = [_with_pcts(r) for section, r in records if section == "collective"]
     footer = _footer(devices, source)
     notes: tuple[str, ...] = ()
     if not footer["comm_kernels"]:
@@ -133,10 +140,78 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
     )
 
 
+def _kept_rows(trace: Trace, params: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """The device and collective records as (section, JSON) rows: what a kept answer holds."""
+    ops = gpu_ops.read(trace, **params)
+    devices = groups(np.concatenate((ops.kernels.dev, ops.memcpys.dev)).astype(np.int64))
+    # Devices are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    with ThreadPoolExecutor(2) as pool:
+        per_device = list(pool.map(lambda d: _device(ops, d), devices))
+    device_rows = [record for record, _ in per_device]
+    kind_rows = [record for _, kinds in per_device for record in kinds]
+    device_rows.sort(key=lambda r: _nulls_last(r["device_id"]))
+    kind_rows.sort(key=lambda r: (*_nulls_last(r["device_id"]), -r["comm_ns"], r["collective"]))
+    rows = [("device", json.dumps(r)) for r in device_rows] + [
+        ("collective", json.dumps(r)) for r in kind_rows
+    ]
+    return ("section", "record"), rows
+
+
+def _nulls_last(device: int | None) -> tuple[bool, int]:
+    return device is None, device or 0
+
+
+def _device(ops: gpu_ops.GpuOps, device: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One device's record and its collective kinds' records."""
+    kernels = ops.kernels
+    on = kernels.dev == device
+    cls = kernels.cls[on]
+    starts, ends = kernels.s[on], kernels.e[on]
+    compute_rows = cls == gpu_ops.COMPUTE
+    compute = Sorted.owned(starts[compute_rows], ends[compute_rows])
+    behind = Coverage.of(compute)
+    comm = Sorted.owned(starts[~compute_rows], ends[~compute_rows])
+    copies = Sorted.owned(*(a[ops.memcpys.dev == device] for a in (ops.memcpys.s, ops.memcpys.e)))
+    comm_ns, copy_ns = union(comm).busy, union(copies).busy
+    overlap_ns, copy_overlap_ns = behind.under(comm), behind.under(copies)
+    device_id = None if device == -1 else device
+    record = {
+        "device_id": device_id,
+        "kernels": len(cls),
+        "comm_kernels": len(comm),
+        "comm_ns": comm_ns,
+        "compute_ns": union(compute).busy,
+        "overlap_ns": overlap_ns,
+        "exposed_ns": comm_ns - overlap_ns,
+        "memcpys": len(copies),
+        "memcpy_ns": copy_ns,
+        "memcpy_overlap_ns": copy_overlap_ns,
+        "memcpy_exposed_ns": copy_ns - copy_overlap_ns,
+    }
+    kinds = []
+    counts = np.bincount(cls, minlength=len(ops.kinds) + 1)
+    for code in np.flatnonzero(counts[1:]) + 1:
+        rows = cls == code
+        one = comm if counts[code] == len(comm) else Sorted.owned(starts[rows], ends[rows])
+        ns, hidden = union(one).busy, behind.under(one)
+        kinds.append(
+            {
+                "device_id": device_id,
+                "collective": ops.kinds[code - 1],
+                "kernels": int(counts[code]),
+                "comm_ns": ns,
+                "overlap_ns": hidden,
+                "exposed_ns": ns - hidden,
+            }
+        )
+    return record, kinds
+
+
 def _with_pcts(record: dict[str, Any]) -> dict[str, Any]:
     out = dict(record)
     out["overlap_pct"] = _pct(record["overlap_ns"], record["comm_ns"])
-    out["memcpy_overlap_pct"] = _pct(record["memcpy_overlap_ns"], record["memcpy_ns"])
+    if "memcpy_ns" in record:  # a device's record
+        out["memcpy_overlap_pct"] = _pct(record["memcpy_overlap_ns"], record["memcpy_ns"])
     return out
 
 

@@ -299,7 +299,8 @@ def test_overlap_cli(scenario: Path) -> None:
     }
     csv = _cli("overlap", str(scenario), "-f", "csv", "--section", "collectives")
     assert csv.stdout.splitlines()[1] == "0,AllReduce,2,500000,250000,250000,50.0"
-    assert "\n-- overlap@1 with " in _cli("overlap", str(scenario), "--show-sql").stdout
+    shown = _cli("overlap", str(scenario), "--show-sql").stdout  # the rows the unions are computed from
+    assert "\n-- kernel_comm_pairs@2 with " in shown and "\n-- gpu_ops@2: " in shown
 
 
 @pytest.mark.parametrize("command", ["gaps", "overlap"])
