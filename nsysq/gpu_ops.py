@@ -100,9 +100,10 @@ def _queried(trace: Trace, classes: dict[tuple[int, int], int]) -> tuple[Ops, Op
 def _decoded(trace: Trace, classes: dict[tuple[int, int], int]) -> tuple[Ops, Ops, Ops, Ops] | None:
     """The rows of queries/gpu_ops.sql from the decoded columns (None: not read from pages)."""
     kernels = trace.decoded_arrays(schema.KERNEL, _KERNEL_COLUMNS)
-    memcpy = trace.decoded_arrays(schema.MEMCPY, _COPY_COLUMNS)
-    memset = trace.decoded_arrays(schema.MEMSET, _COPY_COLUMNS)
-    if kernels is None or memcpy is None or memset is None:
+    if kernels is None:
+        return None
+    memcpy, memset = (_copies(trace, table) for table in (schema.MEMCPY, schema.MEMSET))
+    if memcpy is None or memset is None:
         return None
     keep = _kept(kernels)
     n = len(kernels["start"][0]) if keep is None else int(np.count_nonzero(keep))
@@ -112,6 +113,15 @@ def _decoded(trace: Trace, classes: dict[tuple[int, int], int]) -> tuple[Ops, Op
     graphs = _graph_ops(trace.run_arrays("gap_graph_ops"))
     trace.note_query("gpu_ops", "its rows read from the decoded columns (graph executions: gap_graph_ops)")
     return kernel_ops, _ops(memcpy), _ops(memset), graphs
+
+
+def _copies(trace: Trace, table: str) -> dict[str, tuple[Any, Any]] | None:
+    """A copy table's decoded columns; no rows when the export lacks the table (nsys leaves out
+    empty tables); None when it has the table but its pages are not decoded."""
+    if not trace.schema.has(table):
+        empty = np.zeros(0, dtype=np.int64)
+        return dict.fromkeys(_COPY_COLUMNS, (empty, None))
+    return trace.decoded_arrays(table, _COPY_COLUMNS)
 
 
 def _graph_ops(rows: dict[str, Any]) -> Ops:
