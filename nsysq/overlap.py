@@ -132,7 +132,9 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
     _, rows = trace.kept("gpu_ops", ANALYSIS, params, lambda: _kept_rows(trace, params))
     records = [(section, json.loads(record)) for section, record in rows]
     if not any(section == "device" for section, _ in records):
-        raise NoDataError(f"{trace.path.name} recorded no kernel or memcpy with a start and an end.")
+        raise NoDataError(
+            f"{trace.path.name} recorded no kernel, memcpy or CUDA graph execution with a start and an end."
+        )
     category = catalog.get("kernel_category")
     queries = (*gpu_ops.labels(), f"{category.name}@{category.version}")
     base = Table(kind="overlap", columns=(), rows=[], queries=queries)

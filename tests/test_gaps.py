@@ -282,6 +282,26 @@ def test_overlap_reads_the_same_rows_every_way(
     assert scoped.collectives.rows == [r for r in whole.collectives.rows if r[0] == 0]
 
 
+def test_overlap_is_a_kept_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked again of the same trace (same lineup rules), overlap is read back, not computed."""
+    from nsysq import overlap as overlap_mod
+
+    path = scen.build("graphs_overlap", tmp_path)
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "kept"))
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    with Trace(path, cache=True) as trace:
+        first = _overlap_answer(trace)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(overlap_mod, "_kept_rows", refuse)
+    with Trace(path, cache=True) as trace:
+        assert _overlap_answer(trace) == first
+        assert any("kept from an earlier run" in s.note for s in trace.executed)
+
+
 def test_overlap_reconciles_on_whole_graph_fixtures(fixture_dir: Path, tmp_path: Path) -> None:
     from nsysq.synth.writer import write_trace
     from tests.fixtures import nvtx_scenarios
