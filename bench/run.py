@@ -419,7 +419,8 @@ def gpu_time_targets(r: dict[str, Result], judged: bool) -> list[tuple[str, str,
         rows.append(("first gaps / first census", f"{ratio:.2f}x", "<= 2x", ratio <= 2 if judged else None))
     if "overlap_cold" in r:
         ratio = paired_ratio(r["overlap_cold"], r["census_cold"])
-        rows.append(("first overlap / first census", f"{ratio:.2f}x", "<= 2x", ratio <= 2 if judged else None))
+        met = ratio <= 2 if judged else None
+        rows.append(("first overlap / first census", f"{ratio:.2f}x", "<= 2x", met))
     return rows
 
 
