@@ -98,21 +98,43 @@ def islands(intervals: Sorted) -> tuple[Ints, Ints]:
     return starts, np.concatenate((intervals.ends[at], intervals.ends[-1:]))
 
 
-def covered(intervals: Sorted, lows: Ints, highs: Ints) -> Ints:
-    """For each ``[lows[i], highs[i])``: how long the union of ``intervals`` covers it."""
-    starts, ends = islands(intervals)
-    if not len(starts):
-        return np.zeros(len(lows), dtype=np.int64)
-    lengths = ends - starts
-    before = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+@dataclass(frozen=True)
+class Coverage:
+    """The islands of one interval set with the union's length before each, so how long the union
+    covers any window takes two binary searches (built once, asked many times)."""
 
-    def up_to(t: Ints) -> Ints:  # |union ∩ (-inf, t)|
-        at = np.searchsorted(starts, t, side="right") - 1
+    starts: Ints
+    lengths: Ints
+    before: Ints
+
+    @staticmethod
+    def of(intervals: Sorted) -> Coverage:
+        starts, ends = islands(intervals)
+        lengths = ends - starts
+        before = np.concatenate(([0], np.cumsum(lengths)[:-1])) if len(starts) else lengths
+        return Coverage(starts, lengths, before)
+
+    def up_to(self, t: Ints) -> Ints:
+        """For each of ``t``: |union ∩ (-inf, t)|."""
+        at = np.searchsorted(self.starts, t, side="right") - 1
         inside = np.maximum(at, 0)
-        value = before[inside] + np.minimum(t - starts[inside], lengths[inside])
+        value = self.before[inside] + np.minimum(t - self.starts[inside], self.lengths[inside])
         return np.where(at >= 0, value, 0)
 
-    return up_to(highs) - up_to(lows)
+    def between(self, lows: Ints, highs: Ints) -> Ints:
+        """For each ``[lows[i], highs[i])``: how long the union covers it."""
+        if not len(self.starts):
+            return np.zeros(len(lows), dtype=np.int64)
+        return self.up_to(highs) - self.up_to(lows)
+
+    def under(self, intervals: Sorted) -> int:
+        """|union of ``intervals`` ∩ this union|: the coverage of each island of ``intervals``."""
+        return int(self.between(*islands(intervals)).sum()) if len(intervals) else 0
+
+
+def covered(intervals: Sorted, lows: Ints, highs: Ints) -> Ints:
+    """For each ``[lows[i], highs[i])``: how long the union of ``intervals`` covers it."""
+    return Coverage.of(intervals).between(lows, highs)
 
 
 def _merge(a: Ints, b: Ints) -> Ints:

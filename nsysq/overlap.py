@@ -2,22 +2,28 @@
 
 Communication kernels are the lineup's "NCCL / communication" category (``queries/lineup_rules.toml``
 or your ``--rules``); every other kernel is compute. The collective kind (AllReduce, AllGather, ...)
-comes from the kernel's short name by the rules in ``queries/collective_rules.toml``. The packaged
-query ``queries/overlap.sql`` does the interval arithmetic in DuckDB; docs/gaps.md explains it.
+comes from the kernel's short name by the rules in ``queries/collective_rules.toml``, per name pair
+(``queries/kernel_comm_pairs.sql``). The op rows are those of ``queries/gpu_ops.sql`` (nsysq.gpu_ops:
+decoded columns on a direct read); the unions and intersections are arithmetic on sorted arrays
+(nsysq.intervals). docs/gaps.md explains it.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import catalog
+import numpy as np
+
+from nsysq import catalog, gpu_ops
 from nsysq import rules as rules_mod
 from nsysq.errors import NoDataError
-from nsysq.gaps import WORK_MEMORY
+from nsysq.intervals import Coverage, Sorted, groups, union
 from nsysq.scope import stamp
 from nsysq.table import Table
 
@@ -26,6 +32,16 @@ if TYPE_CHECKING:
 
 COMM_CATEGORY = "NCCL / communication"
 """The lineup category whose kernels count as communication."""
+ANALYSIS = "overlap/3"
+"""This computation's name and version: part of the key its kept answers are stored under."""
+GRAPH_NOTE = (
+    "{executions:,} execution(s) of CUDA graphs traced whole ({ms:,.3f} ms, graph_ns) count as neither "
+    "communication nor compute: their kernels are not in the export. overlap_ns and memcpy_overlap_ns are "
+    "then lower bounds and the exposed times upper bounds (graph_overlap_ns and memcpy_graph_overlap_ns of "
+    "them ran beside a graph execution), and communication inside the graphs is not seen; profile with "
+    "nsys profile --cuda-graph-trace=node to see inside them."
+)
+"""The note of a result with whole-graph executions: the overlap is then a bound (docs/gaps.md)."""
 UNKNOWN_KIND = "unknown"
 """The collective kind of a communication kernel no kind rule matches."""
 _KIND_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -33,7 +49,7 @@ _KIND_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 DEVICE_COLUMNS = (
     "device_id", "kernels", "comm_kernels", "comm_ns", "compute_ns", "overlap_ns", "exposed_ns",
     "overlap_pct", "memcpys", "memcpy_ns", "memcpy_overlap_ns", "memcpy_exposed_ns",
-    "memcpy_overlap_pct",
+    "memcpy_overlap_pct", "graph_executions", "graph_ns", "graph_overlap_ns", "memcpy_graph_overlap_ns",
 )  # fmt: skip
 COLLECTIVE_COLUMNS = (
     "device_id",
@@ -108,35 +124,137 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
         trace.use_rules(rules_mod.load_lineup_rules(rules), source=str(rules))
         source = str(rules)
     kind_rules = load_kind_rules()
-    with trace.bounded_memory(WORK_MEMORY):
-        table = trace.run(
-            "overlap",
-            comm_category=COMM_CATEGORY,
-            kind_names=[r.kind for r in kind_rules],
-            kind_patterns=[r.like for r in kind_rules],
+    params = {
+        "comm_category": COMM_CATEGORY,
+        "kind_names": [r.kind for r in kind_rules],
+        "kind_patterns": [r.like for r in kind_rules],
+    }
+    _, rows = trace.kept("gpu_ops", ANALYSIS, params, lambda: _kept_rows(trace, params))
+    records = [(section, json.loads(record)) for section, record in rows]
+    if not any(section == "device" for section, _ in records):
+        raise NoDataError(
+            f"{trace.path.name} recorded no kernel, memcpy or CUDA graph execution with a start and an end."
         )
-    records = table.records()
-    if not any(r["section"] == "device" for r in records):
-        raise NoDataError(f"{trace.path.name} recorded no kernel or memcpy with a start and an end.")
     category = catalog.get("kernel_category")
-    queries = (*table.queries, f"{category.name}@{category.version}")
-    base = replace(table, rows=[], columns=(), footer={}, notes=(), queries=queries)
-    devices = [_with_pcts(r) for r in records if r["section"] == "device"]
-    collectives = [_with_pcts(r) for r in records if r["section"] == "collective"]
+    queries = (*gpu_ops.labels(), f"{category.name}@{category.version}")
+    base = Table(kind="overlap", columns=(), rows=[], queries=queries)
+    devices = [_with_pcts(r) for section, r in records if section == "device"]
+    collectives = [_with_pcts(r) for section, r in records if section == "collective"]
     footer = _footer(devices, source)
     notes: tuple[str, ...] = ()
     if not footer["comm_kernels"]:
         notes = (f"no kernel is in the {COMM_CATEGORY!r} category ({source}): nothing to overlap.",)
+    if footer["graph_executions"]:
+        notes = (
+            *notes,
+            GRAPH_NOTE.format(executions=footer["graph_executions"], ms=footer["graph_ns"] / 1e6),
+        )
     return OverlapResult(
         devices=stamp(_table(base, "overlap", DEVICE_COLUMNS, devices, footer, notes), trace.scope),
         collectives=_table(base, "overlap_collectives", COLLECTIVE_COLUMNS, collectives, {}, ()),
     )
 
 
+def _kept_rows(trace: Trace, params: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """The device and collective records as (section, JSON) rows: what a kept answer holds."""
+    ops = gpu_ops.read(trace, **params)
+    every = (ops.kernels.dev, ops.memcpys.dev, ops.graphs.dev)
+    devices = groups(np.concatenate([d.astype(np.int64) for d in every]))
+    # Devices are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    with ThreadPoolExecutor(2) as pool:
+        per_device = list(pool.map(lambda d: _device(ops, d), devices))
+    device_rows = [record for record, _ in per_device]
+    kind_rows = [record for _, kinds in per_device for record in kinds]
+    device_rows.sort(key=lambda r: _nulls_last(r["device_id"]))
+    kind_rows.sort(key=lambda r: (*_nulls_last(r["device_id"]), -r["comm_ns"], r["collective"]))
+    rows = [("device", json.dumps(r)) for r in device_rows] + [
+        ("collective", json.dumps(r)) for r in kind_rows
+    ]
+    return ("section", "record"), rows
+
+
+def _nulls_last(device: int | None) -> tuple[bool, int]:
+    return device is None, device or 0
+
+
+def _on(ops: gpu_ops.Ops, device: int) -> Sorted:
+    """The ops of ``device`` as one interval set."""
+    chosen = ops.dev == device
+    return Sorted.owned(ops.s[chosen], ops.e[chosen])
+
+
+def _device(ops: gpu_ops.GpuOps, device: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One device's record and its collective kinds' records."""
+    kernels = ops.kernels
+    on = kernels.dev == device
+    cls = kernels.cls[on]
+    starts, ends = kernels.s[on], kernels.e[on]
+    compute_rows = cls == gpu_ops.COMPUTE
+    compute = Sorted.owned(starts[compute_rows], ends[compute_rows])
+    behind = Coverage.of(compute)
+    comm = Sorted.owned(starts[~compute_rows], ends[~compute_rows])
+    copies, graphs = _on(ops.memcpys, device), _on(ops.graphs, device)
+    comm_ns, copy_ns = union(comm).busy, union(copies).busy
+    overlap_ns, copy_overlap_ns = behind.under(comm), behind.under(copies)
+    device_id = None if device == -1 else device
+    record = {
+        "device_id": device_id,
+        "kernels": len(cls),
+        "comm_kernels": len(comm),
+        "comm_ns": comm_ns,
+        "compute_ns": union(compute).busy,
+        "overlap_ns": overlap_ns,
+        "exposed_ns": comm_ns - overlap_ns,
+        "memcpys": len(copies),
+        "memcpy_ns": copy_ns,
+        "memcpy_overlap_ns": copy_overlap_ns,
+        "memcpy_exposed_ns": copy_ns - copy_overlap_ns,
+        "graph_executions": len(graphs),
+        "graph_ns": union(graphs).busy,
+        "graph_overlap_ns": 0,
+        "memcpy_graph_overlap_ns": 0,
+    }
+    if len(graphs) and (len(comm) or len(copies)):  # exposed time a graph execution ran beside
+        behind_either = Coverage.of(compute.merged(graphs))
+        record["graph_overlap_ns"] = behind_either.under(comm) - overlap_ns
+        record["memcpy_graph_overlap_ns"] = behind_either.under(copies) - copy_overlap_ns
+    return record, _kinds(ops.kinds, device_id, cls, starts, ends, comm, behind)
+
+
+def _kinds(
+    kinds: tuple[str, ...],
+    device_id: int | None,
+    cls: Any,
+    starts: Any,
+    ends: Any,
+    comm: Sorted,
+    behind: Coverage,
+) -> list[dict[str, Any]]:
+    """One record per collective kind of the device's communication kernels."""
+    out = []
+    counts = np.bincount(cls, minlength=len(kinds) + 1)
+    for code in np.flatnonzero(counts[1:]) + 1:
+        rows = cls == code
+        one = comm if counts[code] == len(comm) else Sorted.owned(starts[rows], ends[rows])
+        ns, hidden = union(one).busy, behind.under(one)
+        out.append(
+            {
+                "device_id": device_id,
+                "collective": kinds[code - 1],
+                "kernels": int(counts[code]),
+                "comm_ns": ns,
+                "overlap_ns": hidden,
+                "exposed_ns": ns - hidden,
+            }
+        )
+    return out
+
+
 def _with_pcts(record: dict[str, Any]) -> dict[str, Any]:
     out = dict(record)
     out["overlap_pct"] = _pct(record["overlap_ns"], record["comm_ns"])
-    out["memcpy_overlap_pct"] = _pct(record["memcpy_overlap_ns"], record["memcpy_ns"])
+    if "memcpy_ns" in record:  # a device's record
+        out["memcpy_overlap_pct"] = _pct(record["memcpy_overlap_ns"], record["memcpy_ns"])
     return out
 
 
@@ -157,6 +275,10 @@ def _footer(devices: list[dict[str, Any]], source: str) -> dict[str, Any]:
         "memcpy_ns": total("memcpy_ns"),
         "memcpy_overlap_ns": total("memcpy_overlap_ns"),
         "memcpy_exposed_ns": total("memcpy_exposed_ns"),
+        "graph_executions": total("graph_executions"),
+        "graph_ns": total("graph_ns"),
+        "graph_overlap_ns": total("graph_overlap_ns"),
+        "memcpy_graph_overlap_ns": total("memcpy_graph_overlap_ns"),
         "comm_category": COMM_CATEGORY,
         "rules": source,
     }
@@ -176,6 +298,8 @@ def _table(
 
 def _plain(column: str, value: Any) -> Any:
     """Sums come back from DuckDB as HUGEINT/Decimal: hand out plain ints."""
-    if value is not None and (column.endswith("_ns") or column in ("kernels", "comm_kernels", "memcpys")):
+    if value is not None and (
+        column.endswith("_ns") or column in ("kernels", "comm_kernels", "memcpys", "graph_executions")
+    ):
         return int(value)
     return value

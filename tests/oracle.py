@@ -283,7 +283,10 @@ def busy_by_stream(path: Path) -> dict[tuple[Any, Any], dict[str, int]]:
 def overlap_by_device(path: Path) -> tuple[dict[Any, dict[str, int]], dict[tuple[Any, str], dict[str, int]]]:
     """Per device: comm, compute, overlap, exposed, memcpy and memcpy overlap; per (device,
     collective kind): comm, overlap, exposed. Categories from lineup_rules.toml, kinds from
-    collective_rules.toml, matched here with Python regexes."""
+    collective_rules.toml, matched here with Python regexes. Executions of CUDA graphs traced whole
+    are neither communication nor compute: graph (their union), graph_overlap (communication time
+    under a graph execution and no compute kernel), memcpy_graph_overlap (the same for memcpys);
+    with the counts kernels, comm_kernels, memcpys, graph_executions."""
     lineup = _toml_rules("lineup_rules.toml")
     kinds = _toml_rules("collective_rules.toml")
     names = dict(_rows(path, "SELECT id, value FROM StringIds"))
@@ -309,25 +312,31 @@ def overlap_by_device(path: Path) -> tuple[dict[Any, dict[str, int]], dict[tuple
             by_kind.setdefault((dev, _first(kinds, "kind", short) or "unknown"), []).append(iv)
         else:
             compute.setdefault(dev, []).append(iv)
-    copies: dict[Any, list[Interval]] = {}
-    for dev, a, b in _rows(
-        path,
-        'SELECT deviceId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMCPY '
-        'WHERE start IS NOT NULL AND "end" IS NOT NULL',
-    ):
-        copies.setdefault(dev, []).append((a, max(a, b)))
+    copies, graphs = (
+        _timed_by_device(path, "CUPTI_ACTIVITY_KIND_MEMCPY"),
+        _timed_by_device(path, _GRAPH_TRACE),
+    )
     devices: dict[Any, dict[str, int]] = {}
-    for dev in set(comm) | set(compute) | set(copies):
+    for dev in set(comm) | set(compute) | set(copies) | set(graphs):
         c, p, m = merge(comm.get(dev, [])), merge(compute.get(dev, [])), merge(copies.get(dev, []))
+        g = merge(graphs.get(dev, []))
+        p_or_g = merge(p + g)
         ov, mov = length(intersect(c, p)), length(intersect(m, p))
         devices[dev] = {
+            "kernels": len(comm.get(dev, [])) + len(compute.get(dev, [])),
+            "comm_kernels": len(comm.get(dev, [])),
             "comm": length(c),
             "compute": length(p),
             "overlap": ov,
             "exposed": length(c) - ov,
+            "memcpys": len(copies.get(dev, [])),
             "memcpy": length(m),
             "memcpy_overlap": mov,
             "memcpy_exposed": length(m) - mov,
+            "graph_executions": len(graphs.get(dev, [])),
+            "graph": length(g),
+            "graph_overlap": length(intersect(c, p_or_g)) - ov,
+            "memcpy_graph_overlap": length(intersect(m, p_or_g)) - mov,
         }
     collectives = {}
     for (dev, kind), ivs in by_kind.items():
@@ -335,6 +344,16 @@ def overlap_by_device(path: Path) -> tuple[dict[Any, dict[str, int]], dict[tuple
         ov = length(intersect(c, merge(compute.get(dev, []))))
         collectives[(dev, kind)] = {"comm": length(c), "overlap": ov, "exposed": length(c) - ov}
     return devices, collectives
+
+
+def _timed_by_device(path: Path, table: str) -> dict[Any, list[Interval]]:
+    """Per deviceId, the (start, end) of the rows of ``table`` with both (an end before the start
+    counts as zero-length)."""
+    out: dict[Any, list[Interval]] = {}
+    sql = f'SELECT deviceId, start, "end" FROM {table} WHERE start IS NOT NULL AND "end" IS NOT NULL'
+    for dev, a, b in _rows(path, sql):
+        out.setdefault(dev, []).append((a, max(a, b)))
+    return out
 
 
 def trace_t0(path: Path) -> int:

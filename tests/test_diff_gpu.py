@@ -81,6 +81,33 @@ def test_gpu_totals_equal_the_gaps_command(pairs: dict[str, tuple[Path, Path]]) 
         )
 
 
+def test_gpu_totals_equal_gaps_and_overlap_with_whole_graphs(fixture_dir: Path, tmp_path: Path) -> None:
+    """Executions of CUDA graphs traced whole are GPU busy time in the diff as in gaps, and neither
+    communication nor compute in comm_exposed_ns as in overlap (docs/gaps.md)."""
+    from nsysq.overlap import overlap
+    from nsysq.synth.writer import write_trace
+    from tests.fixtures import nvtx_scenarios
+
+    paths = [
+        fixture_dir / "graph_trace.sqlite",
+        write_trace(tmp_path / "nvtx_graphs.sqlite", nvtx_scenarios.nvtx_graphs_spec()),
+        gaps_scenarios.build("graphs_overlap", tmp_path),
+    ]
+    for path in paths:
+        totals = _totals(nsysq.diff(path, path))
+        with nsysq.open(path) as t:
+            footer, exposed = gaps(t).devices.footer, overlap(t).devices.footer["exposed_ns"]
+        assert footer["busy_ns"] > 0 and oracle.graph_executions(path), path.name
+        assert (totals["gpu_busy_ns"]["a"], totals["gpu_idle_ns"]["a"], totals["comm_exposed_ns"]["a"]) == (
+            footer["busy_ns"],
+            footer["idle_ns"],
+            exposed,
+        ), path.name
+        expected = oracle.diff_gpu_totals(path)
+        assert {m: totals[m]["a"] for m in GPU_METRICS} == expected, path.name
+    assert totals["comm_exposed_ns"]["a"] == 180 * MS // 1000  # graphs_overlap: the AllReduce's exposed time
+
+
 # -- the idle-time finding --------------------------------------------------------------------------
 def test_the_solver_rewrite_is_45_ms_less_idle(pairs: dict[str, tuple[Path, Path]]) -> None:
     result = nsysq.diff(*pairs["solver"])

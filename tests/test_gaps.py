@@ -13,6 +13,7 @@ import pytest
 
 from nsysq.errors import NoDataError, RulesError, UsageError
 from nsysq.gaps import CAUSES, GapsResult, call_cause, gaps, load_call_rules
+from nsysq.overlap import DEVICE_COLUMNS as OVERLAP_COLUMNS
 from nsysq.overlap import OverlapResult, collective_kind, load_kind_rules, overlap
 from nsysq.trace import Trace
 from tests import oracle
@@ -194,6 +195,11 @@ def _reconcile(path: Path) -> None:
     ]
 
 
+_OVERLAP_KEYS = {c for c in OVERLAP_COLUMNS if c.endswith("_ns")} | {
+    "kernels", "comm_kernels", "memcpys", "graph_executions",
+}  # fmt: skip
+
+
 def _reconcile_overlap(path: Path) -> None:
     if oracle.kernel_count(path) == 0:
         with pytest.raises(NoDataError):
@@ -204,7 +210,7 @@ def _reconcile_overlap(path: Path) -> None:
     devices = _by(result.devices.records(), "device_id")
     assert set(devices) == set(want_devices)
     for dev, want in want_devices.items():
-        got = {k[: -len("_ns")]: v for k, v in devices[dev].items() if k.endswith("_ns")}
+        got = {k.removesuffix("_ns"): v for k, v in devices[dev].items() if k in _OVERLAP_KEYS}
         assert got == want, dev
     kinds = {
         (r["device_id"], r["collective"]): {
@@ -215,6 +221,94 @@ def _reconcile_overlap(path: Path) -> None:
         for r in result.collectives.records()
     }
     assert kinds == want_kinds
+
+
+def test_overlap_counts_whole_graphs_as_their_own_class(tmp_path: Path) -> None:
+    """Executions of CUDA graphs traced whole are neither communication nor compute: counted, their
+    union and the exposed time beside them shown, a note saying the overlap is a bound; gaps counts
+    them as busy time."""
+    path = scen.build("graphs_overlap", tmp_path)
+    result = _overlap(path)
+    devices = _by(result.devices.records(), "device_id")
+    assert set(devices) == set(scen.EXPECTED_GRAPH_OVERLAP)
+    for dev, expected in scen.EXPECTED_GRAPH_OVERLAP.items():
+        assert {k: devices[dev][k] for k in expected} == expected, dev
+    kinds = [
+        (r["device_id"], r["collective"], r["comm_ns"], r["overlap_ns"]) for r in result.collectives.records()
+    ]
+    assert kinds == [(0, "AllReduce", 250 * scen.U, 70 * scen.U)]
+    footer = result.devices.footer
+    assert (footer["graph_executions"], footer["graph_ns"], footer["graph_overlap_ns"]) == (
+        3, 230 * scen.U, 100 * scen.U,
+    )  # fmt: skip
+    (note,) = result.devices.notes
+    assert note.startswith("3 execution(s) of CUDA graphs traced whole") and "lower bounds" in note
+    busy = {r["device_id"]: (r["span_ns"], r["busy_ns"], r["idle_ns"]) for r in _gaps(path).devices.records()}
+    assert busy == scen.EXPECTED_GRAPH_BUSY
+    _reconcile(path)
+    _reconcile_overlap(path)
+
+
+def _overlap_answer(trace: Trace) -> dict[str, Any]:
+    result = overlap(trace)
+    return {name: (table.rows, table.footer, table.notes) for name, table in result.tables().items()}
+
+
+@pytest.mark.parametrize("name", ["gaps_overlap", "graphs_overlap"])
+def test_overlap_reads_the_same_rows_every_way(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decoded pages, the sqlite scanner and the cached copy give the same answer; a device scope
+    gives that device's rows (the rows of queries/gpu_ops.sql, run in the scope)."""
+    from nsysq.scope import Scope
+
+    path = scen.build(name, tmp_path)
+    with Trace(path, cache=False) as trace:
+        pages = _overlap_answer(trace)
+        assert trace.executed[-1].label.startswith("gpu_ops@") and trace.executed[-1].note
+    monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
+    with Trace(path, cache=False) as trace:
+        assert _overlap_answer(trace) == pages, "sqlite scanner"
+        assert trace.executed[-1].label.startswith("gpu_ops@") and not trace.executed[-1].note
+    monkeypatch.delenv("NSYSQ_PAGE_READER")
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    with Trace(path, cache="build") as trace:
+        assert _overlap_answer(trace) == pages, "cached copy"
+    with Trace(path, cache=False, scope=Scope(device=0)) as trace:
+        scoped = overlap(trace)
+    whole = _overlap(path)
+    assert scoped.devices.rows == [r for r in whole.devices.rows if r[0] == 0]
+    assert scoped.collectives.rows == [r for r in whole.collectives.rows if r[0] == 0]
+
+
+def test_overlap_is_a_kept_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked again of the same trace (same lineup rules), overlap is read back, not computed."""
+    from nsysq import overlap as overlap_mod
+
+    path = scen.build("graphs_overlap", tmp_path)
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "kept"))
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    with Trace(path, cache=True) as trace:
+        first = _overlap_answer(trace)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(overlap_mod, "_kept_rows", refuse)
+    with Trace(path, cache=True) as trace:
+        assert _overlap_answer(trace) == first
+        assert any("kept from an earlier run" in s.note for s in trace.executed)
+
+
+def test_overlap_reconciles_on_whole_graph_fixtures(fixture_dir: Path, tmp_path: Path) -> None:
+    from nsysq.synth.writer import write_trace
+    from tests.fixtures import nvtx_scenarios
+
+    _reconcile_overlap(fixture_dir / "graph_trace.sqlite")
+    _reconcile_overlap(write_trace(tmp_path / "nvtx_graphs.sqlite", nvtx_scenarios.nvtx_graphs_spec()))
+    assert _overlap(fixture_dir / "graph_trace.sqlite").devices.footer["graph_executions"] == 12
 
 
 @pytest.mark.parametrize("name", NSYS_FIXTURES)
@@ -299,7 +393,8 @@ def test_overlap_cli(scenario: Path) -> None:
     }
     csv = _cli("overlap", str(scenario), "-f", "csv", "--section", "collectives")
     assert csv.stdout.splitlines()[1] == "0,AllReduce,2,500000,250000,250000,50.0"
-    assert "\n-- overlap@1 with " in _cli("overlap", str(scenario), "--show-sql").stdout
+    shown = _cli("overlap", str(scenario), "--show-sql").stdout  # the rows the unions are computed from
+    assert "\n-- kernel_comm_pairs@2 with " in shown and "\n-- gpu_ops@2: " in shown
 
 
 @pytest.mark.parametrize("command", ["gaps", "overlap"])

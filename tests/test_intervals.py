@@ -213,3 +213,19 @@ def test_gaps_and_gpu_busy_are_kept_answers(tmp_path: Path, monkeypatch: pytest.
     with Trace(scenario, cache=True) as trace:
         assert (_gaps_answer(trace), _busy(trace)) == first
         assert any("kept from an earlier run" in s.note for s in trace.executed)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_coverage_under_is_the_length_of_the_intersection(seed: int) -> None:
+    """|union of X ∩ union of Y| from Y's islands and X's islands (overlap's intersections)."""
+    rng = random.Random(seed)
+    xs, ys = _random_intervals(rng, rng.randrange(0, 25)), _random_intervals(rng, rng.randrange(0, 25))
+
+    def of(pairs: list[tuple[int, int]]) -> intervals.Sorted:
+        return intervals.Sorted.of(
+            np.array([s for s, _ in pairs], dtype=np.int64), np.array([e for _, e in pairs], dtype=np.int64)
+        )
+
+    expected = oracle.length(oracle.intersect(oracle.merge(xs), oracle.merge(ys)))
+    assert intervals.Coverage.of(of(ys)).under(of(xs)) == expected
+    assert intervals.Coverage.of(of(xs)).under(of(ys)) == expected

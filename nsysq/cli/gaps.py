@@ -116,7 +116,7 @@ def overlap_command(
     from nsysq.overlap import overlap
     from nsysq.sections import render_sections
 
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="overlap") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gpu_ops") as t:
         result = overlap(t, rules=rules)
         if show_sql_:
             show_sql([t])
@@ -171,6 +171,6 @@ def plot_overlap_command(
     from nsysq.gaps_plot import overlap_frame, plot_overlap
 
     _check_output(output)
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="overlap") as t:
+    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gpu_ops") as t:
         df = overlap_frame(t, rules=None if rules is None else str(rules))
     _save(plot_overlap(df, ax=_axes(size)), output, dpi, title)
