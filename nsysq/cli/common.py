@@ -79,6 +79,12 @@ LikeOpt = Annotated[
     ),
 ]
 NamesOpt = Annotated[Names, typer.Option(help="Group by the short kernel name or the full demangled name.")]
+CensusLimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--limit", "-n", help="Keep the top N kernels and add one 'other' row; 0 shows every kernel."
+    ),
+]
 TraceAArg = Annotated[
     Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
 ]

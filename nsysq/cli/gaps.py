@@ -46,6 +46,8 @@ OVERLAP_TITLES = {
     "collectives": "communication per collective kind",
 }
 
+SECTION_HELP = "Print only this section (csv prints devices unless told otherwise)."
+
 
 class GapsSection(StrEnum):
     devices = "devices"
@@ -66,7 +68,7 @@ def gaps_command(
     ] = 0.0,
     section: Annotated[
         GapsSection | None,
-        typer.Option("--section", help="Print only this section (csv prints devices unless told otherwise)."),
+        typer.Option("--section", help=SECTION_HELP),
     ] = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
@@ -101,7 +103,7 @@ def overlap_command(
     rules: RulesOpt = None,
     section: Annotated[
         OverlapSection | None,
-        typer.Option("--section", help="Print only this section (csv prints devices unless told otherwise)."),
+        typer.Option("--section", help=SECTION_HELP),
     ] = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
