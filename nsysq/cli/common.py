@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from nsysq.nvtx import NvtxSelection
     from nsysq.scope import Scope
     from nsysq.table import Table
@@ -29,6 +31,7 @@ __all__ = [
     "emit",
     "open_trace",
     "run_table",
+    "save_picture",
     "say",
     "nvtx_of",
     "scope_of",
@@ -196,6 +199,28 @@ TimelineStartOpt = Annotated[
 ]
 TimelineEndOpt = Annotated[float | None, typer.Option("--to", help="Window end, ms from the trace start.")]
 
+# The options of every command that draws a picture (nsysq plot ..., nsysq gaps/overlap/nvtx plots).
+DEFAULT_DPI = 150
+OutputOpt = Annotated[
+    Path,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Where to write the picture; the suffix picks the format: .png, .svg or .pdf.",
+        show_default=False,
+    ),
+]
+DpiOpt = Annotated[int, typer.Option("--dpi", help="Resolution of PNG output.")]
+SizeOpt = Annotated[
+    str | None,
+    typer.Option("--size", help="Figure size in inches as WIDTHxHEIGHT, e.g. 12x6 [default: fits the data]."),
+]
+TitleOpt = Annotated[str | None, typer.Option("--title", help="Replace the plot's title.")]
+LogOpt = Annotated[
+    bool | None,
+    typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
+]
+
 
 def say(message: str) -> None:
     """One line on stderr, prefixed ``nsysq:`` (stdout carries data only)."""
@@ -302,3 +327,11 @@ def run_table(
             return None
     emit(table, fmt, unit, title=title)
     return table
+
+
+def save_picture(ax: Axes, output: Path, dpi: int, title: str | None) -> None:
+    """Write a plot's figure to ``output`` (:func:`nsysq.plot.write_picture`) and say where."""
+    from nsysq.plot import write_picture
+
+    write_picture(ax, output, dpi=dpi, title=title)
+    say(f"wrote {output}")
