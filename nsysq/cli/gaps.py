@@ -39,8 +39,8 @@ from nsysq.cli.common import (
     unit_for,
 )
 from nsysq.errors import UsageError
+from nsysq.units import ms_to_ns
 
-MS = 1_000_000
 GAPS_TITLES = {
     "devices": "GPU busy and idle per device",
     "streams": "busy per stream",
@@ -91,7 +91,7 @@ def gaps_command(
     if min_gap < 0:
         raise UsageError("--min-gap must be 0 or more (ms).")
     with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=PREFETCH) as t:
-        result = gaps(t, top=top, min_gap_ns=round(min_gap * MS))
+        result = gaps(t, top=top, min_gap_ns=ms_to_ns(min_gap))
         if show_sql_:
             show_sql([t])
             return

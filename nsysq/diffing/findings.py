@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from nsysq.diffing.format import _s, _short_list, _split, _x, fmt_bytes, fmt_time
+from nsysq.diffing.format import _s, _short_list, _split, _x
 from nsysq.diffing.params import COPY_CHANGE, IDLE_CHANGE, IDLE_MIN_SHARE, WORK_CHANGE
 from nsysq.diffing.result import Finding
 from nsysq.table import Table
+from nsysq.units import fmt_bytes, fmt_time
 
 Ranked = tuple[tuple[Any, ...], Finding]
 """A finding with its sort key: (section order, most anomalous first)."""
