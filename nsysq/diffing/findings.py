@@ -288,46 +288,9 @@ def _danger_findings(danger_rows: list[dict[str, Any]]) -> list[Ranked]:
 def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
     found: list[Ranked] = []
     for v in variant_rows:
-        n_new, n_old = int(v["new_kernels"]), int(v["removed_kernels"])
         cat, fam = v["category"], v["family"]
-        fam_note = f" ({fam} family)" if fam else ""
-        gemmish = any(w in cat.lower() for w in ("gemm", "cublas", "cutlass"))
-        if n_new and n_old:
-            kind = "new_variants"
-            clue = f"{n_new} new {cat} variants"
-            evidence = (
-                f"{n_new} new {cat} variants ({fmt_time(v['new_ns'])}) replaced {n_old} "
-                f"({fmt_time(v['removed_ns'])}){fam_note}"
-            )
-            swaps = _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"]))
-            if swaps:
-                shown = "; ".join(f"{', '.join(w['changes'])}" for w in swaps[:3])
-                more = f"; and {len(swaps) - 3} more" if len(swaps) > 3 else ""
-                evidence += f"; decoded: {shown}{more}"
-            if gemmish:
-                verdict = (
-                    "The library's heuristic / autotuner picked other tiles for the new shapes: "
-                    "same math, different kernels and rounding"
-                )
-            elif "triton" in cat.lower():
-                verdict = "torch.compile generated different kernels (re-fused or renumbered)"
-            else:
-                verdict = "Different kernel variants run for the same work"
-        elif n_new:
-            kind = "new_variants"
-            clue = f"{n_new} new {cat} kernel{'s' if n_new > 1 else ''}"
-            evidence = f"{n_new} {cat} kernel{_s(n_new)} only in B ({fmt_time(v['new_ns'])}): " + _short_list(
-                v["new_names"]
-            )
-            verdict = "Code that did not run in A"
-        else:
-            kind = "removed_variants"
-            clue = f"{n_old} {cat} kernel{'s' if n_old > 1 else ''} gone"
-            evidence = (
-                f"{n_old} {cat} kernel{_s(n_old)} only in A ({fmt_time(v['removed_ns'])}): "
-                + _short_list(v["removed_names"])
-            )
-            verdict = "Code that ran in A no longer runs in B"
+        swaps = _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"]))
+        kind, clue, evidence, verdict = _variant_text(v, swaps)
         total = float(v["new_ns"]) + float(v["removed_ns"])
         found.append(
             (
@@ -342,20 +305,62 @@ def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
                     numbers={
                         "category": cat,
                         "family": fam,
-                        "new_kernels": n_new,
+                        "new_kernels": int(v["new_kernels"]),
                         "new_calls": v["new_calls"],
                         "new_ns": v["new_ns"],
-                        "removed_kernels": n_old,
+                        "removed_kernels": int(v["removed_kernels"]),
                         "removed_calls": v["removed_calls"],
                         "removed_ns": v["removed_ns"],
                         "new_names": _split(v["new_names"]),
                         "removed_names": _split(v["removed_names"]),
-                        "decoded_swaps": _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"])),
+                        "decoded_swaps": swaps,
                     },
                 ),
             )
         )
     return found
+
+
+def _variant_text(v: dict[str, Any], swaps: list[dict[str, Any]]) -> tuple[str, str, str, str]:
+    """Kind, clue, evidence and verdict of one category's (and family's) kernels that ran in one
+    trace only: new variants that replaced old ones, kernels only in B, or kernels only in A."""
+    n_new, n_old = int(v["new_kernels"]), int(v["removed_kernels"])
+    cat = v["category"]
+    if n_new and n_old:
+        fam_note = f" ({v['family']} family)" if v["family"] else ""
+        evidence = (
+            f"{n_new} new {cat} variants ({fmt_time(v['new_ns'])}) replaced {n_old} "
+            f"({fmt_time(v['removed_ns'])}){fam_note}"
+        )
+        if swaps:
+            shown = "; ".join(f"{', '.join(w['changes'])}" for w in swaps[:3])
+            more = f"; and {len(swaps) - 3} more" if len(swaps) > 3 else ""
+            evidence += f"; decoded: {shown}{more}"
+        return "new_variants", f"{n_new} new {cat} variants", evidence, _replaced_verdict(cat)
+    if n_new:
+        clue = f"{n_new} new {cat} kernel{'s' if n_new > 1 else ''}"
+        evidence = f"{n_new} {cat} kernel{_s(n_new)} only in B ({fmt_time(v['new_ns'])}): " + _short_list(
+            v["new_names"]
+        )
+        return "new_variants", clue, evidence, "Code that did not run in A"
+    clue = f"{n_old} {cat} kernel{'s' if n_old > 1 else ''} gone"
+    evidence = f"{n_old} {cat} kernel{_s(n_old)} only in A ({fmt_time(v['removed_ns'])}): " + _short_list(
+        v["removed_names"]
+    )
+    return "removed_variants", clue, evidence, "Code that ran in A no longer runs in B"
+
+
+def _replaced_verdict(category: str) -> str:
+    """Why variants of a category were replaced by others, as far as the category tells."""
+    lower = category.lower()
+    if any(w in lower for w in ("gemm", "cublas", "cutlass")):
+        return (
+            "The library's heuristic / autotuner picked other tiles for the new shapes: "
+            "same math, different kernels and rounding"
+        )
+    if "triton" in lower:
+        return "torch.compile generated different kernels (re-fused or renumbered)"
+    return "Different kernel variants run for the same work"
 
 
 def _decoded_swaps(removed: list[str], new: list[str]) -> list[dict[str, Any]]:
