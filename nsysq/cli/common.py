@@ -18,6 +18,7 @@ import typer
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from nsysq.diffing import DiffResult
     from nsysq.nvtx import NvtxSelection
     from nsysq.scope import Scope
     from nsysq.table import Table
@@ -28,6 +29,7 @@ __all__ = [
     "Names",
     "NvtxMode",
     "Unit",
+    "diff_traces",
     "emit",
     "open_trace",
     "run_table",
@@ -286,6 +288,36 @@ def open_trace(
         yield trace
     finally:
         trace.close()
+
+
+def diff_traces(
+    a: Path,
+    b: Path,
+    *,
+    scope: Scope,
+    nvtx: NvtxSelection | None,
+    no_cache: bool,
+    rules: Path | None,
+    danger_rules: Path | None,
+    min_time_ms: float,
+    threshold: float,
+) -> DiffResult:
+    """Compare trace ``b`` with ``a``, both in one scope (:func:`nsysq.diffing.diff`), and say the
+    comparison's warnings on stderr. A's kernel pass starts decoding when it opens; B's once A's
+    rows are freed (nsysq.diffing)."""
+    from nsysq.diffing import diff
+    from nsysq.diffing.params import KERNEL_PASS
+
+    with (
+        open_trace(a, no_cache=no_cache, scope=scope, nvtx=nvtx, prefetch=KERNEL_PASS) as ta,
+        open_trace(b, no_cache=no_cache, scope=scope, nvtx=nvtx, prefetch=None) as tb,
+    ):
+        result = diff(
+            ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time_ms, threshold=threshold
+        )
+    for warning in result.warnings:
+        say("warning: " + warning)
+    return result
 
 
 def show_sql(traces: list[Trace]) -> None:

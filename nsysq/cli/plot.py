@@ -43,6 +43,7 @@ from nsysq.cli.common import (
     TraceAArg,
     TraceArg,
     TraceBArg,
+    diff_traces,
     nvtx_of,
     open_trace,
     save_picture,
@@ -233,25 +234,14 @@ def plot_diff_cmd(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
-    from nsysq.diffing import diff
     from nsysq.plot import check_picture_path, plot_diff, sized_axes
 
     check_picture_path(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
-    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
-    with (
-        open_trace(
-            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
-        ) as ta,
-        open_trace(
-            b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None
-        ) as tb,
-    ):
-        result = diff(
-            ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
-        )
-    for warning in result.warnings:
-        say("warning: " + warning)
+    result = diff_traces(
+        a, b, scope=scope_of(device, stream, pid), nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
+        no_cache=no_cache, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold,
+    )  # fmt: skip
     ax = plot_diff(result, ax=sized_axes(size), section=section.value, top=limit, log=not linear)
     save_picture(ax, output, dpi, title)
