@@ -14,7 +14,20 @@ from nsysq.table import Table
 from nsysq.units import fmt_bytes, fmt_time
 
 Ranked = tuple[tuple[Any, ...], Finding]
-"""A finding with its sort key: (section order, most anomalous first)."""
+"""A finding with its sort key: (its place on the board, most anomalous first)."""
+
+# The board's order: the place of each kind of finding (lower first). Within one place the findings
+# sort by the second element of their key, the most anomalous first.
+_PLACE = {
+    "outlier": 0,  # a category or kernel whose change is out of line
+    "busy": 0.5,  # idle_change, exposed_comm: a busy/idle change the kernel time does not explain
+    "per_call": 0.75,
+    "danger_one_side": 1,  # danger kernels (numerics) in one trace only
+    "variants": 2,
+    "copy_change": 3,
+    "danger_swap": 4,  # other danger kernels picked for the same kind
+    "launch_config": 5,
+}
 
 _LAUNCH_FIELDS = (
     ("grid", "grid"),
@@ -164,7 +177,7 @@ def _category_outliers(
         }
         found.append(
             (
-                (0, -abs(r["score"])),
+                (_PLACE["outlier"], -abs(r["score"])),
                 Finding(
                     kind="outlier",
                     subject=r["category"],
@@ -195,7 +208,7 @@ def _kernel_outliers(
         verdict += f"; out of line with the trace's typical {_x(kern_typical)} (score {k['score']:+.1f})"
         found.append(
             (
-                (0, -abs(k["score"])),
+                (_PLACE["outlier"], -abs(k["score"])),
                 Finding(
                     kind="outlier",
                     subject=k["name"],
@@ -245,13 +258,13 @@ def _danger_findings(danger_rows: list[dict[str, Any]]) -> list[Ranked]:
             continue  # the same danger kernels ran in both: listed in the danger section only
 
         if presence == "B only":
-            clue, severity, sort = f"{kind} kernels only in B", "high", 1
+            clue, severity, sort = f"{kind} kernels only in B", "high", _PLACE["danger_one_side"]
             evidence = "in B only: " + _danger_names(only_b, "b_ns", "calls_b")
         elif presence == "A only":
-            clue, severity, sort = f"{kind} kernels only in A", "high", 1
+            clue, severity, sort = f"{kind} kernels only in A", "high", _PLACE["danger_one_side"]
             evidence = "in A only: " + _danger_names(only_a, "a_ns", "calls_a")
         else:
-            clue, severity, sort = f"{kind}: different kernels picked", "medium", 4
+            clue, severity, sort = f"{kind}: different kernels picked", "medium", _PLACE["danger_swap"]
             parts = []
             if only_a:
                 parts.append("only in A: " + _danger_names(only_a, "a_ns", "calls_a"))
@@ -294,7 +307,7 @@ def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
         total = float(v["new_ns"]) + float(v["removed_ns"])
         found.append(
             (
-                (2, -total),
+                (_PLACE["variants"], -total),
                 Finding(
                     kind=kind,
                     subject=f"{cat}" + (f": {fam}" if fam else ""),
@@ -416,7 +429,7 @@ def _copy_findings(copy_rows: list[dict[str, Any]]) -> list[Ranked]:
             verdict = "Memory traffic changed"
         found.append(
             (
-                (3, -abs(math.log(r)) if r else -99.0),
+                (_PLACE["copy_change"], -abs(math.log(r)) if r else -99.0),
                 Finding(
                     kind="copy_change",
                     subject=f"{c['operation']} {c['kind']}" if c["operation"] == "memcpy" else "memset",
@@ -453,7 +466,7 @@ def _launch_config_findings(lrows: list[dict[str, Any]]) -> list[Ranked]:
     more = f"; and {len(lrows) - 3} more" if len(lrows) > 3 else ""
     return [
         (
-            (5, -len(lrows)),
+            (_PLACE["launch_config"], -len(lrows)),
             Finding(
                 kind="launch_config",
                 subject=f"{len(lrows)} kernels",
@@ -580,7 +593,7 @@ def _busy_finding(
     }
     severity = "high" if abs(excess) >= 4 * IDLE_MIN_SHARE * gpu_ns else "medium"
     subject = "GPU idle time" if kind == "idle_change" else "exposed communication"
-    key = (0.5, -abs(excess) / gpu_ns if gpu_ns else 0.0)
+    key = (_PLACE["busy"], -abs(excess) / gpu_ns if gpu_ns else 0.0)
     return key, Finding(kind, subject, clue, evidence, verdict, severity, numbers)
 
 
@@ -614,7 +627,7 @@ def _per_call_findings(
         )
         found.append(
             (
-                (0.75, -abs(k["per_call_score"])),
+                (_PLACE["per_call"], -abs(k["per_call_score"])),
                 Finding(
                     kind="per_call",
                     subject=k["name"],
