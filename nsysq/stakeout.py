@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def _suggest(trace: Trace, kernel: str) -> str:
     """Up to three kernel names in the trace's scope that look like ``kernel``, as a sentence's end."""
-    names = sorted(str(r[0]) for r in trace.run("kernel_short_names").rows)
+    names = [str(r[0]) for r in trace.run("kernel_short_names").rows]
     close = difflib.get_close_matches(kernel, names, n=3, cutoff=0.5)
     if not close:
         close = [n for n in names if kernel.lower() in n.lower()][:3]
