@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from nsysq.progress import ProgressBar, progress_wanted
+from nsysq.source import connect_readonly
 
 CHUNK_PAGES = 1024  # pages per read-and-decode step (4 MiB at the usual 4 KiB page size)
 WORKERS = 2
@@ -186,9 +186,8 @@ def _layout(path: Path, table: str) -> _Layout:
     page_count = int.from_bytes(header[28:32], "big")
     if page_count * page_size != path.stat().st_size:
         page_count = path.stat().st_size // page_size  # header count stale (legacy writers)
-    uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
     try:
-        con = sqlite3.connect(uri, uri=True)
+        con = connect_readonly(path)
         try:
             row = con.execute(
                 "SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
