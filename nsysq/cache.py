@@ -43,6 +43,7 @@ from nsysq import catalog, engine, schema
 from nsysq.errors import CacheError, DamagedTraceError
 from nsysq.nsys_export import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 from nsysq.progress import ProgressBar, progress_wanted
+from nsysq.units import fmt_file_size
 
 if TYPE_CHECKING:
     import duckdb
@@ -521,7 +522,7 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
             for derived in schema.DERIVED:
                 con.execute(f"CREATE OR REPLACE VIEW main.{derived} AS SELECT * FROM {CACHE_ALIAS}.{derived}")
             _touch(file)
-            return con, CacheState("cached", key, file, f"cached copy, {_human(file.stat().st_size)}")
+            return con, CacheState("cached", key, file, f"cached copy, {fmt_file_size(file.stat().st_size)}")
     except (OSError, duckdb.Error):
         pass
     con.close()
@@ -679,9 +680,3 @@ def clear() -> tuple[int, int]:
             if not build_running(lock.name.split(".")[0]):
                 _unlink(lock)
     return len(items), sum(e.size_bytes for e in items)
-
-
-def _human(n: float) -> str:
-    from nsysq.units import fmt_file_size
-
-    return fmt_file_size(n)

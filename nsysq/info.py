@@ -75,6 +75,33 @@ def _warnings(
 ) -> list[str]:
     """The reasons not to trust the data whole; appends the label of any query it runs to ``queries``."""
     warns: list[str] = []
+    graphs = _graph_warning(trace, con, queries)
+    if graphs:
+        warns.append(graphs)
+    partial = {
+        k: v
+        for k, v in meta.items()
+        if k in ("EXPORT_PARAM_TABLES_TO_EXPORT", "EXPORT_PARAM_TIMES_TO_EXPORT") and v.strip()
+    }
+    if partial:
+        warns.append(
+            "partial export ("
+            + ", ".join(f"{k}={v}" for k, v in partial.items())
+            + "): totals cover only what was exported; export again without those options."
+        )
+    if totals.get("unresolved_names"):
+        warns.append(
+            f"{totals['unresolved_names']} kernel launches have a name id missing from StringIds; "
+            "they are counted under '<unresolved id N>' rows."
+        )
+    if not counts["kernels"]:
+        warns.append("no CUDA kernels were recorded; profile with nsys profile --trace=cuda to capture them.")
+    return warns
+
+
+def _graph_warning(trace: Trace, con: sqlite3.Connection, queries: list[str]) -> str | None:
+    """Why CUDA graph work may be missing from the totals (graphs traced whole, or launched and not
+    traced at all), or None; appends the label of any query it runs to ``queries``."""
     capture = (
         dict(_rows(con, "SELECT name, value FROM META_DATA_CAPTURE"))
         if trace.schema.has("META_DATA_CAPTURE")
@@ -103,35 +130,17 @@ def _warnings(
             if graph_rows
             else ""
         )
-        warns.append(
+        return (
             f"CUDA graphs were traced as whole graphs ({seen}): the kernels they ran are missing "
             f"from the kernel table; {shown}profile with --cuda-graph-trace=node to see them."
         )
-    elif launches and not node_kernels:
-        warns.append(
+    if launches and not node_kernels:
+        return (
             f"CUDA graphs were launched ({launches} cudaGraphLaunch calls) but neither their executions "
             "nor their kernels are in the export: their GPU time is missing from every total; profile "
             "with nsys profile --cuda-graph-trace=node to see them."
         )
-    partial = {
-        k: v
-        for k, v in meta.items()
-        if k in ("EXPORT_PARAM_TABLES_TO_EXPORT", "EXPORT_PARAM_TIMES_TO_EXPORT") and v.strip()
-    }
-    if partial:
-        warns.append(
-            "partial export ("
-            + ", ".join(f"{k}={v}" for k, v in partial.items())
-            + "): totals cover only what was exported; export again without those options."
-        )
-    if totals.get("unresolved_names"):
-        warns.append(
-            f"{totals['unresolved_names']} kernel launches have a name id missing from StringIds; "
-            "they are counted under '<unresolved id N>' rows."
-        )
-    if not counts["kernels"]:
-        warns.append("no CUDA kernels were recorded; profile with nsys profile --trace=cuda to capture them.")
-    return warns
+    return None
 
 
 def _processes(trace: Trace, con: sqlite3.Connection) -> list[dict[str, Any]]:

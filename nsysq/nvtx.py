@@ -86,8 +86,13 @@ def require_ranges(trace: Trace, *, extend_unended: bool = False) -> None:
     if not trace.schema.has(schema.NVTX):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
     trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", extend_unended=extend_unended)
-    if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0]:
+    if not _range_rows(trace):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
+
+
+def _range_rows(trace: Trace) -> int:
+    """The rows of nsysq_nvtx_ranges (built by :func:`require_ranges`)."""
+    return int(trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0])
 
 
 def build_attribution(
@@ -154,7 +159,7 @@ def stack_check(trace: Trace) -> tuple[int, int]:
     for name, table in _BASE_TABLES[1:3]:  # marks, stack
         trace.materialize(name, table)
     unnested = int(trace.run("nvtx_unnested").rows[0][0])
-    return unnested, int(trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0])
+    return unnested, _range_rows(trace)
 
 
 def nvtx(

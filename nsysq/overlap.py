@@ -136,7 +136,7 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
             f"{trace.path.name} recorded no kernel, memcpy or CUDA graph execution with a start and an end."
         )
     category = catalog.get("kernel_category")
-    queries = (*gpu_ops.labels(), f"{category.name}@{category.version}")
+    queries = (*gpu_ops.labels(), category.label)
     base = Table(kind="overlap", columns=(), rows=[], queries=queries)
     devices = [_with_pcts(r) for section, r in records if section == "device"]
     collectives = [_with_pcts(r) for section, r in records if section == "collective"]

@@ -26,13 +26,13 @@ import ctypes
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+from nsysq.nsys_export import connect_readonly
 from nsysq.progress import ProgressBar, progress_wanted
 
 CHUNK_PAGES = 1024  # pages per read-and-decode step (4 MiB at the usual 4 KiB page size)
@@ -186,9 +186,8 @@ def _layout(path: Path, table: str) -> _Layout:
     page_count = int.from_bytes(header[28:32], "big")
     if page_count * page_size != path.stat().st_size:
         page_count = path.stat().st_size // page_size  # header count stale (legacy writers)
-    uri = f"file:{quote(str(path))}?mode=ro&immutable=1"
     try:
-        con = sqlite3.connect(uri, uri=True)
+        con = connect_readonly(path)
         try:
             row = con.execute(
                 "SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
@@ -443,23 +442,35 @@ def _read(
 
         label = f"nsysq: reading {table} ({', '.join(names)})"
         with ProgressBar(label, {table: float(len(leaves))}, progress_wanted(progress)) as bar:
-            if len(chunks) > 1:
-                with ThreadPoolExecutor(WORKERS) as pool:
-                    futures = [pool.submit(work, i) for i in range(len(chunks))]
-                    errors = [e for e in (f.exception() for f in futures) if e is not None]
-                if errors:
-                    raise _first_cause(errors)
-            else:
-                for i in range(len(chunks)):
-                    work(i)
+            _each_chunk(len(chunks), work)
     finally:
         os.close(fd)
     _check_rowid_order(chunks, table)
-    rows = starts[-1] or 0
+    return _gathered([layout.names[j] for j in order], values, nulls, starts[-1] or 0)
+
+
+def _each_chunk(count: int, work: Callable[[int], None]) -> None:
+    """Run ``work`` on chunks 0 .. count-1: on WORKERS threads when there are several, and then
+    raise the error that explains the failure (:func:`_first_cause`) once every chunk has stopped."""
+    if count <= 1:
+        for i in range(count):
+            work(i)
+        return
+    with ThreadPoolExecutor(WORKERS) as pool:
+        futures = [pool.submit(work, i) for i in range(count)]
+        errors = [e for e in (f.exception() for f in futures) if e is not None]
+    if errors:
+        raise _first_cause(errors)
+
+
+def _gathered(names: list[str], values: list[Any], nulls: list[Any], rows: int) -> Columns:
+    """The first ``rows`` decoded values of each column ``names``, and the null mask of each column
+    that has a NULL among them."""
+    import numpy as np
+
     out_values: dict[str, Any] = {}
     out_nulls: dict[str, Any] = {}
-    for j, vals, mask in zip(order, values, nulls, strict=True):
-        name = layout.names[j]
+    for name, vals, mask in zip(names, values, nulls, strict=True):
         out_values[name] = vals[:rows]
         if mask is not None and rows and mask[:rows].any():
             out_nulls[name] = mask[:rows].view(np.bool_)

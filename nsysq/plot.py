@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from nsysq.errors import UsageError
 from nsysq.units import TIME_UNIT_LABELS, TIME_UNITS, axis_unit, convert, fmt_in_unit, is_missing, time_factor
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ _COPY_COLORS = {
 _MEMSET_COLOR = "#252525"
 _NVTX_COLOR = "#c6dbef"
 _HIGHLIGHT = "#d62728"
+PICTURE_SUFFIXES = (".png", ".svg", ".pdf")  # what nsysq plot writes (the suffix picks the format)
 UNDERFILLED_GID = "nsysq-underfilled"  # the rings plot_stakeout draws around under-filled launches
 
 
@@ -112,6 +114,50 @@ def save_figure(ax: Axes, path: str | os.PathLike[str], *, dpi: int = 150, title
         fig.savefig(path, dpi=dpi, format=suffix or None, bbox_inches="tight")
     finally:
         plt.close(fig)
+
+
+def check_picture_path(path: str | os.PathLike[str]) -> None:
+    """Raise UsageError unless ``path`` ends in a picture format nsysq writes (:data:`PICTURE_SUFFIXES`)
+    and its folder exists: checked before a plot's data is read."""
+    name = os.path.basename(os.fspath(path))
+    if os.path.splitext(name)[1].lower() not in PICTURE_SUFFIXES:
+        raise UsageError(
+            f"cannot tell the format of {name!r}; end the --output name with .png, .svg or .pdf."
+        )
+    folder = os.path.dirname(os.fspath(path)) or "."
+    if not os.path.exists(folder):
+        raise UsageError(f"the folder {folder!r} does not exist; create it first.")
+
+
+def parse_figsize(size: str | None) -> tuple[float, float] | None:
+    """``WIDTHxHEIGHT`` in inches (``"12x6"``) as a figsize; None for None (the plot sizes itself).
+    Raises UsageError for anything else, or a side outside (0, 100]."""
+    if size is None:
+        return None
+    try:
+        w, h = (float(p) for p in size.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--size must look like 12x6 (inches), not {size!r}.") from None
+    if not (0 < w <= 100 and 0 < h <= 100):
+        raise UsageError("--size must be between 0 and 100 inches each way.")
+    return (w, h)
+
+
+def sized_axes(size: str | None) -> Axes | None:
+    """The Axes of a new figure of ``size`` (``"12x6"``, see :func:`parse_figsize`) for ``ax=`` of a
+    plot, or None to let the plot size itself."""
+    figsize = parse_figsize(size)
+    return None if figsize is None else figure_axes(figsize)
+
+
+def write_picture(
+    ax: Axes, path: str | os.PathLike[str], *, dpi: int = 150, title: str | None = None
+) -> None:
+    """:func:`save_figure`, with a file that cannot be written raised as UsageError (one sentence)."""
+    try:
+        save_figure(ax, path, dpi=dpi, title=title)
+    except OSError as exc:
+        raise UsageError(f"could not write {os.fspath(path)}: {exc.strerror or exc}.") from None
 
 
 def figure_svg(ax: Axes) -> str:

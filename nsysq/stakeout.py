@@ -15,12 +15,8 @@ if TYPE_CHECKING:
 
 
 def _suggest(trace: Trace, kernel: str) -> str:
-    names = [
-        r[0]
-        for r in trace.sql_table(
-            "SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName"
-        ).rows
-    ]
+    """Up to three kernel names in the trace's scope that look like ``kernel``, as a sentence's end."""
+    names = [str(r[0]) for r in trace.run("kernel_short_names").rows]
     close = difflib.get_close_matches(kernel, names, n=3, cutoff=0.5)
     if not close:
         close = [n for n in names if kernel.lower() in n.lower()][:3]

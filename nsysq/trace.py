@@ -28,6 +28,7 @@ from nsysq.table import Table
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nsysq.census import NameField
     from nsysq.rules import Rule
 
 _KERNEL_HINT = (
@@ -454,42 +455,71 @@ class Trace:
 
         return info(self)
 
-    def census(self, **kwargs: Any) -> pd.DataFrame:
+    # Each method takes the keyword parameters of the analysis it calls (tests/test_cli.py checks
+    # that they match), plus ``unit``: the time unit of the frame's time columns.
+    def census(self, *, limit: int = 0, names: NameField = "short", unit: str = "ns") -> pd.DataFrame:
+        """Per kernel name: instances and time (:func:`nsysq.census.census`)."""
         from nsysq.census import census
 
-        unit = kwargs.pop("unit", "ns")
-        return census(self, **kwargs).in_unit(unit).to_pandas()
+        return census(self, limit=limit, names=names).in_unit(unit).to_pandas()
 
-    def lineup(self, **kwargs: Any) -> pd.DataFrame:
+    def lineup(self, *, rules: str | Path | None = None, unit: str = "ns") -> pd.DataFrame:
+        """Kernel time by category (:func:`nsysq.lineup.lineup`)."""
         from nsysq.lineup import lineup
 
-        unit = kwargs.pop("unit", "ns")
-        return lineup(self, **kwargs).in_unit(unit).to_pandas()
+        return lineup(self, rules=rules).in_unit(unit).to_pandas()
 
-    def stakeout(self, kernel: str, **kwargs: Any) -> pd.DataFrame:
+    def stakeout(self, kernel: str, *, like: bool = False, limit: int = 0, unit: str = "ns") -> pd.DataFrame:
+        """Every launch of one kernel (:func:`nsysq.stakeout.stakeout`)."""
         from nsysq.stakeout import stakeout
 
-        unit = kwargs.pop("unit", "ns")
-        return stakeout(self, kernel, **kwargs).in_unit(unit).to_pandas()
+        return stakeout(self, kernel, like=like, limit=limit).in_unit(unit).to_pandas()
 
-    def graphs(self, **kwargs: Any) -> pd.DataFrame:
+    def graphs(self, *, unit: str = "ns") -> pd.DataFrame:
+        """The CUDA graphs and their launches (:func:`nsysq.graphs.graphs`)."""
         from nsysq.graphs import graphs
 
-        unit = kwargs.pop("unit", "ns")
-        return graphs(self, **kwargs).in_unit(unit).to_pandas()
+        return graphs(self).in_unit(unit).to_pandas()
 
-    def timeline(self, **kwargs: Any) -> pd.DataFrame:
+    def timeline(
+        self,
+        *,
+        start_ms: float | None = None,
+        end_ms: float | None = None,
+        nvtx_lanes: bool = False,
+        limit: int = 200,  # nsysq.timeline.ROWS_TO_READ
+        nvtx: bool | str | None = None,
+        unit: str = "ns",
+    ) -> pd.DataFrame:
+        """GPU work (and NVTX lanes) on one clock, ordered by start (:func:`nsysq.timeline.timeline`)."""
         from nsysq.timeline import timeline
 
-        unit = kwargs.pop("unit", "ns")
-        return timeline(self, **kwargs).in_unit(unit).to_pandas()
+        table = timeline(
+            self, start_ms=start_ms, end_ms=end_ms, nvtx_lanes=nvtx_lanes, limit=limit, nvtx=nvtx
+        )
+        return table.in_unit(unit).to_pandas()
 
-    def nvtx(self, **kwargs: Any) -> pd.DataFrame:
-        """Per NVTX range name: CPU time and the GPU work attributed to it (see nsysq.nvtx.nvtx)."""
+    def nvtx(
+        self,
+        *,
+        innermost: bool = False,
+        window: bool = False,
+        depth: int | None = None,
+        like: str | None = None,
+        domain: str | None = None,
+        group_names: bool = False,
+        limit: int = 0,
+        extend_unended: bool = False,
+        unit: str = "ns",
+    ) -> pd.DataFrame:
+        """Per NVTX range name: CPU time and the GPU work attributed to it (:func:`nsysq.nvtx.nvtx`)."""
         from nsysq.nvtx import nvtx
 
-        unit = kwargs.pop("unit", "ns")
-        return nvtx(self, **kwargs).in_unit(unit).to_pandas()
+        table = nvtx(
+            self, innermost=innermost, window=window, depth=depth, like=like, domain=domain,
+            group_names=group_names, limit=limit, extend_unended=extend_unended,
+        )  # fmt: skip
+        return table.in_unit(unit).to_pandas()
 
 
 WHOLE_GRAPH_NOTE = (

@@ -119,6 +119,30 @@ def test_api_returns_dataframes(fixture_dir: Path) -> None:
         assert len(trace.stakeout(name)) == df["instances"].iloc[0]
 
 
+def test_api_methods_take_the_analyses_parameters() -> None:
+    """Trace.census() etc. spell out the keyword parameters of the analysis they call (for
+    notebooks' signatures), with the same defaults, plus ``unit``."""
+    import inspect
+
+    from nsysq import census, graphs, lineup, nvtx, stakeout, timeline
+    from nsysq.trace import Trace
+
+    for name, analysis in [
+        ("census", census.census),
+        ("lineup", lineup.lineup),
+        ("stakeout", stakeout.stakeout),
+        ("graphs", graphs.graphs),
+        ("timeline", timeline.timeline),
+        ("nvtx", nvtx.nvtx),
+    ]:
+        method = inspect.signature(getattr(Trace, name)).parameters
+        wanted = list(inspect.signature(analysis).parameters.values())[1:]  # after the trace
+        assert [(p.name, p.kind, p.default) for p in wanted] == [
+            (p.name, p.kind, p.default) for p in method.values() if p.name not in ("self", "unit")
+        ], name
+        assert method["unit"].default == "ns", name
+
+
 def test_duckdb_progress_bar_is_off() -> None:
     """DuckDB draws a progress bar on stdout during long queries; stdout must carry data only."""
     from nsysq import engine

@@ -491,3 +491,17 @@ def test_scoped_export_show_sql_runs(tmp_path: Path) -> None:
     _, printed, _ = export(trace, tmp_path / "s.json", "--nvtx", "execute_model/3")
     written = {r["kind"]: r["events"] for r in printed["rows"]}
     assert len(ranges) == written["nvtx_push_pop"] + written["nvtx_start_end"] > 0
+
+
+def test_launch_calls_read_like_api_calls() -> None:
+    """queries/export_launch_calls.sql differs from export_api_calls.sql only in the relation it reads
+    (its header says why it is a file of its own): same columns, window and order."""
+    from nsysq import catalog
+
+    def body(name: str) -> list[str]:
+        lines = [ln.strip() for ln in catalog.get(name).sql.splitlines() if not ln.startswith("--")]
+        kept = [ln for ln in lines if not ln.startswith("FROM ") and "eventClass <> 67" not in ln]
+        return [ln.removeprefix("WHERE ").removeprefix("AND ") for ln in kept]
+
+    assert body("export_launch_calls") == body("export_api_calls")
+    assert "FROM nsysq_export_launches AS r" in catalog.get("export_launch_calls").sql

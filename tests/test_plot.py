@@ -382,6 +382,28 @@ def test_cli_plot_errors_are_one_sentence(pair: tuple[Path, Path], tmp_path: Pat
     assert not (tmp_path / "x.png").exists()
 
 
+def test_picture_helpers_refuse_in_one_sentence(tmp_path: Path) -> None:
+    """nsysq.plot's helpers for callers that write pictures (every plot command uses them)."""
+    from nsysq.errors import UsageError
+
+    plot.check_picture_path(tmp_path / "a.SVG")
+    with pytest.raises(UsageError, match="cannot tell the format of 'a.txt'"):
+        plot.check_picture_path(tmp_path / "a.txt")
+    with pytest.raises(UsageError, match="does not exist; create it first"):
+        plot.check_picture_path(tmp_path / "nowhere" / "a.png")
+    assert plot.parse_figsize(None) is None and plot.parse_figsize("12X6.5") == (12.0, 6.5)
+    for bad in ("12", "axb", "0x5", "101x5"):
+        with pytest.raises(UsageError, match="--size"):
+            plot.parse_figsize(bad)
+    assert plot.sized_axes(None) is None
+    ax = plot.sized_axes("4x3")
+    assert ax is not None and tuple(ax.figure.get_size_inches()) == (4.0, 3.0)
+    with pytest.raises(UsageError, match="could not write"):
+        plot.write_picture(ax, tmp_path / "a-folder.png" / "x.png")
+    plot.write_picture(ax, tmp_path / "x.png", dpi=40, title="t")
+    assert (tmp_path / "x.png").read_bytes()[:4] == MAGIC[".png"]
+
+
 # -- every real trace ----------------------------------------------------------------------------------
 def test_every_plot_on_real_trace(real_trace: Path, tmp_path: Path) -> None:
     with nsysq.open(real_trace) as t:

@@ -16,7 +16,7 @@ import pytest
 
 from nsysq.census import census
 from nsysq.diffing import diff
-from nsysq.errors import NoDataError
+from nsysq.errors import NoDataError, UsageError
 from nsysq.gaps import gaps
 from nsysq.graphs import graphs
 from nsysq.info import info
@@ -104,6 +104,18 @@ def test_scope_with_two_processes(fixture_dir: Path) -> None:
     expected = oracle.process_work(path)
     assert {pid: (p["kernels"], p["kernel_ns"]) for pid, p in processes.items()} == expected
     assert processes[5151]["devices"] == "1"
+
+
+def test_stakeout_suggests_names_in_scope(fixture_dir: Path) -> None:
+    """A kernel that ran only outside the scope is not offered back as "did you mean" (the names
+    suggested used to be read from the whole trace)."""
+    path = fixture_dir / "graph_node.sqlite"
+    with Trace(path, scope=Scope(pid=5151)) as trace, pytest.raises(UsageError) as caught:
+        stakeout(trace, "device_kernel")  # launched by pid 4242 only
+    message = str(caught.value)
+    assert message.count("device_kernel") == 1, message
+    with Trace(path, scope=Scope(pid=5151)) as trace, pytest.raises(UsageError, match="did you mean Kernel2"):
+        stakeout(trace, "Kernel3")
 
 
 def test_gaps_device_scope_keeps_that_device(fixture_dir: Path) -> None:

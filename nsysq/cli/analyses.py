@@ -14,6 +14,7 @@ import typer
 
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli.common import (
+    CensusLimitOpt,
     DeviceOpt,
     Format,
     FormatOpt,
@@ -68,14 +69,7 @@ def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, no_cache: NoCac
 
 def census_command(
     trace: TraceArg,
-    limit: Annotated[
-        int,
-        typer.Option(
-            "--limit",
-            "-n",
-            help="Keep the top N kernels and add one 'other' row; 0 shows every kernel.",
-        ),
-    ] = DEFAULT_LIMIT,
+    limit: CensusLimitOpt = DEFAULT_LIMIT,
     names: NamesOpt = Names.short,
     underfilled: Annotated[
         bool,

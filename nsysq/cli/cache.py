@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from nsysq.cli.common import Format, FormatOpt, Unit, emit, say
+from nsysq.units import fmt_file_size
 
 cache_app = typer.Typer(
     name="cache",
@@ -64,7 +65,7 @@ def clear() -> None:
 
     count, size = cache.clear()
     plural = "s" if count != 1 else ""
-    say(f"removed {count} cached trace{plural} ({size / 1e6:.1f} MB) from {cache.cache_dir()}")
+    say(f"removed {count} cached trace{plural} ({fmt_file_size(size)}) from {cache.cache_dir()}")
 
 
 @cache_app.command("build")
@@ -109,4 +110,4 @@ def build(
         except NoDataError:
             pass
     if not background:
-        say(f"cached {path.name} in {built} ({built.stat().st_size / 1e6:.1f} MB)")
+        say(f"cached {path.name} in {built} ({fmt_file_size(built.stat().st_size)})")

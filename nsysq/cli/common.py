@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from nsysq.diffing import DiffResult
     from nsysq.nvtx import NvtxSelection
     from nsysq.scope import Scope
     from nsysq.table import Table
@@ -26,9 +29,11 @@ __all__ = [
     "Names",
     "NvtxMode",
     "Unit",
+    "diff_traces",
     "emit",
     "open_trace",
     "run_table",
+    "save_picture",
     "say",
     "nvtx_of",
     "scope_of",
@@ -79,6 +84,12 @@ LikeOpt = Annotated[
     ),
 ]
 NamesOpt = Annotated[Names, typer.Option(help="Group by the short kernel name or the full demangled name.")]
+CensusLimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--limit", "-n", help="Keep the top N kernels and add one 'other' row; 0 shows every kernel."
+    ),
+]
 TraceAArg = Annotated[
     Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
 ]
@@ -190,6 +201,28 @@ TimelineStartOpt = Annotated[
 ]
 TimelineEndOpt = Annotated[float | None, typer.Option("--to", help="Window end, ms from the trace start.")]
 
+# The options of every command that draws a picture (nsysq plot ..., nsysq gaps/overlap/nvtx plots).
+DEFAULT_DPI = 150
+OutputOpt = Annotated[
+    Path,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Where to write the picture; the suffix picks the format: .png, .svg or .pdf.",
+        show_default=False,
+    ),
+]
+DpiOpt = Annotated[int, typer.Option("--dpi", help="Resolution of PNG output.")]
+SizeOpt = Annotated[
+    str | None,
+    typer.Option("--size", help="Figure size in inches as WIDTHxHEIGHT, e.g. 12x6 [default: fits the data]."),
+]
+TitleOpt = Annotated[str | None, typer.Option("--title", help="Replace the plot's title.")]
+LogOpt = Annotated[
+    bool | None,
+    typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
+]
+
 
 def say(message: str) -> None:
     """One line on stderr, prefixed ``nsysq:`` (stdout carries data only)."""
@@ -257,6 +290,36 @@ def open_trace(
         trace.close()
 
 
+def diff_traces(
+    a: Path,
+    b: Path,
+    *,
+    scope: Scope,
+    nvtx: NvtxSelection | None,
+    no_cache: bool,
+    rules: Path | None,
+    danger_rules: Path | None,
+    min_time_ms: float,
+    threshold: float,
+) -> DiffResult:
+    """Compare trace ``b`` with ``a``, both in one scope (:func:`nsysq.diffing.diff`), and say the
+    comparison's warnings on stderr. A's kernel pass starts decoding when it opens; B's once A's
+    rows are freed (nsysq.diffing)."""
+    from nsysq.diffing import diff
+    from nsysq.diffing.params import KERNEL_PASS
+
+    with (
+        open_trace(a, no_cache=no_cache, scope=scope, nvtx=nvtx, prefetch=KERNEL_PASS) as ta,
+        open_trace(b, no_cache=no_cache, scope=scope, nvtx=nvtx, prefetch=None) as tb,
+    ):
+        result = diff(
+            ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time_ms, threshold=threshold
+        )
+    for warning in result.warnings:
+        say("warning: " + warning)
+    return result
+
+
 def show_sql(traces: list[Trace]) -> None:
     """``--show-sql``: print what each trace ran, instead of the result."""
     from nsysq import sqlscript
@@ -296,3 +359,11 @@ def run_table(
             return None
     emit(table, fmt, unit, title=title)
     return table
+
+
+def save_picture(ax: Axes, output: Path, dpi: int, title: str | None) -> None:
+    """Write a plot's figure to ``output`` (:func:`nsysq.plot.write_picture`) and say where."""
+    from nsysq.plot import write_picture
+
+    write_picture(ax, output, dpi=dpi, title=title)
+    say(f"wrote {output}")

@@ -30,14 +30,14 @@ from nsysq.cli.common import (
     TraceAArg,
     TraceBArg,
     UnitOpt,
+    diff_traces,
     nvtx_of,
-    open_trace,
     say,
     scope_of,
     unit_for,
 )
 from nsysq.diff_report import DEFAULT_KERNEL_ROWS
-from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, KERNEL_PASS
+from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 
 FAIL_EXIT_CODE = 3
 """The exit code of ``nsysq diff --fail-on`` when a finding of the kinds asked for exists."""
@@ -94,25 +94,15 @@ def diff_command(
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
     from nsysq.diff_report import check_options, render_diff
-    from nsysq.diffing import diff, parse_fail_on
+    from nsysq.diffing import parse_fail_on
 
     kinds = parse_fail_on(fail_on) if fail_on else ()
     section_name = section.value if section else None
     check_options(section_name, limit)
-    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
-    with (  # A's kernel pass starts decoding now; B's once A's rows are freed (nsysq.diffing)
-        open_trace(
-            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=KERNEL_PASS
-        ) as ta,
-        open_trace(
-            b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None
-        ) as tb,
-    ):
-        result = diff(
-            ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
-        )
-    for warning in result.warnings:
-        say("warning: " + warning)
+    result = diff_traces(
+        a, b, scope=scope_of(device, stream, pid), nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
+        no_cache=no_cache, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold,
+    )  # fmt: skip
     render_diff(result, fmt.value, sys.stdout, unit=unit_for(fmt, unit), section=section_name, limit=limit)
     hits = result.fails_on(kinds) if kinds else []
     if hits:

@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli.common import (
+    CensusLimitOpt,
     Format,
     FormatOpt,
     MinTimeOpt,
@@ -235,12 +236,7 @@ def census_command(
     engine: EngineOpt = EngineName.local,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
-    limit: Annotated[
-        int,
-        typer.Option(
-            "--limit", "-n", help="Keep the top N kernels and add one 'other' row; 0 shows every kernel."
-        ),
-    ] = DEFAULT_LIMIT,
+    limit: CensusLimitOpt = DEFAULT_LIMIT,
     names: NamesOpt = Names.short,
     fail_on: FailOnOpt = "failed",
     fmt: FormatOpt = Format.table,

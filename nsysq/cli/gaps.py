@@ -16,26 +16,31 @@ from typing import Annotated
 import typer
 
 from nsysq.cli.common import (
+    DEFAULT_DPI,
     DeviceOpt,
+    DpiOpt,
     Format,
     FormatOpt,
     NoCacheOpt,
+    OutputOpt,
     PidOpt,
     RulesOpt,
     ShowSqlOpt,
+    SizeOpt,
     StreamOpt,
+    TitleOpt,
     TraceArg,
     UnitOpt,
     open_trace,
+    save_picture,
     say,
     scope_of,
     show_sql,
     unit_for,
 )
-from nsysq.cli.plot import DpiOpt, OutputOpt, SizeOpt, TitleOpt, _axes, _check_output, _save
 from nsysq.errors import UsageError
+from nsysq.units import ms_to_ns
 
-MS = 1_000_000
 GAPS_TITLES = {
     "devices": "GPU busy and idle per device",
     "streams": "busy per stream",
@@ -45,6 +50,8 @@ OVERLAP_TITLES = {
     "devices": "communication and memcpy overlap with compute, per device",
     "collectives": "communication per collective kind",
 }
+
+SECTION_HELP = "Print only this section (csv prints devices unless told otherwise)."
 
 
 class GapsSection(StrEnum):
@@ -66,7 +73,7 @@ def gaps_command(
     ] = 0.0,
     section: Annotated[
         GapsSection | None,
-        typer.Option("--section", help="Print only this section (csv prints devices unless told otherwise)."),
+        typer.Option("--section", help=SECTION_HELP),
     ] = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
@@ -84,7 +91,7 @@ def gaps_command(
     if min_gap < 0:
         raise UsageError("--min-gap must be 0 or more (ms).")
     with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=PREFETCH) as t:
-        result = gaps(t, top=top, min_gap_ns=round(min_gap * MS))
+        result = gaps(t, top=top, min_gap_ns=ms_to_ns(min_gap))
         if show_sql_:
             show_sql([t])
             return
@@ -101,7 +108,7 @@ def overlap_command(
     rules: RulesOpt = None,
     section: Annotated[
         OverlapSection | None,
-        typer.Option("--section", help="Print only this section (csv prints devices unless told otherwise)."),
+        typer.Option("--section", help=SECTION_HELP),
     ] = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
@@ -136,7 +143,7 @@ def plot_gaps_command(
     output: OutputOpt,
     bins: Annotated[int, typer.Option("--bins", help="Slices of time per device lane.")] = 800,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -146,13 +153,14 @@ def plot_gaps_command(
     """Per GPU a utilization strip over time: busy share and idle share by cause in each slice of time."""
     from nsysq.gaps import PREFETCH
     from nsysq.gaps_plot import gaps_frame, plot_gaps
+    from nsysq.plot import check_picture_path, sized_axes
 
     if not 1 <= bins <= 100_000:
         raise UsageError("--bins must be between 1 and 100000.")
-    _check_output(output)
+    check_picture_path(output)
     with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=PREFETCH) as t:
         df = gaps_frame(t)
-    _save(plot_gaps(df, ax=_axes(size), bins=bins), output, dpi, title)
+    save_picture(plot_gaps(df, ax=sized_axes(size), bins=bins), output, dpi, title)
 
 
 def plot_overlap_command(
@@ -160,7 +168,7 @@ def plot_overlap_command(
     output: OutputOpt,
     rules: RulesOpt = None,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -169,8 +177,9 @@ def plot_overlap_command(
 ) -> None:
     """Per GPU, communication (each collective kind) and memcpy time: hidden behind compute or exposed."""
     from nsysq.gaps_plot import overlap_frame, plot_overlap
+    from nsysq.plot import check_picture_path, sized_axes
 
-    _check_output(output)
+    check_picture_path(output)
     with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gpu_ops") as t:
         df = overlap_frame(t, rules=None if rules is None else str(rules))
-    _save(plot_overlap(df, ax=_axes(size)), output, dpi, title)
+    save_picture(plot_overlap(df, ax=sized_axes(size)), output, dpi, title)

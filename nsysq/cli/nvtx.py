@@ -11,20 +11,25 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nsysq.cli.common import (
+    DEFAULT_DPI,
     DeviceOpt,
+    DpiOpt,
     Format,
     FormatOpt,
     NoCacheOpt,
+    OutputOpt,
     PidOpt,
     ShowSqlOpt,
+    SizeOpt,
     StreamOpt,
+    TitleOpt,
     TraceArg,
     UnitOpt,
     open_trace,
     run_table,
+    save_picture,
     scope_of,
 )
-from nsysq.cli.plot import DpiOpt, OutputOpt, SizeOpt, TitleOpt, _axes, _check_output, _save
 from nsysq.errors import UsageError
 from nsysq.nvtx import DEFAULT_LIMIT
 
@@ -128,7 +133,7 @@ def plot_nvtx_command(
     group_names: GroupNamesOpt = False,
     extend_unended: ExtendUnendedOpt = False,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -136,9 +141,9 @@ def plot_nvtx_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Range names by GPU time: per name, CPU time (total duration) beside GPU kernel and busy time."""
-    from nsysq.plot import plot_nvtx
+    from nsysq.plot import check_picture_path, plot_nvtx, sized_axes
 
-    _check_output(output)
+    check_picture_path(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of range names.")
     with open_trace(trace, no_cache=no_cache, prefetch="nvtx_ops", scope=scope_of(device, stream, pid)) as t:
@@ -146,4 +151,4 @@ def plot_nvtx_command(
             innermost=innermost, window=window, depth=depth, like=like, domain=domain,
             group_names=group_names, limit=limit, extend_unended=extend_unended,
         )  # fmt: skip
-    _save(plot_nvtx(df, ax=_axes(size)), output, dpi, title)
+    save_picture(plot_nvtx(df, ax=sized_axes(size)), output, dpi, title)

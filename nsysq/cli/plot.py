@@ -9,17 +9,19 @@ added to the root by :mod:`nsysq.cli.root`.
 from __future__ import annotations
 
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from nsysq.census import DEFAULT_LIMIT
 from nsysq.cli.common import (
+    DEFAULT_DPI,
     DangerRulesOpt,
     DeviceOpt,
+    DpiOpt,
     KernelArg,
     LikeOpt,
+    LogOpt,
     MinTimeOpt,
     Names,
     NamesOpt,
@@ -29,17 +31,22 @@ from nsysq.cli.common import (
     NvtxMode,
     NvtxModeOpt,
     NvtxOpt,
+    OutputOpt,
     PidOpt,
     RulesOpt,
+    SizeOpt,
     StreamOpt,
     ThresholdOpt,
     TimelineEndOpt,
     TimelineStartOpt,
+    TitleOpt,
     TraceAArg,
     TraceArg,
     TraceBArg,
+    diff_traces,
     nvtx_of,
     open_trace,
+    save_picture,
     say,
     scope_of,
 )
@@ -48,7 +55,7 @@ from nsysq.errors import UsageError
 from nsysq.timeline import EVENTS_TO_DRAW
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
+    pass
 
 plot_app = typer.Typer(
     name="plot",
@@ -56,69 +63,6 @@ plot_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-
-SUFFIXES = (".png", ".svg", ".pdf")
-
-OutputOpt = Annotated[
-    Path,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Where to write the picture; the suffix picks the format: .png, .svg or .pdf.",
-        show_default=False,
-    ),
-]
-DpiOpt = Annotated[int, typer.Option("--dpi", help="Resolution of PNG output.")]
-SizeOpt = Annotated[
-    str | None,
-    typer.Option("--size", help="Figure size in inches as WIDTHxHEIGHT, e.g. 12x6 [default: fits the data]."),
-]
-TitleOpt = Annotated[str | None, typer.Option("--title", help="Replace the plot's title.")]
-LogOpt = Annotated[
-    bool | None,
-    typer.Option("--log/--linear", help="Time axis scale [default: log when bars span >300x]."),
-]
-
-
-def _check_output(output: Path) -> None:
-    if output.suffix.lower() not in SUFFIXES:
-        raise UsageError(
-            f"cannot tell the format of {output.name!r}; end the --output name with .png, .svg or .pdf."
-        )
-    if not output.parent.exists():
-        raise UsageError(f"the folder {str(output.parent)!r} does not exist; create it first.")
-
-
-def _figsize(size: str | None) -> tuple[float, float] | None:
-    if size is None:
-        return None
-    try:
-        w, h = (float(p) for p in size.lower().split("x"))
-    except ValueError:
-        raise UsageError(f"--size must look like 12x6 (inches), not {size!r}.") from None
-    if not (0 < w <= 100 and 0 < h <= 100):
-        raise UsageError("--size must be between 0 and 100 inches each way.")
-    return (w, h)
-
-
-def _axes(size: str | None) -> Axes | None:
-    """An Axes of the asked size, or None to let the plot size itself."""
-    figsize = _figsize(size)
-    if figsize is None:
-        return None
-    from nsysq.plot import figure_axes
-
-    return figure_axes(figsize)
-
-
-def _save(ax: Axes, output: Path, dpi: int, title: str | None) -> None:
-    from nsysq.plot import save_figure
-
-    try:
-        save_figure(ax, output, dpi=dpi, title=title)
-    except OSError as exc:
-        raise UsageError(f"could not write {output}: {exc.strerror or exc}.") from None
-    say(f"wrote {output}")
 
 
 @plot_app.command("census")
@@ -131,7 +75,7 @@ def plot_census_cmd(
     names: NamesOpt = Names.short,
     log: LogOpt = None,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -146,9 +90,9 @@ def plot_census_cmd(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
-    from nsysq.plot import plot_census
+    from nsysq.plot import check_picture_path, plot_census, sized_axes
 
-    _check_output(output)
+    check_picture_path(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
     selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
@@ -156,7 +100,7 @@ def plot_census_cmd(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="census"
     ) as t:
         df = t.census(limit=limit, names=names.value)
-    _save(plot_census(df, ax=_axes(size), top=limit, log=log, fill=fill), output, dpi, title)
+    save_picture(plot_census(df, ax=sized_axes(size), top=limit, log=log, fill=fill), output, dpi, title)
 
 
 @plot_app.command("lineup")
@@ -166,7 +110,7 @@ def plot_lineup_cmd(
     rules: RulesOpt = None,
     log: LogOpt = None,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -177,15 +121,15 @@ def plot_lineup_cmd(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """One bar per kernel category, coloured by category, with time, share, calls, top kernel."""
-    from nsysq.plot import plot_lineup
+    from nsysq.plot import check_picture_path, plot_lineup, sized_axes
 
-    _check_output(output)
+    check_picture_path(output)
     selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="lineup"
     ) as t:
         df = t.lineup(rules=rules)
-    _save(plot_lineup(df, ax=_axes(size), log=log), output, dpi, title)
+    save_picture(plot_lineup(df, ax=sized_axes(size), log=log), output, dpi, title)
 
 
 @plot_app.command("stakeout")
@@ -198,7 +142,7 @@ def plot_stakeout_cmd(
         int, typer.Option("--limit", "-n", help="Draw at most the first N launches (0 = all).")
     ] = 0,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -209,15 +153,15 @@ def plot_stakeout_cmd(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Duration of every launch of one kernel in launch order, with a histogram beside it."""
-    from nsysq.plot import plot_stakeout
+    from nsysq.plot import check_picture_path, plot_stakeout, sized_axes
 
-    _check_output(output)
+    check_picture_path(output)
     selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="stakeout"
     ) as t:
         df = t.stakeout(kernel, like=like, limit=limit)
-    _save(plot_stakeout(df, ax=_axes(size)), output, dpi, title)
+    save_picture(plot_stakeout(df, ax=sized_axes(size)), output, dpi, title)
 
 
 @plot_app.command("timeline")
@@ -232,7 +176,7 @@ def plot_timeline_cmd(
     ] = EVENTS_TO_DRAW,
     rules: RulesOpt = None,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -244,9 +188,9 @@ def plot_timeline_cmd(
 ) -> None:
     """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
     from nsysq.notebook import timeline_frame
-    from nsysq.plot import plot_timeline
+    from nsysq.plot import check_picture_path, plot_timeline, sized_axes
 
-    _check_output(output)
+    check_picture_path(output)
     selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="timeline"
@@ -254,7 +198,7 @@ def plot_timeline_cmd(
         df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
         say(f"only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.")
-    _save(plot_timeline(df, ax=_axes(size), nvtx=nvtx_lanes), output, dpi, title)
+    save_picture(plot_timeline(df, ax=sized_axes(size), nvtx=nvtx_lanes), output, dpi, title)
 
 
 class DiffSection(StrEnum):
@@ -279,7 +223,7 @@ def plot_diff_cmd(
     ] = 20,
     linear: Annotated[bool, typer.Option("--linear", help="Linear time axis instead of log.")] = False,
     size: SizeOpt = None,
-    dpi: DpiOpt = 150,
+    dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
     device: DeviceOpt = None,
     stream: StreamOpt = None,
@@ -290,25 +234,14 @@ def plot_diff_cmd(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
-    from nsysq.diffing import diff
-    from nsysq.plot import plot_diff
+    from nsysq.plot import check_picture_path, plot_diff, sized_axes
 
-    _check_output(output)
+    check_picture_path(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
-    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
-    with (
-        open_trace(
-            a, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="kernel_groups"
-        ) as ta,
-        open_trace(
-            b, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch=None
-        ) as tb,
-    ):
-        result = diff(
-            ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
-        )
-    for warning in result.warnings:
-        say("warning: " + warning)
-    ax = plot_diff(result, ax=_axes(size), section=section.value, top=limit, log=not linear)
-    _save(ax, output, dpi, title)
+    result = diff_traces(
+        a, b, scope=scope_of(device, stream, pid), nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
+        no_cache=no_cache, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold,
+    )  # fmt: skip
+    ax = plot_diff(result, ax=sized_axes(size), section=section.value, top=limit, log=not linear)
+    save_picture(ax, output, dpi, title)

@@ -119,35 +119,7 @@ def _combine(
     con = engine.connect(sqlite=False)  # small tables only: no sqlite extension, no progress bar
     # Binding Python values as parameters would otherwise make DuckDB import pandas (0.45 s).
     with contextlib.closing(con), engine.pandas_free_binding():
-        kcols = ("side", *side_a["kernels"].columns)
-        _load(
-            con,
-            "side_kernels",
-            kcols,
-            [("a", *r) for r in side_a["kernels"].rows] + [("b", *r) for r in side_b["kernels"].rows],
-            _side_types(side_a, side_b, "kernel_types"),
-        )
-        ccols = ("side", "operation", "kind", "operations", "bytes", "total_ns")
-        _load(
-            con,
-            "side_copies",
-            ccols,
-            [
-                (
-                    "a" if s is side_a else "b",
-                    r["operation"],
-                    r["kind"],
-                    r["operations"],
-                    r["bytes"],
-                    r["total_ns"],
-                )
-                for s in (side_a, side_b)
-                for r in s["copies"].records()
-            ],
-            _side_types(side_a, side_b, "copy_types"),
-        )
-        danger_rows = [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
-        engine.table_from_rows(con, "danger_rules", _DANGER_COLUMNS, danger_rows)
+        _load_sides(con, side_a, side_b, danger)
         # The labels of the per-trace queries behind the side tables, as the sides' Tables carry them.
         kernel_labels = tuple(dict.fromkeys(side_a["kernels"].queries + side_b["kernels"].queries))
         copy_labels = tuple(dict.fromkeys(side_a["copies"].queries + side_b["copies"].queries))
@@ -194,6 +166,44 @@ def _combine(
         "danger": danger_t,
         "copies": copies,
     }
+
+
+def _load_sides(
+    con: duckdb.DuckDBPyConnection, side_a: dict[str, Any], side_b: dict[str, Any], danger: list[DangerRule]
+) -> None:
+    """Load what the diff queries (queries/diff/*.sql) read: both sides' kernels (side_kernels) and
+    copies (side_copies), a column ``side`` saying 'a' or 'b', and the danger rules."""
+    from nsysq import engine
+
+    kcols = ("side", *side_a["kernels"].columns)
+    _load(
+        con,
+        "side_kernels",
+        kcols,
+        [("a", *r) for r in side_a["kernels"].rows] + [("b", *r) for r in side_b["kernels"].rows],
+        _side_types(side_a, side_b, "kernel_types"),
+    )
+    ccols = ("side", "operation", "kind", "operations", "bytes", "total_ns")
+    _load(
+        con,
+        "side_copies",
+        ccols,
+        [
+            (
+                "a" if s is side_a else "b",
+                r["operation"],
+                r["kind"],
+                r["operations"],
+                r["bytes"],
+                r["total_ns"],
+            )
+            for s in (side_a, side_b)
+            for r in s["copies"].records()
+        ],
+        _side_types(side_a, side_b, "copy_types"),
+    )
+    danger_rows = [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
+    engine.table_from_rows(con, "danger_rules", _DANGER_COLUMNS, danger_rows)
 
 
 def _with_per_call_scores(

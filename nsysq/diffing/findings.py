@@ -7,13 +7,27 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from nsysq.diffing.format import _s, _short_list, _split, _x, fmt_bytes, fmt_time
+from nsysq.diffing.format import _s, _short_list, _split, _x
 from nsysq.diffing.params import COPY_CHANGE, IDLE_CHANGE, IDLE_MIN_SHARE, WORK_CHANGE
 from nsysq.diffing.result import Finding
 from nsysq.table import Table
+from nsysq.units import fmt_bytes, fmt_time
 
 Ranked = tuple[tuple[Any, ...], Finding]
-"""A finding with its sort key: (section order, most anomalous first)."""
+"""A finding with its sort key: (its place on the board, most anomalous first)."""
+
+# The board's order: the place of each kind of finding (lower first). Within one place the findings
+# sort by the second element of their key, the most anomalous first.
+_PLACE = {
+    "outlier": 0,  # a category or kernel whose change is out of line
+    "busy": 0.5,  # idle_change, exposed_comm: a busy/idle change the kernel time does not explain
+    "per_call": 0.75,
+    "danger_one_side": 1,  # danger kernels (numerics) in one trace only
+    "variants": 2,
+    "copy_change": 3,
+    "danger_swap": 4,  # other danger kernels picked for the same kind
+    "launch_config": 5,
+}
 
 _LAUNCH_FIELDS = (
     ("grid", "grid"),
@@ -163,7 +177,7 @@ def _category_outliers(
         }
         found.append(
             (
-                (0, -abs(r["score"])),
+                (_PLACE["outlier"], -abs(r["score"])),
                 Finding(
                     kind="outlier",
                     subject=r["category"],
@@ -194,7 +208,7 @@ def _kernel_outliers(
         verdict += f"; out of line with the trace's typical {_x(kern_typical)} (score {k['score']:+.1f})"
         found.append(
             (
-                (0, -abs(k["score"])),
+                (_PLACE["outlier"], -abs(k["score"])),
                 Finding(
                     kind="outlier",
                     subject=k["name"],
@@ -244,13 +258,13 @@ def _danger_findings(danger_rows: list[dict[str, Any]]) -> list[Ranked]:
             continue  # the same danger kernels ran in both: listed in the danger section only
 
         if presence == "B only":
-            clue, severity, sort = f"{kind} kernels only in B", "high", 1
+            clue, severity, sort = f"{kind} kernels only in B", "high", _PLACE["danger_one_side"]
             evidence = "in B only: " + _danger_names(only_b, "b_ns", "calls_b")
         elif presence == "A only":
-            clue, severity, sort = f"{kind} kernels only in A", "high", 1
+            clue, severity, sort = f"{kind} kernels only in A", "high", _PLACE["danger_one_side"]
             evidence = "in A only: " + _danger_names(only_a, "a_ns", "calls_a")
         else:
-            clue, severity, sort = f"{kind}: different kernels picked", "medium", 4
+            clue, severity, sort = f"{kind}: different kernels picked", "medium", _PLACE["danger_swap"]
             parts = []
             if only_a:
                 parts.append("only in A: " + _danger_names(only_a, "a_ns", "calls_a"))
@@ -287,50 +301,13 @@ def _danger_findings(danger_rows: list[dict[str, Any]]) -> list[Ranked]:
 def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
     found: list[Ranked] = []
     for v in variant_rows:
-        n_new, n_old = int(v["new_kernels"]), int(v["removed_kernels"])
         cat, fam = v["category"], v["family"]
-        fam_note = f" ({fam} family)" if fam else ""
-        gemmish = any(w in cat.lower() for w in ("gemm", "cublas", "cutlass"))
-        if n_new and n_old:
-            kind = "new_variants"
-            clue = f"{n_new} new {cat} variants"
-            evidence = (
-                f"{n_new} new {cat} variants ({fmt_time(v['new_ns'])}) replaced {n_old} "
-                f"({fmt_time(v['removed_ns'])}){fam_note}"
-            )
-            swaps = _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"]))
-            if swaps:
-                shown = "; ".join(f"{', '.join(w['changes'])}" for w in swaps[:3])
-                more = f"; and {len(swaps) - 3} more" if len(swaps) > 3 else ""
-                evidence += f"; decoded: {shown}{more}"
-            if gemmish:
-                verdict = (
-                    "The library's heuristic / autotuner picked other tiles for the new shapes: "
-                    "same math, different kernels and rounding"
-                )
-            elif "triton" in cat.lower():
-                verdict = "torch.compile generated different kernels (re-fused or renumbered)"
-            else:
-                verdict = "Different kernel variants run for the same work"
-        elif n_new:
-            kind = "new_variants"
-            clue = f"{n_new} new {cat} kernel{'s' if n_new > 1 else ''}"
-            evidence = f"{n_new} {cat} kernel{_s(n_new)} only in B ({fmt_time(v['new_ns'])}): " + _short_list(
-                v["new_names"]
-            )
-            verdict = "Code that did not run in A"
-        else:
-            kind = "removed_variants"
-            clue = f"{n_old} {cat} kernel{'s' if n_old > 1 else ''} gone"
-            evidence = (
-                f"{n_old} {cat} kernel{_s(n_old)} only in A ({fmt_time(v['removed_ns'])}): "
-                + _short_list(v["removed_names"])
-            )
-            verdict = "Code that ran in A no longer runs in B"
+        swaps = _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"]))
+        kind, clue, evidence, verdict = _variant_text(v, swaps)
         total = float(v["new_ns"]) + float(v["removed_ns"])
         found.append(
             (
-                (2, -total),
+                (_PLACE["variants"], -total),
                 Finding(
                     kind=kind,
                     subject=f"{cat}" + (f": {fam}" if fam else ""),
@@ -341,20 +318,62 @@ def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
                     numbers={
                         "category": cat,
                         "family": fam,
-                        "new_kernels": n_new,
+                        "new_kernels": int(v["new_kernels"]),
                         "new_calls": v["new_calls"],
                         "new_ns": v["new_ns"],
-                        "removed_kernels": n_old,
+                        "removed_kernels": int(v["removed_kernels"]),
                         "removed_calls": v["removed_calls"],
                         "removed_ns": v["removed_ns"],
                         "new_names": _split(v["new_names"]),
                         "removed_names": _split(v["removed_names"]),
-                        "decoded_swaps": _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"])),
+                        "decoded_swaps": swaps,
                     },
                 ),
             )
         )
     return found
+
+
+def _variant_text(v: dict[str, Any], swaps: list[dict[str, Any]]) -> tuple[str, str, str, str]:
+    """Kind, clue, evidence and verdict of one category's (and family's) kernels that ran in one
+    trace only: new variants that replaced old ones, kernels only in B, or kernels only in A."""
+    n_new, n_old = int(v["new_kernels"]), int(v["removed_kernels"])
+    cat = v["category"]
+    if n_new and n_old:
+        fam_note = f" ({v['family']} family)" if v["family"] else ""
+        evidence = (
+            f"{n_new} new {cat} variants ({fmt_time(v['new_ns'])}) replaced {n_old} "
+            f"({fmt_time(v['removed_ns'])}){fam_note}"
+        )
+        if swaps:
+            shown = "; ".join(f"{', '.join(w['changes'])}" for w in swaps[:3])
+            more = f"; and {len(swaps) - 3} more" if len(swaps) > 3 else ""
+            evidence += f"; decoded: {shown}{more}"
+        return "new_variants", f"{n_new} new {cat} variants", evidence, _replaced_verdict(cat)
+    if n_new:
+        clue = f"{n_new} new {cat} kernel{'s' if n_new > 1 else ''}"
+        evidence = f"{n_new} {cat} kernel{_s(n_new)} only in B ({fmt_time(v['new_ns'])}): " + _short_list(
+            v["new_names"]
+        )
+        return "new_variants", clue, evidence, "Code that did not run in A"
+    clue = f"{n_old} {cat} kernel{'s' if n_old > 1 else ''} gone"
+    evidence = f"{n_old} {cat} kernel{_s(n_old)} only in A ({fmt_time(v['removed_ns'])}): " + _short_list(
+        v["removed_names"]
+    )
+    return "removed_variants", clue, evidence, "Code that ran in A no longer runs in B"
+
+
+def _replaced_verdict(category: str) -> str:
+    """Why variants of a category were replaced by others, as far as the category tells."""
+    lower = category.lower()
+    if any(w in lower for w in ("gemm", "cublas", "cutlass")):
+        return (
+            "The library's heuristic / autotuner picked other tiles for the new shapes: "
+            "same math, different kernels and rounding"
+        )
+    if "triton" in lower:
+        return "torch.compile generated different kernels (re-fused or renumbered)"
+    return "Different kernel variants run for the same work"
 
 
 def _decoded_swaps(removed: list[str], new: list[str]) -> list[dict[str, Any]]:
@@ -410,7 +429,7 @@ def _copy_findings(copy_rows: list[dict[str, Any]]) -> list[Ranked]:
             verdict = "Memory traffic changed"
         found.append(
             (
-                (3, -abs(math.log(r)) if r else -99.0),
+                (_PLACE["copy_change"], -abs(math.log(r)) if r else -99.0),
                 Finding(
                     kind="copy_change",
                     subject=f"{c['operation']} {c['kind']}" if c["operation"] == "memcpy" else "memset",
@@ -447,7 +466,7 @@ def _launch_config_findings(lrows: list[dict[str, Any]]) -> list[Ranked]:
     more = f"; and {len(lrows) - 3} more" if len(lrows) > 3 else ""
     return [
         (
-            (5, -len(lrows)),
+            (_PLACE["launch_config"], -len(lrows)),
             Finding(
                 kind="launch_config",
                 subject=f"{len(lrows)} kernels",
@@ -574,7 +593,7 @@ def _busy_finding(
     }
     severity = "high" if abs(excess) >= 4 * IDLE_MIN_SHARE * gpu_ns else "medium"
     subject = "GPU idle time" if kind == "idle_change" else "exposed communication"
-    key = (0.5, -abs(excess) / gpu_ns if gpu_ns else 0.0)
+    key = (_PLACE["busy"], -abs(excess) / gpu_ns if gpu_ns else 0.0)
     return key, Finding(kind, subject, clue, evidence, verdict, severity, numbers)
 
 
@@ -608,7 +627,7 @@ def _per_call_findings(
         )
         found.append(
             (
-                (0.75, -abs(k["per_call_score"])),
+                (_PLACE["per_call"], -abs(k["per_call_score"])),
                 Finding(
                     kind="per_call",
                     subject=k["name"],

@@ -1,11 +1,7 @@
 """Text helpers for findings: ratios, plurals, lists. Times and byte counts are written by
-:mod:`nsysq.units` (``fmt_time`` and ``fmt_bytes`` stay importable from here)."""
+:mod:`nsysq.units` (``fmt_time``, ``fmt_bytes``)."""
 
 from __future__ import annotations
-
-from nsysq.units import fmt_bytes, fmt_time
-
-__all__ = ["fmt_bytes", "fmt_time"]
 
 
 def _x(r: float | None) -> str:

@@ -367,7 +367,31 @@ def write_trace(path: str | Path, spec: TraceSpec) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-journal", "-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
+    data = _table_rows(version, spec)
+    con = sqlite3.connect(path)
+    try:
+        con.execute("PRAGMA journal_mode=DELETE")
+        names = set(schemas.tables(version)) if not spec.lazy else {t for t, (_, r) in data.items() if r}
+        names = names | {"StringIds"}  # nsys always writes the string table
+        create_tables(con, version, names)
+        for table in schemas.tables(version):
+            if table not in data or table not in names:
+                continue
+            cols, values = data[table]
+            if not values:
+                continue
+            collist = ", ".join(f'"{c}"' for c in cols)
+            marks = ", ".join("?" for _ in cols)
+            con.executemany(f'INSERT INTO "{table}" ({collist}) VALUES ({marks})', values)
+        con.commit()
+    finally:
+        con.close()
+    return path
 
+
+def _table_rows(version: str, spec: TraceSpec) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
+    """The columns and rows ``spec`` puts in each table of an nsys ``version`` export: events, GPUs,
+    metadata, enum tables and (last, once every string is interned) StringIds."""
     strings = StringTable()
     for s in spec.strings:
         strings.intern(s)
@@ -403,23 +427,4 @@ def write_trace(path: str | Path, spec: TraceSpec) -> Path:
     for enum_table, enum_rows in schemas.ENUM_ROWS.get(version, {}).items():
         data[enum_table] = (["id", "name", "label"], list(enum_rows))
     data["StringIds"] = (["id", "value"], strings.rows())
-
-    con = sqlite3.connect(path)
-    try:
-        con.execute("PRAGMA journal_mode=DELETE")
-        names = available if not spec.lazy else {t for t, (_, r) in data.items() if r}
-        names = set(names) | {"StringIds"}  # nsys always writes the string table
-        create_tables(con, version, names)
-        for table in schemas.tables(version):
-            if table not in data or table not in names:
-                continue
-            cols, values = data[table]
-            if not values:
-                continue
-            collist = ", ".join(f'"{c}"' for c in cols)
-            marks = ", ".join("?" for _ in cols)
-            con.executemany(f'INSERT INTO "{table}" ({collist}) VALUES ({marks})', values)
-        con.commit()
-    finally:
-        con.close()
-    return path
+    return data
