@@ -87,10 +87,6 @@ def main() -> None:
     typer (standalone mode) reports usage errors itself, with exit code 2.
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # nsysq never calls BLAS: no spinning idle threads
-    # numpy asks the kernel for transparent huge pages on large arrays; faulting those in can mean
-    # compacting memory first (0.02-0.86 s of system time per 400 MB on this project's machine,
-    # against a steady 0.13 s in 4 KB pages): bench/README.md, "Huge pages".
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     try:
         app()
     except NsysqError as exc:
