@@ -62,12 +62,9 @@ def _device_row(device: int, ops: gpu_ops.GpuOps) -> tuple[Any, ...]:
     else:
         compute, comm = _sorted(kernels, on), Sorted.of(kernels.s[:0], kernels.e[:0])
     others = [_sorted(o, o.dev == device) for o in (ops.memcpys, ops.memsets, ops.graphs)]
-    kernel_set = compute.merged(comm)
-    every = kernel_set
-    for part in others:
-        every = every.merged(part)
+    every = compute.merged(comm, *others)
     whole = union(every)
-    exposed = union(kernel_set).busy - union(compute).busy if len(comm) else 0
+    exposed = union(compute.merged(comm)).busy - union(compute).busy if len(comm) else 0
     device_id = None if device == -1 else device
     return (device_id, len(every), whole.span, whole.busy, whole.idle, whole.gaps, exposed)
 

@@ -47,13 +47,13 @@ class Sorted:
         ends.sort()
         return Sorted(starts, ends)
 
-    def merged(self, other: Sorted) -> Sorted:
-        """The union of both sets as one set (two sorted runs merged: linear, not a new sort)."""
-        if not len(other.starts):
-            return self
-        if not len(self.starts):
-            return other
-        return Sorted(_merge(self.starts, other.starts), _merge(self.ends, other.ends))
+    def merged(self, *others: Sorted) -> Sorted:
+        """The union of this set and ``others`` as one set: the sorted runs concatenated and merged
+        by one stable sort (linear in runs, not a new sort), one new pair of arrays however many."""
+        runs = [s for s in (self, *others) if len(s.starts)]
+        if len(runs) <= 1:
+            return runs[0] if runs else self
+        return Sorted(_merge([r.starts for r in runs]), _merge([r.ends for r in runs]))
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -137,9 +137,9 @@ def covered(intervals: Sorted, lows: Ints, highs: Ints) -> Ints:
     return Coverage.of(intervals).between(lows, highs)
 
 
-def _merge(a: Ints, b: Ints) -> Ints:
-    """Two sorted arrays as one sorted array (numpy's stable sort finds the two runs and merges)."""
-    both = np.concatenate((a, b))
+def _merge(runs: list[Ints]) -> Ints:
+    """Sorted arrays as one sorted array (numpy's stable sort finds the runs and merges them)."""
+    both = np.concatenate(runs)
     both.sort(kind="stable")
     return both
 
