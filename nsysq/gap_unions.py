@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nsysq import schema
-from nsysq.intervals import Sorted, covered, groups
+from nsysq.intervals import Coverage, Sorted, groups
 
 if TYPE_CHECKING:
     from nsysq.trace import Trace
@@ -338,10 +338,18 @@ def _classes(names: Any, classes: dict[int, str]) -> Any:
     return table[names]
 
 
-def causes(gap_starts: Any, gap_ends: Any, launch: Sorted, busy_calls: Sorted) -> tuple[Any, Any]:
+def call_coverage(calls: Calls, cls: Any, threads: list[int]) -> tuple[Coverage, Coverage]:
+    """How long the launch calls, and the launch-or-sync calls, of ``threads`` cover any window
+    (built once per set of feeding threads: devices fed by the same threads share it)."""
+    launch, busy = call_sets(calls, cls, threads)
+    covering = Coverage.of(launch)
+    return covering, covering if busy is launch else Coverage.of(busy)
+
+
+def causes(gap_starts: Any, gap_ends: Any, launch: Coverage, busy_calls: Coverage) -> tuple[Any, Any]:
     """Per gap: (time in a launch call, time in a sync call but no launch call)."""
-    launching = covered(launch, gap_starts, gap_ends)
-    return launching, covered(busy_calls, gap_starts, gap_ends) - launching
+    launching = launch.between(gap_starts, gap_ends)
+    return launching, busy_calls.between(gap_starts, gap_ends) - launching
 
 
 def _member(values: Any, chosen: list[int]) -> Any:

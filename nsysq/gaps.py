@@ -181,9 +181,15 @@ def _sections(
     classes_of = gu.classified(calls, classes)
     t0 = trace.t0
     # Devices and streams are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    # The feeding threads' calls once per set of threads (devices fed by the same threads share them).
+    fed_by = {d: tuple(feeding.get(d, [])) for d in lanes}
+    keys = sorted({threads for threads in fed_by.values() if threads})
     with ThreadPoolExecutor(2) as pool:
+        covers = dict(
+            zip(keys, pool.map(lambda k: gu.call_coverage(calls, classes_of, list(k)), keys), strict=True)
+        )
         per_device = list(
-            pool.map(lambda d: _device(t0, parts, (calls, classes_of), d, feeding.get(d, [])), lanes)
+            pool.map(lambda d: _device(t0, parts, covers.get(fed_by[d]), d, len(fed_by[d])), lanes)
         )
         lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
         streams = list(pool.map(lambda lane: _stream(t0, parts, *lane), lane_list))
@@ -227,11 +233,12 @@ def _call_classes(
 def _device(
     t0: int,
     parts: list[Any],
-    calls: tuple[Any, Any],
+    calls: tuple[Any, Any] | None,
     device: int,
-    threads: list[int],
+    threads: int,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One device's record and its gaps (starts, ends, the four cause columns)."""
+    """One device's record and its gaps (starts, ends, the four cause columns); ``calls``: the
+    coverage of its feeding threads' launch and launch-or-sync calls (None: no feeding thread)."""
     from nsysq import gap_unions as gu
     from nsysq.intervals import gaps as gaps_of
     from nsysq.intervals import union
@@ -240,9 +247,8 @@ def _device(
     whole = union(ops)
     starts, ends = gaps_of(ops)
     lengths = ends - starts
-    if threads:
-        launch, busy_calls = gu.call_sets(*calls, threads)
-        launching, waiting = gu.causes(starts, ends, launch, busy_calls)
+    if calls is not None:
+        launching, waiting = gu.causes(starts, ends, *calls)
         found = {"host_wait": waiting, "launch_bound": launching, "host_busy": lengths - waiting - launching}
         found["unknown"] = lengths * 0
     else:
@@ -257,7 +263,7 @@ def _device(
         "busy_ns": whole.busy,
         "idle_ns": whole.idle,
         "idle_gaps": whole.gaps,
-        "feeding_threads": len(threads),
+        "feeding_threads": threads,
         **{f"{cause}_ns": int(values.sum()) for cause, values in found.items()},
     }
     return record, {"device": device, "starts": starts, "ends": ends, **found}

@@ -132,11 +132,6 @@ class Coverage:
         return int(self.between(*islands(intervals)).sum()) if len(intervals) else 0
 
 
-def covered(intervals: Sorted, lows: Ints, highs: Ints) -> Ints:
-    """For each ``[lows[i], highs[i])``: how long the union of ``intervals`` covers it."""
-    return Coverage.of(intervals).between(lows, highs)
-
-
 def _merge(runs: list[Ints]) -> Ints:
     """Sorted arrays as one sorted array (numpy's stable sort finds the runs and merges them)."""
     both = np.concatenate(runs)

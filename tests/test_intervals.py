@@ -128,8 +128,7 @@ def test_covered_is_the_length_of_each_window_under_the_union(seed: int) -> None
     sets = intervals.Sorted.of(
         np.array([s for s, _ in pairs], dtype=np.int64), np.array([e for _, e in pairs], dtype=np.int64)
     )
-    got = intervals.covered(
-        sets,
+    got = intervals.Coverage.of(sets).between(
         np.array([a for a, _ in windows], dtype=np.int64),
         np.array([b for _, b in windows], dtype=np.int64),
     )
