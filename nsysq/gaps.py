@@ -171,23 +171,17 @@ def _sections(
     from nsysq import gap_unions as gu
 
     parts = gu.read_ops(trace)
-    calls = gu.read_calls(trace)
     lanes = gu.lanes(parts)
     if not lanes:
         raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
+    calls = gu.read_calls(trace)
     feeding = _feeding(trace, parts, calls, list(lanes))
     parts, calls = gu.without_correlation(parts, calls)
-    classes = _call_classes(trace, calls, feeding, call_rules)
-    classes_of = gu.classified(calls, classes)
+    fed_by, covers = _call_coverages(trace, calls, feeding, list(lanes), call_rules)
+    del calls  # the devices' unions need only the ops: the API calls' rows can go
     t0 = trace.t0
     # Devices and streams are independent: two threads (numpy's sorts and ufuncs release the GIL).
-    # The feeding threads' calls once per set of threads (devices fed by the same threads share them).
-    fed_by = {d: tuple(feeding.get(d, [])) for d in lanes}
-    keys = sorted({threads for threads in fed_by.values() if threads})
     with ThreadPoolExecutor(2) as pool:
-        covers = dict(
-            zip(keys, pool.map(lambda k: gu.call_coverage(calls, classes_of, list(k)), keys), strict=True)
-        )
         per_device = list(
             pool.map(lambda d: _device(t0, parts, covers.get(fed_by[d]), d, len(fed_by[d])), lanes)
         )
@@ -195,6 +189,28 @@ def _sections(
         streams = list(pool.map(lambda lane: _stream(t0, parts, *lane), lane_list))
     listed = _listed(trace, [gaps for _, gaps in per_device], top, min_gap_ns)
     return {"device": [record for record, _ in per_device], "gap": listed, "stream": streams}
+
+
+def _call_coverages(
+    trace: Trace,
+    calls: Any,
+    feeding: dict[int, list[int]],
+    devices: list[int],
+    call_rules: tuple[CallRule, ...],
+) -> tuple[dict[int, tuple[int, ...]], dict[tuple[int, ...], Any]]:
+    """Each device's feeding threads, and per set of feeding threads the coverage of their launch
+    and launch-or-sync calls (built once per set: devices fed by the same threads share it); then
+    the API calls' decoded columns are released (the caller drops its ``calls``)."""
+    from nsysq import gap_unions as gu
+    from nsysq import schema
+
+    classes_of = gu.classified(calls, _call_classes(trace, calls, feeding, call_rules))
+    fed_by = {d: tuple(feeding.get(d, [])) for d in devices}
+    keys = sorted({threads for threads in fed_by.values() if threads})
+    with ThreadPoolExecutor(2) as pool:
+        coverages = list(pool.map(lambda k: gu.call_coverage(calls, classes_of, list(k)), keys))
+    trace.release_columns(schema.RUNTIME)
+    return fed_by, dict(zip(keys, coverages, strict=True))
 
 
 def _feeding(trace: Trace, parts: list[Any], calls: Any, devices: list[int]) -> dict[int, list[int]]:
