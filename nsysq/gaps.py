@@ -207,8 +207,7 @@ def _call_coverages(
     classes_of = gu.classified(calls, _call_classes(trace, calls, feeding, call_rules))
     fed_by = {d: tuple(feeding.get(d, [])) for d in devices}
     keys = sorted({threads for threads in fed_by.values() if threads})
-    with ThreadPoolExecutor(2) as pool:
-        coverages = list(pool.map(lambda k: gu.call_coverage(calls, classes_of, list(k)), keys))
+    coverages = [gu.call_coverage(calls, classes_of, list(k)) for k in keys]  # one at a time: memory
     trace.release_columns(schema.RUNTIME)
     return fed_by, dict(zip(keys, coverages, strict=True))
 
