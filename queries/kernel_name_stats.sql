@@ -1,5 +1,5 @@
 -- name: kernel_name_stats
--- version: 3
+-- version: 4
 -- returns: launch statistics per kernel name, for both name kinds: one row per (names, name_id) with names = 'short' (name_id = shortName) or 'demangled' (name_id = demangledName): instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, variants (distinct demangled names), zero_length (launches with end = start), fill_known_ns (time in launches whose GPU's SM count is known), underfilled_ns and underfilled_launches (time and launches with sm_fill_pct < 50: fewer thread blocks than half the SMs, macro nsysq_sm_fill_pct in queries/sm_fill.sql). nsysq exposes it as nsysq_kernel_name_stats: a view on a direct read, a table stored in the cached copy (so census on the copy never aggregates 5M rows).
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: none
@@ -29,10 +29,11 @@ stats AS (
     GROUP BY names, name_id
 ),
 -- The fill needs the grid and the device of each launch: launches are first grouped by name pair,
--- block count and device (a few thousand groups), and only the groups meet the device table.
+-- grid and device (a few thousand groups; the block count is a product of each group's grid, not
+-- of every launch's), and only the groups meet the device table.
 grids AS (
     SELECT
-        shortName, demangledName, nsysq_dims(gridX, gridY, gridZ) AS blocks, deviceId, globalPid,
+        shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid,
         count(*) AS n, sum("end" - start) AS ns
     FROM CUPTI_ACTIVITY_KIND_KERNEL
     GROUP BY ALL
@@ -40,7 +41,7 @@ grids AS (
 filled AS (
     SELECT
         g.shortName, g.demangledName, g.n, g.ns, d.sms IS NOT NULL AS known,
-        COALESCE(nsysq_sm_fill_pct(g.blocks, d.sms) < 50, false) AS under
+        COALESCE(nsysq_sm_fill_pct(nsysq_dims(g.gridX, g.gridY, g.gridZ), d.sms) < 50, false) AS under
     FROM grids AS g
     LEFT JOIN nsysq_launch_devices AS d
         ON d.global_pid IS NOT DISTINCT FROM g.globalPid AND d.device_id IS NOT DISTINCT FROM g.deviceId
