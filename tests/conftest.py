@@ -71,6 +71,14 @@ def real_trace(request: pytest.FixtureRequest) -> Path:
     return request.param
 
 
+def keep_answers(monkeypatch: pytest.MonkeyPatch, directory: Path) -> None:
+    """Cache in ``directory`` and keep answers even for a small fixture, no background build: a
+    second question to the same trace reads its kept answer."""
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(directory))
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test uses its own throwaway cache directory, never the user's."""

@@ -17,7 +17,7 @@ from nsysq.overlap import DEVICE_COLUMNS as OVERLAP_COLUMNS
 from nsysq.overlap import OverlapResult, collective_kind, load_kind_rules, overlap
 from nsysq.trace import Trace
 from tests import oracle
-from tests.conftest import NSYS_FIXTURES, ROOT
+from tests.conftest import NSYS_FIXTURES, ROOT, keep_answers
 from tests.fixtures import gaps_scenarios as scen
 
 CAUSE_KEYS = [f"{c}_ns" for c in CAUSES]
@@ -287,9 +287,7 @@ def test_overlap_is_a_kept_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     from nsysq import overlap as overlap_mod
 
     path = scen.build("graphs_overlap", tmp_path)
-    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "kept"))
-    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    keep_answers(monkeypatch, tmp_path / "kept")
     with Trace(path, cache=True) as trace:
         first = _overlap_answer(trace)
 

@@ -16,6 +16,7 @@ from nsysq.overlap import COMM_CATEGORY
 from nsysq.scope import Scope
 from nsysq.trace import Trace
 from tests import oracle
+from tests.conftest import keep_answers
 from tests.fixtures import gaps_scenarios
 
 
@@ -26,6 +27,13 @@ def _random_intervals(rng: random.Random, n: int) -> list[tuple[int, int]]:
         start = rng.randrange(0, 60)
         out.append((start, start + rng.choice([0, 0, 1, 2, 3, 5, 8, 20])))
     return out
+
+
+def _sorted(pairs: list[tuple[int, int]]) -> intervals.Sorted:
+    """``pairs`` (start, end) as one interval set."""
+    return intervals.Sorted.of(
+        np.array([s for s, _ in pairs], dtype=np.int64), np.array([e for _, e in pairs], dtype=np.int64)
+    )
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -53,12 +61,7 @@ def test_merged_sets_are_the_union_of_both(seed: int) -> None:
     rng = random.Random(seed)
     xs, ys = _random_intervals(rng, rng.randrange(0, 20)), _random_intervals(rng, rng.randrange(0, 20))
 
-    def of(pairs: list[tuple[int, int]]) -> intervals.Sorted:
-        return intervals.Sorted.of(
-            np.array([s for s, _ in pairs], dtype=np.int64), np.array([e for _, e in pairs], dtype=np.int64)
-        )
-
-    both = of(xs).merged(of(ys))
+    both = _sorted(xs).merged(_sorted(ys))
     assert both.starts.tolist() == sorted(s for s, _ in xs + ys)
     assert both.ends.tolist() == sorted(e for _, e in xs + ys)
     if xs or ys:
@@ -125,9 +128,7 @@ def test_covered_is_the_length_of_each_window_under_the_union(seed: int) -> None
     rng = random.Random(seed)
     pairs = _random_intervals(rng, rng.randrange(0, 30))
     windows = sorted({(a, a + rng.randrange(1, 15)) for a in (rng.randrange(0, 80) for _ in range(10))})
-    sets = intervals.Sorted.of(
-        np.array([s for s, _ in pairs], dtype=np.int64), np.array([e for _, e in pairs], dtype=np.int64)
-    )
+    sets = _sorted(pairs)
     got = intervals.Coverage.of(sets).between(
         np.array([a for a, _ in windows], dtype=np.int64),
         np.array([b for _, b in windows], dtype=np.int64),
@@ -198,9 +199,7 @@ def test_gaps_and_gpu_busy_are_kept_answers(tmp_path: Path, monkeypatch: pytest.
     from nsysq import gpu_busy as gpu_busy_mod
 
     scenario = gaps_scenarios.build("gaps_overlap", tmp_path)
-    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "kept"))
-    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    keep_answers(monkeypatch, tmp_path / "kept")
     with Trace(scenario, cache=True) as trace:
         first = (_gaps_answer(trace), _busy(trace))
 
@@ -220,11 +219,6 @@ def test_coverage_under_is_the_length_of_the_intersection(seed: int) -> None:
     rng = random.Random(seed)
     xs, ys = _random_intervals(rng, rng.randrange(0, 25)), _random_intervals(rng, rng.randrange(0, 25))
 
-    def of(pairs: list[tuple[int, int]]) -> intervals.Sorted:
-        return intervals.Sorted.of(
-            np.array([s for s, _ in pairs], dtype=np.int64), np.array([e for _, e in pairs], dtype=np.int64)
-        )
-
     expected = oracle.length(oracle.intersect(oracle.merge(xs), oracle.merge(ys)))
-    assert intervals.Coverage.of(of(ys)).under(of(xs)) == expected
-    assert intervals.Coverage.of(of(xs)).under(of(ys)) == expected
+    assert intervals.Coverage.of(_sorted(ys)).under(_sorted(xs)) == expected
+    assert intervals.Coverage.of(_sorted(xs)).under(_sorted(ys)) == expected
