@@ -74,7 +74,43 @@ struct request {
     const uint8_t *wide;
     void *const *values;
     uint8_t *const *nulls;
+    int64_t row0;
+    int64_t *first;
+    uint8_t *written;
 };
+
+/* Store value v (NULL when is_null) of requested column k at `row`, lazily (see _pages.h): the
+ * first row's value and NULL-ness are kept in first[k] and written[k]; each output starts being
+ * written at the first row that differs, after back-filling the rows before it. */
+static inline void store(const struct request *rq, int32_t k, int64_t row, int64_t v, int is_null) {
+    uint8_t w = rq->written[k];
+    if (row == rq->row0) {
+        rq->first[k] = v;
+        rq->written[k] = is_null ? NSYSQ_FIRST_NULL : 0;
+        return;
+    }
+    if (!(w & NSYSQ_WROTE_VALUES) && v != rq->first[k]) {
+        if (rq->wide[k]) {
+            for (int64_t r = rq->row0; r < row; r++) ((int64_t *)rq->values[k])[r] = rq->first[k];
+        } else {
+            for (int64_t r = rq->row0; r < row; r++) ((int32_t *)rq->values[k])[r] = (int32_t)rq->first[k];
+        }
+        w |= NSYSQ_WROTE_VALUES;
+    }
+    if (w & NSYSQ_WROTE_VALUES) {
+        if (rq->wide[k]) ((int64_t *)rq->values[k])[row] = v;
+        else ((int32_t *)rq->values[k])[row] = (int32_t)v;
+    }
+    if (rq->nulls[k]) {
+        const uint8_t first_null = (w & NSYSQ_FIRST_NULL) ? 1 : 0;
+        if (!(w & NSYSQ_WROTE_NULLS) && (uint8_t)is_null != first_null) {
+            for (int64_t r = rq->row0; r < row; r++) rq->nulls[k][r] = first_null;
+            w |= NSYSQ_WROTE_NULLS;
+        }
+        if (w & NSYSQ_WROTE_NULLS) rq->nulls[k][row] = (uint8_t)is_null;
+    }
+    rq->written[k] = w;
+}
 
 /* Whether an overflowing cell's local part and its 4-byte overflow page number fit the page
  * (fileformat2 "Cell Payload Overflow Pages"): if not, the payload size is damaged. */
@@ -118,14 +154,9 @@ static inline int decode_record(const struct request *rq, const uint8_t *rec, co
         if (wanted) {
             if (t == 7 || t >= 12) return NSYSQ_ERR_NOT_INTEGER;
             const int64_t v = size > 0 ? read_int(body, size, pend) : (t == 9);
-            if (rq->wide[k]) {
-                ((int64_t *)rq->values[k])[row] = v;
-            } else {
-                if (v < INT32_MIN || v > INT32_MAX) return NSYSQ_ERR_NARROW;
-                ((int32_t *)rq->values[k])[row] = (int32_t)v;
-            }
-            if (rq->nulls[k]) rq->nulls[k][row] = (uint8_t)(t == 0);
-            else if (t == 0) return NSYSQ_ERR_NULL_VALUE;
+            if (!rq->wide[k] && (v < INT32_MIN || v > INT32_MAX)) return NSYSQ_ERR_NARROW;
+            if (t == 0 && !rq->nulls[k]) return NSYSQ_ERR_NULL_VALUE;
+            store(rq, k, row, v, t == 0);
             k++;
         }
         body += size;
@@ -142,9 +173,15 @@ static inline int decode_record(const struct request *rq, const uint8_t *rec, co
 int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
                             const int32_t *cols, int32_t n_cols, const uint8_t *absent_null,
                             const uint8_t *wide, void *const *values, uint8_t *const *nulls,
-                            int64_t row0, int64_t cap, int64_t *failed_page, int64_t *first_rowid,
-                            int64_t *last_rowid) {
-    const struct request rq = {cols, n_cols > 0 ? cols[n_cols - 1] : -1, absent_null, wide, values, nulls};
+                            int64_t row0, int64_t cap, int64_t *first, uint8_t *written,
+                            int64_t *failed_page, int64_t *first_rowid, int64_t *last_rowid) {
+    const struct request rq = {
+        cols, n_cols > 0 ? cols[n_cols - 1] : -1, absent_null, wide, values, nulls, row0, first, written,
+    };
+    for (int32_t k = 0; k < n_cols; k++) {
+        first[k] = 0;
+        written[k] = 0;
+    }
     const uint64_t max_local = (uint64_t)(usable - 35);
     int64_t row = row0;
     int64_t prev = INT64_MIN;

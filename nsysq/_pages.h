@@ -19,7 +19,12 @@
 
 /* Raised whenever a prototype, an error code or the meaning of an argument changes: pages.py
  * refuses a library built from another version of this file (a stale build in a source tree). */
-#define NSYSQ_ABI_VERSION 2
+#define NSYSQ_ABI_VERSION 3
+
+/* written[k] bits of nsysq_decode_leaves. */
+#define NSYSQ_WROTE_VALUES 1 /* values[k] holds every row of the call */
+#define NSYSQ_WROTE_NULLS 2  /* nulls[k] holds every row of the call */
+#define NSYSQ_FIRST_NULL 4   /* the call's first row is NULL in column cols[k] */
 
 /* What an error code means for the caller. */
 #define NSYSQ_UNSUPPORTED 0 /* a valid file this decoder does not handle: read it through SQLite */
@@ -56,6 +61,13 @@ enum nsysq_error { NSYSQ_ERRORS(NSYSQ_ENUM) };
  * 1 for int64 output, 0 for int32. values[k][row0 + i] and nulls[k][row0 + i] receive row i of this
  * buffer; nulls[k] may be NULL for a column declared NOT NULL. cap: the length of every output array.
  *
+ * Outputs are written lazily, so that a column holding one value costs no memory: first[k] receives
+ * the value of column cols[k] in the buffer's first row, and written[k] says what was written
+ * (bits NSYSQ_WROTE_*): values[k] only from the first row whose value differs from first[k] on
+ * (with rows row0 .. that row back-filled with first[k]), nulls[k] likewise from the first row whose
+ * NULL-ness differs from the first row's. Rows never written hold first[k] (and the first row's
+ * NULL-ness); the caller fills them, or keeps one value for the whole column.
+ *
  * Returns the number of rows decoded, or a negative NSYSQ_ERR_ code. *failed_page: the index in buf
  * of the page the error was found on (-1 on success). *first_rowid, *last_rowid: the first and last
  * rowid decoded (untouched when no row was); on NSYSQ_ERR_ROWID_ORDER *last_rowid is the rowid out
@@ -65,7 +77,8 @@ NSYSQ_API int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64
                                       int64_t usable, const int32_t *cols, int32_t n_cols,
                                       const uint8_t *absent_null, const uint8_t *wide,
                                       void *const *values, uint8_t *const *nulls, int64_t row0,
-                                      int64_t cap, int64_t *failed_page, int64_t *first_rowid,
+                                      int64_t cap, int64_t *first, uint8_t *written,
+                                      int64_t *failed_page, int64_t *first_rowid,
                                       int64_t *last_rowid);
 
 /* The message for an error code, or NULL for a code nsysq_decode_leaves never returns. */

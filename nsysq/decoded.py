@@ -81,15 +81,36 @@ class DecodedTable:
         for column, ctype in schema.CANONICAL[self.table]:
             if column not in self._present:
                 items.append(f"CAST(NULL AS {ctype}) AS {quote(column)}")
-            elif column in self._nulls:
-                mask = quote(column + "__null")
-                items.append(f"CASE WHEN {mask} THEN NULL ELSE {quote(column)} END AS {quote(column)}")
             elif column in self._values:
-                items.append(quote(column))
+                items.append(f"{self._value_sql(column, ctype)} AS {quote(column)}")
             else:
                 items.append(f"CAST(error('{_SENTINEL}{self.table}:{column}') AS {ctype}) AS {quote(column)}")
         gate = f"(SELECT CAST(error('{_SENTINEL}{self.table}:start') AS BIGINT) AS g) WHERE g = 0"
         self._set_view(f"SELECT {', '.join(items)} FROM {self._arrays if self._values else gate}")
+
+    def _value_sql(self, column: str, ctype: str) -> str:
+        """A decoded column in the view: its array, or the one value it holds (never registered)."""
+        values, mask = self._values[column], self._nulls.get(column)
+        value = f"CAST({int(values[0])} AS {ctype})" if pages.is_constant(values) else quote(column)
+        if mask is None:
+            return value
+        if pages.is_constant(mask):  # every row NULL (a mask without a NULL is dropped)
+            return f"CAST(NULL AS {ctype})"
+        return f"CASE WHEN {quote(column + '__null')} THEN NULL ELSE {value} END"
+
+    def _register(self) -> None:
+        """Register the decoded arrays DuckDB reads (a column holding one value is in the view's SQL
+        instead); when every column holds one value, the first is registered for the row count."""
+        frame = {c: v for c, v in self._values.items() if not pages.is_constant(v)}
+        frame.update({f"{c}__null": m for c, m in self._nulls.items() if not pages.is_constant(m)})
+        if not frame:
+            import numpy as np
+
+            first = next(iter(self._values))
+            frame[first] = np.ascontiguousarray(self._values[first])
+        with engine.pandas_free_binding():
+            self._connection.register(self._arrays, frame)
+        self._create_view()
 
     @property
     def _connection(self) -> duckdb.DuckDBPyConnection:
@@ -169,11 +190,7 @@ class DecodedTable:
     def _add(self, decoded: pages.Columns) -> None:
         self._values.update(decoded.values)
         self._nulls.update(decoded.nulls)
-        frame = dict(self._values)
-        frame.update({f"{c}__null": mask for c, mask in self._nulls.items()})
-        with engine.pandas_free_binding():
-            self._connection.register(self._arrays, frame)
-        self._create_view()
+        self._register()
 
     def release_columns(self, columns: Iterable[str]) -> None:
         """Drop the decoded arrays of ``columns`` (the core ones stay): a later query that reads one
@@ -184,11 +201,7 @@ class DecodedTable:
         for column in drop:
             del self._values[column]
             self._nulls.pop(column, None)
-        frame = dict(self._values)
-        frame.update({f"{c}__null": mask for c, mask in self._nulls.items()})
-        with engine.pandas_free_binding():
-            self._connection.register(self._arrays, frame)
-        self._create_view()
+        self._register()
 
     def release(self) -> None:
         """Drop the decoded arrays (memory); the next query that needs them decodes them again."""

@@ -38,13 +38,15 @@ from nsysq.progress import ProgressBar, progress_wanted
 CHUNK_PAGES = 1024  # pages per read-and-decode step (4 MiB at the usual 4 KiB page size)
 WORKERS = 2
 _LEAF, _INTERIOR = 0x0D, 0x05
-ABI_VERSION = 2  # NSYSQ_ABI_VERSION in _pages.h: a library built from another version is not used
+ABI_VERSION = 3  # NSYSQ_ABI_VERSION in _pages.h: a library built from another version is not used
 # The functions _pages.h exports, as ctypes (restype, argtypes); tests/test_pages.py checks them
 # against its prototypes. Pointers are passed as addresses (numpy's ``.ctypes.data``, ``byref``).
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
 SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "nsysq_decode_leaves": (
-        _I64, [_PTR, _I64, _I64, _I64, _PTR, _I32, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _PTR, _PTR, _PTR],
+        _I64,
+        [_PTR, _I64, _I64, _I64, _PTR, _I32, _PTR, _PTR, _PTR, _PTR, _I64, _I64]  # buffer .. cap
+        + [_PTR, _PTR, _PTR, _PTR, _PTR],  # first, written, failed_page, first_rowid, last_rowid
     ),
     "nsysq_error_message": (ctypes.c_char_p, [_I64]),
     "nsysq_error_class": (_I32, [_I64]),
@@ -54,6 +56,7 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
 # the one code whose report carries a rowid (NSYSQ_ERR_ROWID_ORDER); checked against _pages.h.
 UNSUPPORTED, DAMAGED, TOO_NARROW = 0, 1, 2
 ERR_ROWID_ORDER = -17
+WROTE_VALUES, WROTE_NULLS, FIRST_NULL = 1, 2, 4  # the written[k] bits of nsysq_decode_leaves
 MAX_DEPTH = 40  # SQLite itself stops at 20 levels
 # Columns decoded as int32 (ids, launch dimensions, sizes); the rest are int64. A value that does
 # not fit makes the read start again with every column int64.
@@ -319,6 +322,9 @@ class _Chunk:
     first_page: int = 0  # file page of its first row
     first_rowid: int = 0
     last_rowid: int = 0
+    row0: int = 0
+    first: Any = None  # per column: the value of its first row
+    written: Any = None  # per column: the WROTE_* and FIRST_NULL bits
 
 
 def _read_chunk(fd: int, chunk: _Chunk, ps: int, local: threading.local, table: str) -> int:
@@ -423,10 +429,12 @@ def _read(
                 starts[index + 1] = row0 + n
                 ready.notify_all()
             page, first, last = ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0)
+            chunk.first, chunk.written = np.zeros(len(order), np.int64), np.zeros(len(order), np.uint8)
             got = lib.decode(
                 local.buf.ctypes.data, len(chunk.pages), ps, layout.usable, cols.ctypes.data,
                 len(order), absent_null.ctypes.data, wide_flags.ctypes.data, value_ptrs, null_ptrs,
-                row0, cap, ctypes.byref(page), ctypes.byref(first), ctypes.byref(last),
+                row0, cap, chunk.first.ctypes.data, chunk.written.ctypes.data,
+                ctypes.byref(page), ctypes.byref(first), ctypes.byref(last),
             )  # fmt: skip
             if got < 0:
                 at = chunk.pages[page.value] if 0 <= page.value < len(chunk.pages) else None
@@ -437,7 +445,7 @@ def _read(
                 raise error
             if got != n:
                 raise RuntimeError(f"the page decoder decoded {got} rows of {n} cells")
-            chunk.rows, chunk.first_rowid, chunk.last_rowid = got, first.value, last.value
+            chunk.rows, chunk.first_rowid, chunk.last_rowid, chunk.row0 = got, first.value, last.value, row0
             bar.advance(len(chunk.pages))
 
         label = f"nsysq: reading {table} ({', '.join(names)})"
@@ -446,7 +454,10 @@ def _read(
     finally:
         os.close(fd)
     _check_rowid_order(chunks, table)
-    return _gathered([layout.names[j] for j in order], values, nulls, starts[-1] or 0)
+    decoded = [c for c in chunks if c.rows]
+    names = [layout.names[j] for j in order]
+    rows = starts[-1] or 0
+    return _gathered(names, *_filled(decoded, values, nulls, rows), rows)
 
 
 def _each_chunk(count: int, work: Callable[[int], None]) -> None:
@@ -463,18 +474,51 @@ def _each_chunk(count: int, work: Callable[[int], None]) -> None:
         raise _first_cause(errors)
 
 
-def _gathered(names: list[str], values: list[Any], nulls: list[Any], rows: int) -> Columns:
-    """The first ``rows`` decoded values of each column ``names``, and the null mask of each column
-    that has a NULL among them."""
+def _filled(
+    chunks: list[_Chunk], values: list[Any], nulls: list[Any], rows: int
+) -> tuple[list[Any], list[Any]]:
+    """Each column's first ``rows`` values and NULL mask once the decoder's lazy writes are
+    completed: a column (or mask) holding one value in every row becomes a read-only array of that
+    value with no memory of its own (zero strides, see :func:`is_constant`; the decoder never wrote
+    it); otherwise the rows a chunk did not write get that chunk's first value."""
+    out_values, out_nulls = [], []
+    for k, (vals, mask) in enumerate(zip(values, nulls, strict=True)):
+        out_values.append(_completed(chunks, k, vals, [int(c.first[k]) for c in chunks], WROTE_VALUES, rows))
+        first_null = [int(c.written[k] & FIRST_NULL != 0) for c in chunks]
+        out_nulls.append(None if mask is None else _completed(chunks, k, mask, first_null, WROTE_NULLS, rows))
+    return out_values, out_nulls
+
+
+def _completed(chunks: list[_Chunk], k: int, array: Any, firsts: list[int], bit: int, rows: int) -> Any:
+    """``array``'s first ``rows``, every chunk's unwritten rows set to its first value; or that
+    value broadcast when no chunk wrote and all agree."""
     import numpy as np
 
-    out_values: dict[str, Any] = {}
-    out_nulls: dict[str, Any] = {}
-    for name, vals, mask in zip(names, values, nulls, strict=True):
-        out_values[name] = vals[:rows]
-        if mask is not None and rows and mask[:rows].any():
-            out_nulls[name] = mask[:rows].view(np.bool_)
-    return Columns(rows=rows, values=out_values, nulls=out_nulls)
+    wrote = [bool(c.written[k] & bit) for c in chunks]
+    if chunks and not any(wrote) and len(set(firsts)) == 1:
+        return np.broadcast_to(np.array(firsts[0], dtype=array.dtype), (rows,))
+    for chunk, done, first in zip(chunks, wrote, firsts, strict=True):
+        if not done:
+            array[chunk.row0 : chunk.row0 + chunk.rows] = first
+    return array[:rows]
+
+
+def _gathered(names: list[str], values: list[Any], nulls: list[Any], rows: int) -> Columns:
+    """The decoded ``values`` of each column ``names``, and the null mask of each column that has a
+    NULL among them."""
+    import numpy as np
+
+    out_nulls = {name: mask.view(np.bool_) for name, mask in zip(names, nulls, strict=True) if _any(mask)}
+    return Columns(rows=rows, values=dict(zip(names, values, strict=True)), nulls=out_nulls)
+
+
+def _any(mask: Any) -> bool:
+    return mask is not None and len(mask) > 0 and bool(mask[0] if is_constant(mask) else mask.any())
+
+
+def is_constant(values: Any) -> bool:
+    """Whether a decoded column holds one value in every row (kept as that value, not an array)."""
+    return len(values) > 0 and values.strides == (0,)
 
 
 class _Stopped(PagesUnsupported):

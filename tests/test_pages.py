@@ -112,6 +112,75 @@ def test_every_integer_serial_type_and_a_deep_btree(tmp_path: Path, page_size: i
     assert got.values["gridX"].dtype.itemsize == 8
 
 
+def _runs_table(path: Path, rows: int) -> None:
+    """Columns holding one value, one value per run of rows (runs that cross chunk boundaries), one
+    value but for the last row, NULL everywhere, one value with some NULLs, and NULL in one run."""
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 512")
+    con.execute(
+        "CREATE TABLE t (same INTEGER NOT NULL, runs INTEGER NOT NULL, tail INTEGER NOT NULL, "
+        "never INTEGER, holes INTEGER, nullrun INTEGER, pid INTEGER)"
+    )
+    con.executemany(
+        "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                -7,
+                i // 700,
+                5 if i < rows - 1 else 6,
+                None,
+                None if i % 333 == 1 else 3,
+                None if 900 <= i < 1500 else i % 2,
+                1 << 40,
+            )
+            for i in range(rows)
+        ],  # fmt: skip
+    )
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("chunk_pages", [1, 3, 1024])
+def test_columns_holding_one_value_are_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_pages: int
+) -> None:
+    """The decoder writes a column only from its first differing row (back-filling the rows before):
+    a column (or NULL mask) that holds one value in every row comes back as that value with no
+    memory of its own, and every other column exactly as SQLite reads it, whatever the chunks."""
+    path = tmp_path / "t.sqlite"
+    _runs_table(path, 4000)
+    monkeypatch.setattr(pages, "CHUNK_PAGES", chunk_pages)
+    cols = ["same", "runs", "tail", "never", "holes", "nullrun", "pid"]
+    assert _decoded(path, "t", cols) == _oracle(path, "t", cols)
+    got = pages.read_columns(path, "t", cols)
+    constant = {c for c in cols if pages.is_constant(got.values[c])}
+    assert constant == {"same", "never", "pid"}  # never: NULL in every row (value 0); holes: 3 or 0
+    assert got.values["pid"].dtype.itemsize == 8 and int(got.values["pid"][0]) == 1 << 40
+    assert pages.is_constant(got.nulls["never"]) and bool(got.nulls["never"][0])
+    assert not pages.is_constant(got.nulls["holes"]) and "same" not in got.nulls
+
+
+def test_trace_views_read_columns_holding_one_value(fixture_dir: Path, tmp_path: Path) -> None:
+    """A column the decoder kept as one value is a constant in the view: queries read it as SQLite
+    has it (here every launch of the export in one process, on one device)."""
+    path = fixture_dir / "v2024_6.sqlite"
+    with Trace(path, cache=False) as trace:
+        got = trace.sql(
+            "SELECT count(*) AS n, count(DISTINCT globalPid) AS pids, min(globalPid) AS pid, "
+            "count(DISTINCT deviceId) AS devices FROM CUPTI_ACTIVITY_KIND_KERNEL"
+        ).iloc[0]
+        assert trace._decoded is not None and trace._decoded.from_pages(schema.KERNEL)
+        values = trace._decoded.tables[schema.KERNEL].arrays(("globalPid", "start"))
+    assert values is not None and pages.is_constant(values["globalPid"][0])
+    assert not pages.is_constant(values["start"][0])
+    want = _oracle_sql(
+        path,
+        "SELECT count(*), count(DISTINCT globalPid), min(globalPid), count(DISTINCT deviceId) "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL",
+    )
+    assert tuple(int(got[k]) for k in ("n", "pids", "pid", "devices")) == want
+
+
 def test_columns_added_later_read_as_their_default(tmp_path: Path) -> None:
     path = tmp_path / "t.sqlite"
     _table(path, 4096, rows=3000)

@@ -67,11 +67,15 @@ static void decode(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64
         nulls[k] = rq->with_nulls ? checked_malloc((size_t)cap) : NULL;
     }
     int64_t failed_page = -7, first = 0, last = 0;
+    int64_t first_values[MAX_COLS];
+    uint8_t written[MAX_COLS];
     const int64_t got = nsysq_decode_leaves(buf, n_pages, page_size, usable, rq->cols, rq->n_cols,
                                             rq->absent_null, rq->wide, values, nulls, row0, cap,
-                                            &failed_page, &first, &last);
+                                            first_values, written, &failed_page, &first, &last);
     if (got >= 0) {
         if (got > cap - row0 || failed_page != -1) abort(); /* contract: rows fit, no failed page */
+        for (int32_t k = 0; k < rq->n_cols; k++) /* contract: only the documented bits */
+            if (written[k] & ~(NSYSQ_WROTE_VALUES | NSYSQ_WROTE_NULLS | NSYSQ_FIRST_NULL)) abort();
         out->decoded++;
     } else {
         if (nsysq_error_message(got) == NULL || failed_page < 0 || failed_page >= n_pages) abort();
