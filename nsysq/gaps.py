@@ -175,20 +175,34 @@ def _sections(
     if not lanes:
         raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
     calls = gu.read_calls(trace)
-    feeding = _feeding(trace, parts, calls, list(lanes))
-    parts, calls = gu.without_correlation(parts, calls)
-    fed_by, covers = _call_coverages(trace, calls, feeding, list(lanes), call_rules)
-    del calls  # the devices' unions need only the ops: the API calls' rows can go
-    t0 = trace.t0
-    # Devices and streams are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    t0, devices = trace.t0, list(lanes)
+    lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
+    ops, _ = gu.without_correlation(parts, calls)  # the unions need no correlation columns
+    # The host side (feeding threads, their calls' coverage) and the GPU side (each device's and
+    # stream's union) are independent until the causes: one thread each (numpy's sorts and ufuncs
+    # release the GIL), then the causes per device on both.
     with ThreadPoolExecutor(2) as pool:
-        per_device = list(
-            pool.map(lambda d: _device(t0, parts, covers.get(fed_by[d]), d, len(fed_by[d])), lanes)
-        )
-        lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
-        streams = list(pool.map(lambda lane: _stream(t0, parts, *lane), lane_list))
+        host = pool.submit(_host_side, trace, parts, calls, devices, call_rules)
+        del parts, calls  # the host side drops them as soon as it is done with them
+        unions = list(pool.map(lambda d: _device_union(ops, d), devices))
+        streams = list(pool.map(lambda lane: _stream(t0, ops, *lane), lane_list))
+        fed_by, covers = host.result()
+        fed = [(covers.get(fed_by[u.device]), len(fed_by[u.device])) for u in unions]
+        per_device = list(pool.map(lambda u, f: _device(t0, ops, u, *f), unions, fed))
     listed = _listed(trace, [gaps for _, gaps in per_device], top, min_gap_ns)
     return {"device": [record for record, _ in per_device], "gap": listed, "stream": streams}
+
+
+def _host_side(
+    trace: Trace, parts: list[Any], calls: Any, devices: list[int], call_rules: tuple[CallRule, ...]
+) -> tuple[dict[int, tuple[int, ...]], dict[tuple[int, ...], Any]]:
+    """Each device's feeding threads and the coverage of their calls (see _call_coverages)."""
+    from nsysq import gap_unions as gu
+
+    feeding = _feeding(trace, parts, calls, devices)
+    del parts
+    _, calls = gu.without_correlation([], calls)
+    return _call_coverages(trace, calls, feeding, devices, call_rules)
 
 
 def _call_coverages(
@@ -245,22 +259,40 @@ def _call_classes(
     return {int(name): str(cause) for name, cause in table.rows}
 
 
-def _device(
-    t0: int,
-    parts: list[Any],
-    calls: tuple[Any, Any] | None,
-    device: int,
-    threads: int,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One device's record and its gaps (starts, ends, the four cause columns); ``calls``: the
-    coverage of its feeding threads' launch and launch-or-sync calls (None: no feeding thread)."""
+@dataclass(frozen=True)
+class _DeviceUnion:
+    """One device's ops as a union: how many, the first start, the totals and the idle gaps."""
+
+    device: int
+    ops: int
+    first: int
+    whole: Any
+    starts: Any
+    ends: Any
+
+
+def _device_union(parts: list[Any], device: int) -> _DeviceUnion:
     from nsysq import gap_unions as gu
     from nsysq.intervals import gaps as gaps_of
     from nsysq.intervals import union
 
     ops = gu.intervals_of(parts, gu.on_device(device))
-    whole = union(ops)
     starts, ends = gaps_of(ops)
+    return _DeviceUnion(device, len(ops), int(ops.starts[0]), union(ops), starts, ends)
+
+
+def _device(
+    t0: int,
+    parts: list[Any],
+    ops: _DeviceUnion,
+    calls: tuple[Any, Any] | None,
+    threads: int,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One device's record and its gaps (starts, ends, the four cause columns); ``calls``: the
+    coverage of its feeding threads' launch and launch-or-sync calls (None: no feeding thread)."""
+    from nsysq import gap_unions as gu
+
+    starts, ends, device = ops.starts, ops.ends, ops.device
     lengths = ends - starts
     if calls is not None:
         launching, waiting = gu.causes(starts, ends, *calls)
@@ -271,13 +303,13 @@ def _device(
         found = {"host_wait": zero, "launch_bound": zero, "host_busy": zero, "unknown": lengths}
     record = {
         "device_id": None if device == gu.NULL else device,
-        "ops": len(ops),
+        "ops": ops.ops,
         "skipped_ops": gu.skipped(parts, device),
-        "start_ns": int(ops.starts[0]) - t0,
-        "span_ns": whole.span,
-        "busy_ns": whole.busy,
-        "idle_ns": whole.idle,
-        "idle_gaps": whole.gaps,
+        "start_ns": ops.first - t0,
+        "span_ns": ops.whole.span,
+        "busy_ns": ops.whole.busy,
+        "idle_ns": ops.whole.idle,
+        "idle_gaps": ops.whole.gaps,
         "feeding_threads": threads,
         **{f"{cause}_ns": int(values.sum()) for cause, values in found.items()},
     }
