@@ -249,7 +249,7 @@ def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, li
             chosen = dev == device
             tid = _threads(part, chosen, thread_of, top)
             if len(tid):
-                found.setdefault(device, set()).update(int(t) for t in np.unique(tid))
+                found.setdefault(device, set()).update(_few_distinct(tid))
     return {device: sorted(threads) for device, threads in found.items()}
 
 
@@ -270,6 +270,16 @@ def _threads(part: Part, chosen: Any, thread_of: Any, top: int) -> Any:
         return called
     same = hit & ((pid == NULL) | ((pid >> 24) == (tid >> 24)))
     return tid[same]
+
+
+def _few_distinct(values: Any, few: int = 16) -> list[int]:
+    """The distinct ``values`` (a device's feeding threads: a few, each repeated millions of times):
+    peeled one at a time while there are few (each pass keeps only the others), else sorted."""
+    found: list[int] = []
+    while len(values) and len(found) < few:
+        found.append(int(values[0]))
+        values = values[values != values[0]]
+    return found + [int(v) for v in np.unique(values)] if len(values) else found
 
 
 def _one_process(pids: Any, tids: Any) -> bool:

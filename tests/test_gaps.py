@@ -571,3 +571,20 @@ def test_top_of_a_longer_list_is_the_shorter_list(fixture_dir: Path) -> None:
             assert len(every.gaps.rows) > 3
         with Trace(path) as trace, pytest.raises(UsageError, match="at least 11 gaps"):
             gaps(trace, top=10).top(11)
+
+
+@pytest.mark.parametrize("distinct", [1, 3, 16, 17, 200])
+def test_feeding_threads_are_every_distinct_thread(distinct: int) -> None:
+    """A device's feeding threads are peeled one at a time while they are few and sorted past that:
+    the same set as numpy's unique either way, in any order of the calls."""
+    import numpy as np
+
+    from nsysq.gap_unions import _few_distinct
+
+    rng = np.random.default_rng(distinct)
+    threads = (rng.choice(1 << 40, size=distinct, replace=False) + (7 << 24)).astype(np.int64)
+    values = threads[rng.integers(0, distinct, size=50_000)]
+    values[:distinct] = threads  # each at least once
+    rng.shuffle(values)
+    got = _few_distinct(values)
+    assert len(got) == distinct and sorted(got) == np.unique(values).tolist()
