@@ -292,10 +292,9 @@ def _one_process(pids: Any, tids: Any) -> bool:
     return bool(int(tids.min()) >> 24 == low >> 24 == int(tids.max()) >> 24)
 
 
-def without_correlation(parts: list[Part], calls: Calls) -> tuple[list[Part], Calls]:
-    """The rows without the columns only the feeding threads needed (their memory can go)."""
-    parts = [Part(p.dev, p.stream, p.s, p.e, None, None, p.valid) for p in parts]
-    return parts, Calls(calls.tid, None, calls.name, calls.s, calls.e, calls.timed)
+def without_correlation(parts: list[Part]) -> list[Part]:
+    """The ops without the columns only the feeding threads need (their memory can go with them)."""
+    return [Part(p.dev, p.stream, p.s, p.e, None, None, p.valid) for p in parts]
 
 
 # -- causes ---------------------------------------------------------------------------------------

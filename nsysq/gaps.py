@@ -174,35 +174,35 @@ def _sections(
     lanes = gu.lanes(parts)
     if not lanes:
         raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
-    calls = gu.read_calls(trace)
     t0, devices = trace.t0, list(lanes)
     lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
-    ops, _ = gu.without_correlation(parts, calls)  # the unions need no correlation columns
-    # The host side (feeding threads, their calls' coverage) and the GPU side (each device's and
-    # stream's union) are independent until the causes: one thread each (numpy's sorts and ufuncs
-    # release the GIL), then the causes per device on both.
-    with ThreadPoolExecutor(2) as pool:
-        host = pool.submit(_host_side, trace, parts, calls, devices, call_rules)
-        del parts, calls  # the host side drops them as soon as it is done with them
-        unions = list(pool.map(lambda d: _device_union(ops, d), devices))
-        streams = list(pool.map(lambda lane: _stream(t0, ops, *lane), lane_list))
-        fed_by, covers = host.result()
-        fed = [(covers.get(fed_by[u.device]), len(fed_by[u.device])) for u in unions]
-        per_device = list(pool.map(lambda u, f: _device(t0, ops, u, *f), unions, fed))
+    ops = gu.without_correlation(parts)  # the unions need no correlation columns
+    # The GPU side (each device's and stream's union) and the host side (the API calls, the feeding
+    # threads, their calls' coverage) are independent until the causes: the GPU side on a thread of
+    # its own from now on (numpy's sorts and ufuncs release the GIL), while this thread reads the
+    # calls (their decode may still run) and does the host side; only this thread runs SQL.
+    with ThreadPoolExecutor(1, thread_name_prefix="nsysq-gaps") as gpu:
+        unions = gpu.submit(lambda: [_device_union(ops, d) for d in devices])
+        streams = gpu.submit(lambda: [_stream(t0, ops, *lane) for lane in lane_list])
+        fed_by, covers = _host_side(trace, parts, devices, call_rules)
+        fed = {d: (covers.get(threads), len(threads)) for d, threads in fed_by.items()}
+        per_device = [_device(t0, ops, u, *fed[u.device]) for u in unions.result()]
+        stream_records = streams.result()
     listed = _listed(trace, [gaps for _, gaps in per_device], top, min_gap_ns)
-    return {"device": [record for record, _ in per_device], "gap": listed, "stream": streams}
+    return {"device": [record for record, _ in per_device], "gap": listed, "stream": stream_records}
 
 
 def _host_side(
-    trace: Trace, parts: list[Any], calls: Any, devices: list[int], call_rules: tuple[CallRule, ...]
+    trace: Trace, parts: list[Any], devices: list[int], call_rules: tuple[CallRule, ...]
 ) -> tuple[dict[int, tuple[int, ...]], dict[tuple[int, ...], Any]]:
-    """Each device's feeding threads and the coverage of their calls (see _call_coverages)."""
+    """Each device's feeding threads and the coverage of their calls (see _call_coverages).
+    ``parts`` is emptied once the feeding threads are known: its correlation columns can go."""
     from nsysq import gap_unions as gu
 
+    calls = gu.read_calls(trace)
     feeding = _feeding(trace, parts, calls, devices)
-    del parts
-    _, calls = gu.without_correlation([], calls)
-    return _call_coverages(trace, calls, feeding, devices, call_rules)
+    parts.clear()
+    return _call_coverages(trace, replace(calls, corr=None), feeding, devices, call_rules)
 
 
 def _call_coverages(
