@@ -7,12 +7,12 @@ communication or compute by its name pair's row of ``queries/kernel_comm_pairs.s
 * ``busy_ns``: the length of the union of every op, graph executions included (the device rows of
   ``nsysq gaps``); ``idle_ns`` = ``span_ns`` - ``busy_ns``; ``idle_gaps`` the maximal idle intervals;
 * ``comm_exposed_ns``: communication time during which no compute kernel ran (``exposed_ns`` of
-  ``nsysq overlap``), as |all kernels| - |compute kernels| (|comm \\ compute| = |comm U compute| -
-  |compute|), 0 on a device without communication kernels. A graph execution is neither
-  communication nor compute (its kernels are not in the export; docs/gaps.md).
+  ``nsysq overlap``), as |comm| - |comm ∩ compute| (the compute union's coverage of the
+  communication islands, nsysq.intervals.Coverage), 0 on a device without communication kernels.
+  A graph execution is neither communication nor compute (its kernels are not in the export; docs/gaps.md).
 
 Each union comes from its starts and ends sorted (nsysq.intervals): compute, communication and copy
-intervals are sorted once each, and the two larger unions are merges of those sorted runs.
+intervals are sorted once each, and the union of every op is a merge of those sorted runs.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from nsysq import gpu_ops
-from nsysq.intervals import Sorted, union
+from nsysq.intervals import Coverage, Sorted, union
 from nsysq.table import Table
 
 if TYPE_CHECKING:
@@ -62,9 +62,11 @@ def _device_row(device: int, ops: gpu_ops.GpuOps) -> tuple[Any, ...]:
     else:
         compute, comm = _sorted(kernels, on), Sorted.of(kernels.s[:0], kernels.e[:0])
     others = [_sorted(o, o.dev == device) for o in (ops.memcpys, ops.memsets, ops.graphs)]
+    # |comm \ compute| = |comm U| - |comm U ∩ compute U|: the compute union's coverage of the
+    # communication islands, without a second merge of the compute rows (fresh memory is dear).
+    exposed = union(comm).busy - Coverage.of(compute).under(comm) if len(comm) else 0
     every = compute.merged(comm, *others)
     whole = union(every)
-    exposed = union(compute.merged(comm)).busy - union(compute).busy if len(comm) else 0
     device_id = None if device == -1 else device
     return (device_id, len(every), whole.span, whole.busy, whole.idle, whole.gaps, exposed)
 
