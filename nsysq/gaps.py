@@ -246,10 +246,10 @@ def _feeding(trace: Trace, parts: list[Any], calls: Any, devices: list[int]) -> 
 def _call_classes(
     trace: Trace, calls: Any, feeding: dict[int, list[int]], call_rules: tuple[CallRule, ...]
 ) -> dict[int, str]:
-    """The cause each API-call name id of the feeding threads' calls counts for (by the rules)."""
+    """The cause each API-call name id counts for (by the rules); none without feeding threads."""
     from nsysq import gap_unions as gu
 
-    names = gu.feeder_names(calls, sorted({t for ts in feeding.values() for t in ts}))
+    names = gu.call_names(calls) if feeding else []
     table = trace.run(
         "gap_call_classes",
         name_ids=names,

@@ -151,6 +151,6 @@ def groups(keys: NDArray[np.int64]) -> list[int]:
     if not len(keys):
         return []
     low, high = int(keys.min()), int(keys.max())
-    if high - low < 1 << 16:
+    if high - low < 1 << 20:  # a count over at most 8 MB: cheaper than a sort of the keys
         return [int(v) + low for v in np.flatnonzero(np.bincount(keys - low))]
     return [int(v) for v in np.unique(keys)]
