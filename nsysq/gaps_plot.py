@@ -145,11 +145,15 @@ def _legend(ax: Axes, devices: list[dict[str, Any]]) -> None:
 
 OVERLAP_COLOR = "#2ca02c"
 EXPOSED_COLOR = "#d62728"
+GRAPH_COLOR = "#7f7f7f"
+"""Exposed time during which a CUDA graph traced whole ran (its kernels, maybe compute, unseen)."""
 
 
 def overlap_frame(trace: Trace, *, rules: str | None = None) -> pd.DataFrame:
     """The bars ``plot_overlap`` draws, one per device and subject (all communication, each
-    collective kind, memcpy): ``device_id``, ``subject``, ``overlap_ns``, ``exposed_ns``."""
+    collective kind, memcpy): ``device_id``, ``subject``, ``overlap_ns``, ``exposed_ns`` and
+    ``graph_overlap_ns`` (the part of the exposed time beside an execution of a CUDA graph traced
+    whole: overlap's ``graph_overlap_ns`` / ``memcpy_graph_overlap_ns``; 0 for the kinds' bars)."""
     from nsysq.overlap import overlap
 
     return overlap_result_frame(overlap(trace, rules=rules))
@@ -164,26 +168,35 @@ def overlap_result_frame(result: OverlapResult) -> pd.DataFrame:
     for d in result.devices.records():
         dev = d["device_id"]
         if d["comm_ns"]:
-            rows.append(_bar(dev, "communication", d["overlap_ns"], d["exposed_ns"]))
+            rows.append(_bar(dev, "communication", d["overlap_ns"], d["exposed_ns"], d["graph_overlap_ns"]))
             rows += [
-                _bar(dev, f"  {k['collective']}", k["overlap_ns"], k["exposed_ns"])
+                _bar(dev, f"  {k['collective']}", k["overlap_ns"], k["exposed_ns"], 0)
                 for k in result.collectives.records()
                 if k["device_id"] == dev
             ]
         if d["memcpy_ns"]:
-            rows.append(_bar(dev, "memcpy", d["memcpy_overlap_ns"], d["memcpy_exposed_ns"]))
-    df = pd.DataFrame(rows, columns=["device_id", "subject", "overlap_ns", "exposed_ns"])
+            graph_ns = d["memcpy_graph_overlap_ns"]
+            rows.append(_bar(dev, "memcpy", d["memcpy_overlap_ns"], d["memcpy_exposed_ns"], graph_ns))
+    df = pd.DataFrame(rows, columns=["device_id", "subject", "overlap_ns", "exposed_ns", "graph_overlap_ns"])
     df.attrs["footer"] = dict(result.devices.footer)
     return df
 
 
-def _bar(device_id: Any, subject: str, overlap_ns: int, exposed_ns: int) -> dict[str, Any]:
-    return {"device_id": device_id, "subject": subject, "overlap_ns": overlap_ns, "exposed_ns": exposed_ns}
+def _bar(device_id: Any, subject: str, overlap_ns: int, exposed_ns: int, graph_ns: int) -> dict[str, Any]:
+    return {
+        "device_id": device_id,
+        "subject": subject,
+        "overlap_ns": overlap_ns,
+        "exposed_ns": exposed_ns,
+        "graph_overlap_ns": graph_ns,
+    }
 
 
 def plot_overlap(data: pd.DataFrame, *, ax: Axes | None = None, unit: str | None = None) -> Axes:
     """Horizontal bars per device: communication (and each collective kind) and memcpy time,
-    split into the part hidden behind compute kernels (green) and the exposed part (red)."""
+    split into the part hidden behind compute kernels (green) and the exposed part (red), of which
+    the part beside an execution of a CUDA graph traced whole is grey (``graph_overlap_ns``: hidden
+    or not is unknown, the graph's kernels are not in the export)."""
     if ax is None:
         from nsysq.plot import figure_axes
 
@@ -194,9 +207,12 @@ def plot_overlap(data: pd.DataFrame, *, ax: Axes | None = None, unit: str | None
     labels = [f"GPU {d}  {s}" for d, s in zip(data["device_id"], data["subject"], strict=True)]
     y = list(range(len(data)))
     hidden = data["overlap_ns"].astype(float) * scale
-    exposed = data["exposed_ns"].astype(float) * scale
+    beside = data["graph_overlap_ns"].astype(float) * scale if "graph_overlap_ns" in data else hidden * 0
+    exposed = data["exposed_ns"].astype(float) * scale - beside
     ax.barh(y, hidden, color=OVERLAP_COLOR, label="overlapped with compute")
-    ax.barh(y, exposed, left=hidden, color=EXPOSED_COLOR, label="exposed")
+    if bool((beside > 0).any()):
+        ax.barh(y, beside, left=hidden, color=GRAPH_COLOR, label="beside a CUDA graph execution (unknown)")
+    ax.barh(y, exposed, left=hidden + beside, color=EXPOSED_COLOR, label="exposed")
     ax.set_yticks(y)
     ax.set_yticklabels(labels)
     ax.invert_yaxis()
@@ -205,5 +221,5 @@ def plot_overlap(data: pd.DataFrame, *, ax: Axes | None = None, unit: str | None
     if not len(data):
         title += " (no communication kernel or memcpy)"
     ax.set_title(title, loc="left", fontsize=11)
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return ax

@@ -531,6 +531,37 @@ def test_plot_overlap_bars(scenario: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0 and out.stat().st_size > 1000, proc.stderr
 
 
+def test_plot_overlap_shows_time_beside_graph_executions(tmp_path: Path) -> None:
+    """Exposed time beside an execution of a CUDA graph traced whole is its own grey segment (hidden
+    or not is unknown): green + grey + red = the communication (or memcpy) time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.colors import to_hex
+
+    from nsysq.gaps_plot import EXPOSED_COLOR, GRAPH_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
+
+    with Trace(scen.build("graphs_overlap", tmp_path), cache=False) as trace:
+        df = overlap_frame(trace)
+    expected = scen.EXPECTED_GRAPH_OVERLAP[0]
+    rows = {s.strip(): r for s, r in zip(df["subject"], df.to_dict("records"), strict=True)}
+    assert rows["communication"]["graph_overlap_ns"] == expected["graph_overlap_ns"]
+    assert rows["memcpy"]["graph_overlap_ns"] == expected["memcpy_graph_overlap_ns"]
+    assert rows["AllReduce"]["graph_overlap_ns"] == 0  # the kinds' bars are not split
+    ax = plot_overlap(df, unit="us")
+
+    def widths(color: str) -> list[float]:
+        return [p.get_width() for p in ax.patches if to_hex(p.get_facecolor()) == color]
+
+    assert widths(OVERLAP_COLOR) == pytest.approx([70, 70, 40])
+    assert widths(GRAPH_COLOR) == pytest.approx([100, 0, 80])
+    assert widths(EXPOSED_COLOR) == pytest.approx([80, 180, 80])
+    totals = [
+        sum(w) for w in zip(*(widths(c) for c in (OVERLAP_COLOR, GRAPH_COLOR, EXPOSED_COLOR)), strict=True)
+    ]
+    assert totals == pytest.approx([250, 250, 200])
+
+
 @pytest.mark.parametrize("command", ["gaps", "overlap"])
 def test_show_sql_script_runs_as_printed(command: str, scenario: Path) -> None:
     """The printed script runs in a fresh DuckDB exactly as printed (list parameters as literals)."""
