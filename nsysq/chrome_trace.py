@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from nsysq.errors import UsageError
+from nsysq.output_path import check_output_path
 from nsysq.table import Table
 from nsysq.units import ms_to_ns
 
@@ -120,10 +121,7 @@ class Layout:
 
 def check_output(path: Path) -> None:
     """Raise UsageError unless ``path`` ends in .json or .json.gz and its folder exists."""
-    if not path.name.endswith(SUFFIXES):
-        raise UsageError(f"end the output name {path.name!r} with .json or .json.gz.")
-    if not path.parent.exists():
-        raise UsageError(f"the folder {str(path.parent)!r} does not exist; create it first.")
+    check_output_path(path, SUFFIXES)
 
 
 def collect(trace: Trace, *, start_ms: float | None = None, end_ms: float | None = None) -> ExportRows:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nsysq.errors import UsageError
+from nsysq.output_path import check_output_path
 from nsysq.units import TIME_UNIT_LABELS, TIME_UNITS, axis_unit, convert, fmt_in_unit, is_missing, time_factor
 
 if TYPE_CHECKING:
@@ -119,14 +120,7 @@ def save_figure(ax: Axes, path: str | os.PathLike[str], *, dpi: int = 150, title
 def check_picture_path(path: str | os.PathLike[str]) -> None:
     """Raise UsageError unless ``path`` ends in a picture format nsysq writes (:data:`PICTURE_SUFFIXES`)
     and its folder exists: checked before a plot's data is read."""
-    name = os.path.basename(os.fspath(path))
-    if os.path.splitext(name)[1].lower() not in PICTURE_SUFFIXES:
-        raise UsageError(
-            f"cannot tell the format of {name!r}; end the --output name with .png, .svg or .pdf."
-        )
-    folder = os.path.dirname(os.fspath(path)) or "."
-    if not os.path.exists(folder):
-        raise UsageError(f"the folder {folder!r} does not exist; create it first.")
+    check_output_path(path, PICTURE_SUFFIXES)
 
 
 def parse_figsize(size: str | None) -> tuple[float, float] | None:

@@ -375,7 +375,7 @@ def test_cli_plot_writes_each_format(
 
 def test_cli_plot_errors_are_one_sentence(pair: tuple[Path, Path], tmp_path: Path) -> None:
     proc = _cli("plot", "census", pair[0], "-o", tmp_path / "x.txt")
-    assert proc.returncode == 2 and "end the --output name with .png, .svg or .pdf" in proc.stderr
+    assert proc.returncode == 2 and "end the output name 'x.txt' with .png, .svg or .pdf." in proc.stderr
     assert "Traceback" not in proc.stderr
     proc = _cli("plot", "stakeout", pair[0], "no_such_kernel", "-o", tmp_path / "x.png")
     assert proc.returncode == 2 and "no_such_kernel" in proc.stderr and "Traceback" not in proc.stderr
@@ -387,7 +387,7 @@ def test_picture_helpers_refuse_in_one_sentence(tmp_path: Path) -> None:
     from nsysq.errors import UsageError
 
     plot.check_picture_path(tmp_path / "a.SVG")
-    with pytest.raises(UsageError, match="cannot tell the format of 'a.txt'"):
+    with pytest.raises(UsageError, match="end the output name .a.txt. with .png, .svg or .pdf"):
         plot.check_picture_path(tmp_path / "a.txt")
     with pytest.raises(UsageError, match="does not exist; create it first"):
         plot.check_picture_path(tmp_path / "nowhere" / "a.png")

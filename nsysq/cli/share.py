@@ -34,6 +34,7 @@ from nsysq.cli.common import (
     show_sql,
 )
 from nsysq.errors import UsageError
+from nsysq.output_path import check_output_path
 
 ReportOutputOpt = Annotated[
     Path,
@@ -63,10 +64,7 @@ def report_command(
 
     if len(traces) not in (1, 2):
         raise UsageError("give one trace (a report of it) or two, A then B (a report of what changed).")
-    if output.suffix.lower() not in (".html", ".htm"):
-        raise UsageError(f"end the output name {output.name!r} with .html.")
-    if not output.parent.exists():
-        raise UsageError(f"the folder {str(output.parent)!r} does not exist; create it first.")
+    check_output_path(output, (".html", ".htm"))
     if len(traces) == 1:
         with open_trace(traces[0], no_cache=no_cache) as t:
             page = trace_report(t)
