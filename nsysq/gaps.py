@@ -25,6 +25,7 @@ from nsysq.scope import stamp
 from nsysq.table import Table
 
 if TYPE_CHECKING:
+    from nsysq.intervals import Union
     from nsysq.trace import Trace
 
 DEFAULT_TOP = 10
@@ -266,7 +267,7 @@ class _DeviceUnion:
     device: int
     ops: int
     first: int
-    whole: Any
+    whole: Union
     starts: Any
     ends: Any
 
