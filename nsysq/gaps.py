@@ -219,9 +219,10 @@ def _call_coverages(
     from nsysq import gap_unions as gu
     from nsysq import schema
 
-    classes_of = gu.classified(calls, _call_classes(trace, calls, feeding, call_rules))
     fed_by = {d: tuple(feeding.get(d, [])) for d in devices}
     keys = sorted({threads for threads in fed_by.values() if threads})
+    names = gu.call_names(calls) if keys else []  # no feeding thread: no call to classify
+    classes_of = gu.classified(calls, _call_classes(trace, names, call_rules))
     coverages = [gu.call_coverage(calls, classes_of, list(k)) for k in keys]  # one at a time: memory
     trace.release_columns(schema.RUNTIME)
     return fed_by, dict(zip(keys, coverages, strict=True))
@@ -244,13 +245,8 @@ def _feeding(trace: Trace, parts: list[Any], calls: Any, devices: list[int]) -> 
     return feeding
 
 
-def _call_classes(
-    trace: Trace, calls: Any, feeding: dict[int, list[int]], call_rules: tuple[CallRule, ...]
-) -> dict[int, str]:
-    """The cause each API-call name id counts for (by the rules); none without feeding threads."""
-    from nsysq import gap_unions as gu
-
-    names = gu.call_names(calls) if feeding else []
+def _call_classes(trace: Trace, names: list[int], call_rules: tuple[CallRule, ...]) -> dict[int, str]:
+    """The cause each API-call name id of ``names`` counts for (by the rules)."""
     table = trace.run(
         "gap_call_classes",
         name_ids=names,
