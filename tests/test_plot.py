@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PathCollection, PolyCollection  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
-from nsysq import plot  # noqa: E402
+from nsysq import plot, plot_style  # noqa: E402
 from nsysq.notebook import kernel_category_map, timeline_frame, trace_html  # noqa: E402
 
 FLASH = "reshape_and_cache_flash_kernel"
@@ -80,7 +80,7 @@ def test_census_bars_labels_and_other(bs1: nsysq.Trace, tmp_path: Path) -> None:
     ticks = _ticks(ax)
     assert ticks[0] == "device_kernel"
     assert ticks[-1] == "other (15 kernels)"
-    assert to_hex(bars[-1].get_facecolor()) == plot._OTHER_BAR
+    assert to_hex(bars[-1].get_facecolor()) == plot_style.OTHER_BAR
     texts = _texts(ax)
     assert len(texts) == 11 and all("%" in t and "ms" in t for t in texts)
     assert texts[0].startswith("877 ms · 70.2% · 748 calls")
@@ -101,7 +101,7 @@ def test_long_names_are_shortened_distinct_and_wrapped() -> None:
     stem = "sm80_xmma_fprop_implicit_gemm_f16f16_f16f16_f16_nhwckrsc_nhwc_tilesize{}_stage4_warpsize2x2x1_g1_tensor16x8x16_t1r3s3_execute_kernel_trt"  # noqa: E501
     names = [stem.format(t) for t in ("128x128x32", "128x64x64", "256x64x32")]
     demangled = "void cutlass::device_kernel<flash::FlashAttnFwdSm90<cute::tuple<int, int>, cutlass::bfloat16_t>>(T1::Params)"  # noqa: E501
-    labels = plot._unique_labels([*names, demangled], 44)
+    labels = plot_style.unique_labels([*names, demangled], 44)
     assert len(set(labels)) == 4
     for label in labels:
         assert len(label.split("\n")) <= 2 and all(len(line) <= 44 for line in label.split("\n"))
@@ -280,10 +280,10 @@ def test_diff_pairs_ratios_and_outlier(diff_result: Any, tmp_path: Path) -> None
     assert "5.15×  outlier" in texts
     ratio_texts = [t for t in texts if t.endswith("×") or t.endswith("outlier")]
     assert len(ratio_texts) == len(cats)
-    red = [t.get_text() for t in ax.get_yticklabels() if to_hex(t.get_color()) == plot._HIGHLIGHT]
+    red = [t.get_text() for t in ax.get_yticklabels() if to_hex(t.get_color()) == plot_style.HIGHLIGHT]
     assert red == ["Flash attention"]  # exactly the flagged category
     flagged = [t for t in ax.texts if t.get_text().endswith("outlier")]
-    assert len(flagged) == 1 and to_hex(flagged[0].get_color()) == plot._HIGHLIGHT
+    assert len(flagged) == 1 and to_hex(flagged[0].get_color()) == plot_style.HIGHLIGHT
     i = ticks.index("Flash attention")
     assert a_bars[i].get_width() == pytest.approx(1.198) and b_bars[i].get_width() == pytest.approx(6.17)
     assert ax.get_xscale() == "log"
