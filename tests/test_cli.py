@@ -91,6 +91,26 @@ def test_sql_is_read_only_and_binds(fixture_dir: Path) -> None:
             trace.sql("CREATE TABLE x (a INT)")
 
 
+def test_user_sql_cannot_load_extensions(fixture_dir: Path, tmp_path: Path) -> None:
+    """Connections that read exports trust the installed sqlite extension without DuckDB's signature
+    check (nsysq/engine.py): user SQL must not be able to load anything else."""
+    import nsysq
+    from nsysq import engine
+
+    stray = tmp_path / "stray.duckdb_extension"
+    stray.write_bytes(b"not an extension")
+    with nsysq.open(fixture_dir / "v2024_6.sqlite", cache=False) as trace:
+        for text in (f"LOAD '{stray}'", "INSTALL httpfs", f"SELECT 1; LOAD '{stray}'"):
+            with pytest.raises(nsysq.NsysqError):
+                trace.sql(text)
+    cached = engine.connect(sqlite=False)  # the cached copy's connection loads nothing: checks stay on
+    try:
+        ((unsigned,),) = cached.execute("SELECT current_setting('allow_unsigned_extensions')").fetchall()
+    finally:
+        cached.close()
+    assert unsigned is False
+
+
 def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
     code = (
         "import sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
