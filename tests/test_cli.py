@@ -113,7 +113,9 @@ def test_user_sql_cannot_load_extensions(fixture_dir: Path, tmp_path: Path) -> N
 
 def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
     code = (
-        "import sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
+        "import os, sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
+        "def leave(code):\n    raise SystemExit(code)\n"
+        "os._exit = leave  # main() ends the process with os._exit\n"
         "try:\n    runpy.run_module('nsysq', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
         "sys.stderr.write('MODULES ' + ','.join(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
@@ -315,6 +317,37 @@ def test_a_bug_in_nsysqs_own_sql_is_an_internal_error_not_a_bad_trace(fixture_di
     assert "export the trace again" not in proc.stderr
 
 
+def test_the_process_ends_with_its_output_flushed_and_its_code(fixture_dir: Path, tmp_path: Path) -> None:
+    """main() ends the process with os._exit after flushing: a whole JSON answer through a pipe, the
+    command's exit code, and a reader that went away is exit 1 with no traceback."""
+    env = {**os.environ, "NSYSQ_CACHE_DIR": str(tmp_path / "cache"), "NSYSQ_CACHE_BACKGROUND": "0"}
+    trace = str(fixture_dir / "v2024_6.sqlite")
+    run = [
+        sys.executable,
+        "-m",
+        "nsysq",
+        "sql",
+        trace,
+        "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL",
+        "-f",
+        "json",
+    ]
+    done = subprocess.run(run, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["rows"]) == oracle.kernel_count(fixture_dir / "v2024_6.sqlite")
+    missing = subprocess.run(
+        [sys.executable, "-m", "nsysq", "census", str(tmp_path / "none.sqlite")],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and missing.stderr.startswith("nsysq: error:")
+    with subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # the reader goes away before the answer is written
+        err = proc.stderr.read().decode()
+    assert proc.returncode == 1 and "Traceback" not in err and "Exception ignored" not in err, err
+
+
 def test_process_settings_precede_numpy() -> None:
     """main() sets OPENBLAS_NUM_THREADS for the CLI process; numpy reads it when it is imported, so
     importing the CLI must not import numpy (or DuckDB) already."""
@@ -324,6 +357,9 @@ def test_process_settings_precede_numpy() -> None:
         "assert 'numpy' not in sys.modules and 'duckdb' not in sys.modules\n"
         "os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
         "sys.argv = ['nsysq', '--help']\n"
+        "def leave(code):\n"
+        "    raise SystemExit(code)\n"
+        "os._exit = leave  # main() ends the process with os._exit\n"
         "try:\n"
         "    root.main()\n"
         "except SystemExit:\n"

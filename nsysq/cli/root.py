@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from typing import NoReturn
 
 import typer
 
@@ -80,13 +81,43 @@ app.add_typer(plot.plot_app, name="plot")
 app.add_typer(fleet.fleet_app, name="fleet")
 
 
-def main() -> None:
+def main() -> NoReturn:
     """Run the app. An NsysqError becomes ``nsysq: error: <sentence>`` and its exit code; any other
     exception one line and INTERNAL_ERROR_EXIT_CODE (the traceback with NSYSQ_DEBUG=1).
 
-    typer (standalone mode) reports usage errors itself, with exit code 2.
+    typer (standalone mode) reports usage errors itself, with exit code 2. The process then ends
+    without the interpreter's teardown (:func:`_leave`).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # nsysq never calls BLAS: no spinning idle threads
+    try:
+        _run()
+    except SystemExit as exc:
+        _leave(exc.code)
+    _leave(0)
+
+
+def _leave(code: object) -> NoReturn:
+    """Flush stdout and stderr and end the process with ``code`` (a SystemExit code), skipping the
+    interpreter's teardown: freeing some 360 modules and the numpy and DuckDB memory costs 0.035 s of
+    every command (measured on a first census) and has nothing left to do. Every file nsysq writes
+    is closed by then, a trace's spill folder is removed when the trace closes, and the cache is
+    built by a process of its own. A reader that closed the pipe makes the code 1, as during the
+    command."""
+    if code is not None and not isinstance(code, int):
+        say(str(code))
+        code = 1
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):  # the reader went away; ValueError: stdout was closed
+        code = code or 1
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code or 0)
+
+
+def _run() -> None:
     try:
         app()
     except NsysqError as exc:
