@@ -228,48 +228,61 @@ def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, li
     stay below a device's rows: at 5M ops every fresh large array costs page faults."""
     if calls.corr is None or calls.tid is None or not len(calls.tid):
         return {}
-    corr = calls.corr
-    usable = None if int(corr.min()) >= 0 else corr >= 0
-    ids = corr if usable is None else corr[usable]
-    if not len(ids):
-        return {}
-    top = int(ids.max())
-    if top >= 1 << 28:
-        return None
-    thread_of = np.full(top + 2, NULL, dtype=np.int64)  # the last entry: no call (NULL, out of range)
-    thread_of[ids] = calls.tid if usable is None else calls.tid[usable]
-    if int(np.count_nonzero(thread_of != NULL)) != len(ids):  # a correlation id repeats
+    call_of = _calls_by_correlation(calls.corr)
+    if call_of is None:
         return None
     found: dict[int, set[int]] = {}
     for part in parts:
         if part.corr is None or not len(part.corr):
             continue
         dev = _or_null(part.dev, len(part.s))
-        for device in devices:
-            chosen = dev == device
-            tid = _threads(part, chosen, thread_of, top)
-            if len(tid):
-                found.setdefault(device, set()).update(_few_distinct(tid))
+        for lo in range(0, len(part.corr), _FEED_CHUNK):
+            rows = slice(lo, lo + _FEED_CHUNK)
+            pid = None if part.pid is None else part.pid[rows]
+            _add_feeders(found, part.corr[rows], dev[rows], pid, devices, call_of, calls.tid)
     return {device: sorted(threads) for device, threads in found.items()}
 
 
-def _threads(part: Part, chosen: Any, thread_of: Any, top: int) -> Any:
-    """The threads of the calls matching ``part``'s ``chosen`` ops (same process, or no process).
-    No copy when the device holds every op of the part (one GPU), nor when every op has a call."""
-    every = bool(chosen.all())
-    corr = part.corr if every else part.corr[chosen]
-    if len(corr) and (int(corr.min()) < 0 or int(corr.max()) > top):
+# Ops matched to their calls a slice at a time: the slice's arrays are small and their memory is
+# reused, where whole-column temporaries would each be fresh memory (page faults) at 5M ops.
+_FEED_CHUNK = 1 << 18
+
+
+def _calls_by_correlation(corr: Any) -> Any:
+    """Each correlation id's call (its row; NULL: none), with one NULL entry past the largest id for
+    ops that match nothing; None when an id repeats, or ids are too large for a table."""
+    usable = corr >= 0
+    count = int(np.count_nonzero(usable))
+    top = int(corr.max()) if len(corr) else -1
+    if top >= 1 << 28:
+        return None
+    call_of = np.full(max(top, 0) + 2, NULL, dtype=np.int32 if len(corr) < 1 << 31 else np.int64)
+    for lo in range(0, len(corr), _FEED_CHUNK):
+        ids, keep = corr[lo : lo + _FEED_CHUNK], usable[lo : lo + _FEED_CHUNK]
+        at = np.arange(lo, lo + len(ids), dtype=call_of.dtype)
+        call_of[ids[keep]] = at[keep]
+    if int(np.count_nonzero(call_of != NULL)) != count:  # a correlation id repeats
+        return None
+    return call_of
+
+
+def _add_feeders(
+    found: dict[int, set[int]], corr: Any, dev: Any, pid: Any, devices: list[int], call_of: Any, tids: Any
+) -> None:
+    """Add to ``found`` the threads of the calls that launched these ops, per device: the call with
+    the op's correlation id, in the op's process (or any process when the op's is unknown)."""
+    top = len(call_of) - 2
+    if int(corr.min()) < 0 or int(corr.max()) > top:
         corr = np.where((corr >= 0) & (corr <= top), corr, top + 1)
-    tid = thread_of[corr]
-    hit = tid != NULL
-    called = tid if hit.all() else tid[hit]
-    if part.pid is None:
-        return called
-    pid = part.pid if every else part.pid[chosen]
-    if _one_process(pid, called):
-        return called
-    same = hit & ((pid == NULL) | ((pid >> 24) == (tid >> 24)))
-    return tid[same]
+    at = call_of[corr]
+    hit = at != NULL
+    tid = tids[at]  # where at is NULL this reads the last call: hit masks it out
+    if pid is not None:
+        hit &= (pid == NULL) | ((pid >> 24) == (tid >> 24))
+    for device in devices:
+        chosen = hit & (dev == device)
+        if chosen.any():
+            found.setdefault(device, set()).update(_few_distinct(tid[chosen]))
 
 
 def _few_distinct(values: Any, few: int = 16) -> list[int]:
@@ -280,16 +293,6 @@ def _few_distinct(values: Any, few: int = 16) -> list[int]:
         found.append(int(values[0]))
         values = values[values != values[0]]
     return found + [int(v) for v in np.unique(values)] if len(values) else found
-
-
-def _one_process(pids: Any, tids: Any) -> bool:
-    """Whether every op and call here belong to one and the same process (nothing to check)."""
-    if not len(pids) or not len(tids):
-        return True
-    low, high = int(pids.min()), int(pids.max())
-    if low == NULL or low >> 24 != high >> 24:
-        return False
-    return bool(int(tids.min()) >> 24 == low >> 24 == int(tids.max()) >> 24)
 
 
 def without_correlation(parts: list[Part]) -> list[Part]:
