@@ -12,6 +12,10 @@ import pytest
 from tests.fixtures import FIXTURE_NAMES, build
 
 ROOT = Path(__file__).resolve().parents[1]
+# main() ends the process with os._exit once its output is flushed (nsysq/cli/root.py): a probe
+# that runs it in-process and then inspects the interpreter starts with this, which makes os._exit
+# raise the SystemExit the probe catches.
+KEEP_RUNNING = "import os as _os\n\ndef _leave(code):\n    raise SystemExit(code)\n\n_os._exit = _leave\n"
 REAL_DIR = Path(os.environ.get("NSYSQ_REAL_TRACES", ROOT.parent / "shared" / "traces" / "real"))
 REAL_TRACES = sorted(REAL_DIR.glob("*.sqlite")) if REAL_DIR.is_dir() else []
 NSYS_FIXTURES = [n for n in FIXTURE_NAMES if n != "not_nsys"]

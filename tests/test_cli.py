@@ -16,7 +16,7 @@ import pytest
 from nsysq import catalog
 from nsysq.table import Table
 from tests import oracle
-from tests.conftest import ROOT
+from tests.conftest import KEEP_RUNNING, ROOT
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -113,9 +113,7 @@ def test_user_sql_cannot_load_extensions(fixture_dir: Path, tmp_path: Path) -> N
 
 def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
     code = (
-        "import os, sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
-        "def leave(code):\n    raise SystemExit(code)\n"
-        "os._exit = leave  # main() ends the process with os._exit\n"
+        f"{KEEP_RUNNING}import sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
         "try:\n    runpy.run_module('nsysq', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
         "sys.stderr.write('MODULES ' + ','.join(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
@@ -357,9 +355,7 @@ def test_process_settings_precede_numpy() -> None:
         "assert 'numpy' not in sys.modules and 'duckdb' not in sys.modules\n"
         "os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
         "sys.argv = ['nsysq', '--help']\n"
-        "def leave(code):\n"
-        "    raise SystemExit(code)\n"
-        "os._exit = leave  # main() ends the process with os._exit\n"
+        f"{KEEP_RUNNING}"
         "try:\n"
         "    root.main()\n"
         "except SystemExit:\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import KEEP_RUNNING, ROOT
 
 pytest.importorskip("importlinter", reason="import-linter is in the [test] extra: pip install -e .[test]")
 
@@ -40,7 +40,7 @@ def lint_imports(config: Path) -> subprocess.CompletedProcess[str]:
 def loaded_modules(code: str, *names: str) -> list[str]:
     """Which of ``names`` are in sys.modules after running ``code`` in a fresh interpreter."""
     report = f"sys.stderr.write('LOADED:' + ','.join(m for m in {names!r} if m in sys.modules))"
-    probe = f"{code}\nimport sys\n{report}"
+    probe = f"{KEEP_RUNNING}{code}\nimport sys\n{report}"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "LOADED:" in out.stderr, out.stderr
     return [m for m in out.stderr.rpartition("LOADED:")[2].strip().split(",") if m]
