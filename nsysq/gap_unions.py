@@ -30,6 +30,9 @@ NULL = -1
 """Stands for NULL in the id columns (device, stream, correlation, thread, name): ids are never negative."""
 _OP_COLUMNS = ("start", "end", "deviceId", "streamId", "correlationId", "globalPid")
 _CALL_COLUMNS = ("start", "end", "globalTid", "correlationId", "nameId")
+# Ops are matched to their calls a slice at a time: the slice's arrays are small and their memory is
+# reused, where whole-column temporaries would each be fresh memory (page faults) at 5M ops.
+_FEED_CHUNK = 1 << 18
 LAUNCH, WAIT = 1, 2
 """Call classes: a launch call ('launch_bound') and a sync call ('host_wait')."""
 _CLASS_OF = {"launch_bound": LAUNCH, "host_wait": WAIT}
@@ -224,8 +227,8 @@ def on_stream(device: int, stream: int) -> Callable[[Part], Any]:
 # -- feeding threads ------------------------------------------------------------------------------
 def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, list[int]] | None:
     """Per device, the threads whose calls share a correlationId with its ops in the same process
-    (None when correlation ids repeat among the calls: then ask queries/gap_feeders.sql). Arrays
-    stay below a device's rows: at 5M ops every fresh large array costs page faults."""
+    (None when correlation ids repeat among the calls: then ask queries/gap_feeders.sql). The ops
+    are matched a slice of _FEED_CHUNK rows at a time, so no temporary is as large as a column."""
     if calls.corr is None or calls.tid is None or not len(calls.tid):
         return {}
     call_of = _calls_by_correlation(calls.corr)
@@ -241,11 +244,6 @@ def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, li
             pid = None if part.pid is None else part.pid[rows]
             _add_feeders(found, part.corr[rows], dev[rows], pid, devices, call_of, calls.tid)
     return {device: sorted(threads) for device, threads in found.items()}
-
-
-# Ops matched to their calls a slice at a time: the slice's arrays are small and their memory is
-# reused, where whole-column temporaries would each be fresh memory (page faults) at 5M ops.
-_FEED_CHUNK = 1 << 18
 
 
 def _calls_by_correlation(corr: Any) -> Any:
