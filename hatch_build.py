@@ -1,4 +1,4 @@
-"""Build hook: compile nsysq/_pages.c (the SQLite page decoder, called through ctypes) into the wheel.
+"""Build hook: compile nsysq/export/_pages.c (the SQLite page decoder, called through ctypes) into the wheel.
 
 The decoder is a plain C shared library with no Python API, built with ``$CC`` or the C compiler
 Python was built with, warnings as errors and the usual hardening flags (it parses untrusted
@@ -21,7 +21,7 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("nsysq") / "_pages.c"
+SOURCE = Path("nsysq") / "export" / "_pages.c"
 LIBRARY = "_pages.so"
 # Warnings as errors (shared with the sanitizer build in tests/test_sanitizers.py).
 WARNINGS = (
@@ -65,7 +65,7 @@ class CustomBuildHook(BuildHookInterface[Any]):
             return
         root = Path(self.root)
         if version == "editable":  # the package is imported from the source tree: build it there
-            out = root / "nsysq" / LIBRARY
+            out = root / "nsysq" / "export" / LIBRARY
         else:
             out = Path(tempfile.mkdtemp(prefix="nsysq-build-")) / LIBRARY
         why = compile_decoder(root, out)
@@ -77,4 +77,4 @@ class CustomBuildHook(BuildHookInterface[Any]):
         build_data["pure_python"] = False
         build_data["tag"] = wheel_tag()
         if version != "editable":
-            build_data["force_include"][str(out)] = f"nsysq/{LIBRARY}"
+            build_data["force_include"][str(out)] = f"nsysq/export/{LIBRARY}"

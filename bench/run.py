@@ -193,9 +193,9 @@ NVTX_NESTED_KERNELS = 6_000_000  # with nested_nvtx: 2.1M ranges (a step per 60 
 def check_nvtx_stacks(path: Path, env: dict[str, str]) -> int:
     """The number of NVTX ranges in ``path``; raise when its push/pop ranges do not nest (a trace
     from the generator before it wrote real stacks: the projection would take its slow fallback).
-    Reads the NVTX tables only (nsysq.nvtx.stack_check), never the projection itself."""
+    Reads the NVTX tables only (nsysq.analyses.nvtx.stack_check), never the projection itself."""
     code = (
-        "import sys, nsysq\nfrom nsysq.nvtx import stack_check\n"
+        "import sys, nsysq\nfrom nsysq.analyses.nvtx import stack_check\n"
         "with nsysq.open(sys.argv[1], cache=False) as t:\n    print(*stack_check(t))"
     )
     out = subprocess.run(

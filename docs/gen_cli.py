@@ -67,7 +67,7 @@ def anchor(path: str) -> str:
 
 def error_classes() -> list[type]:
     """Every NsysqError subclass nsysq defines (the base included), by name."""
-    from nsysq.errors import NsysqError
+    from nsysq.base.errors import NsysqError
 
     found: list[type] = []
     todo: list[type] = [NsysqError]
@@ -95,7 +95,7 @@ def exit_codes() -> str:
         "Errors are one sentence on stderr (`nsysq: error: ...`), never a traceback; stdout carries\n"
         "data only. Usage errors (an unknown option, a bad value) are reported by the parser with\n"
         "exit code 2.\n\n"
-        "| code | meaning | raised as (nsysq.errors) |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        "| code | meaning | raised as (nsysq.base.errors) |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
     )
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nsysq.errors import NsysqError
+from nsysq.base.errors import NsysqError
 
 __version__ = "0.1.0"
 __all__ = ["NsysqError", "Scope", "Trace", "__version__", "diff", "fleet", "open"]
 
 if TYPE_CHECKING:
-    from nsysq.scope import Scope
+    from nsysq.session.scope import Scope
     from nsysq.trace import Trace
 
 
@@ -49,7 +49,7 @@ def __getattr__(name: str) -> Any:
 
         return Trace
     if name == "Scope":  # nsysq.open(path, scope=nsysq.Scope(device=0))
-        from nsysq.scope import Scope
+        from nsysq.session.scope import Scope
 
         return Scope
     raise AttributeError(f"module 'nsysq' has no attribute {name!r}")

@@ -26,8 +26,12 @@ def _build_page_decoder() -> None:
     so build the page decoder here the way the wheel build does (hatch_build.py), if a C compiler
     exists and it is not built yet (or is older than its sources): the page-decoding path is then
     what the tests exercise."""
-    library = ROOT / "nsysq" / "_pages.so"
-    sources = [ROOT / "nsysq" / "_pages.c", ROOT / "nsysq" / "_pages.h", ROOT / "hatch_build.py"]
+    library = ROOT / "nsysq" / "export" / "_pages.so"
+    sources = [
+        ROOT / "nsysq" / "export" / "_pages.c",
+        ROOT / "nsysq" / "export" / "_pages.h",
+        ROOT / "hatch_build.py",
+    ]
     if not sources[-1].exists():
         return
     if library.exists() and library.stat().st_mtime >= max(s.stat().st_mtime for s in sources if s.exists()):

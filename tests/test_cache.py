@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from nsysq import cache, pages, schema
-from nsysq.census import census
-from nsysq.errors import NoDataError
-from nsysq.info import info
-from nsysq.lineup import lineup
-from nsysq.stakeout import stakeout
-from nsysq.timeline import timeline
+from nsysq.analyses.census import census
+from nsysq.analyses.info import info
+from nsysq.analyses.lineup import lineup
+from nsysq.analyses.stakeout import stakeout
+from nsysq.analyses.timeline import timeline
+from nsysq.base.errors import NoDataError
+from nsysq.export import cache, pages, schema
 from nsysq.trace import Trace
 from tests.conftest import sha256
 

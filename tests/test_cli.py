@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nsysq import catalog
-from nsysq.table import Table
+from nsysq.base.table import Table
 from tests import oracle
 from tests.conftest import KEEP_RUNNING, ROOT
 
@@ -93,9 +93,9 @@ def test_sql_is_read_only_and_binds(fixture_dir: Path) -> None:
 
 def test_user_sql_cannot_load_extensions(fixture_dir: Path, tmp_path: Path) -> None:
     """Connections that read exports trust the installed sqlite extension without DuckDB's signature
-    check (nsysq/engine.py): user SQL must not be able to load anything else."""
+    check (nsysq/export/engine.py): user SQL must not be able to load anything else."""
     import nsysq
-    from nsysq import engine
+    from nsysq.export import engine
 
     stray = tmp_path / "stray.duckdb_extension"
     stray.write_bytes(b"not an extension")
@@ -144,7 +144,7 @@ def test_api_methods_take_the_analyses_parameters() -> None:
     notebooks' signatures), with the same defaults, plus ``unit``."""
     import inspect
 
-    from nsysq import census, graphs, lineup, nvtx, stakeout, timeline
+    from nsysq.analyses import census, graphs, lineup, nvtx, stakeout, timeline
     from nsysq.trace import Trace
 
     for name, analysis in [
@@ -165,7 +165,7 @@ def test_api_methods_take_the_analyses_parameters() -> None:
 
 def test_duckdb_progress_bar_is_off() -> None:
     """DuckDB draws a progress bar on stdout during long queries; stdout must carry data only."""
-    from nsysq import engine
+    from nsysq.export import engine
 
     con = engine.connect(sqlite=False)
     try:
@@ -178,8 +178,8 @@ def test_table_format_prints_names_verbatim() -> None:
     """Rich markup and emoji codes stay off: bracketed or colon-laden kernel names print as they are."""
     import io
 
-    from nsysq import render
-    from nsysq.table import Table
+    from nsysq.base import render
+    from nsysq.base.table import Table
 
     names = ["void k<[with T=float]>", "a[bold]b", "ns::fire::kernel", "x[/]y"]
     buf = io.StringIO()
@@ -193,11 +193,12 @@ def test_table_format_prints_names_verbatim() -> None:
 def run_failing(
     trace: Path, raise_code: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``nsysq census TRACE`` with nsysq.census.census replaced by a function that runs ``raise_code``."""
+    """``nsysq census TRACE`` with nsysq.analyses.census.census replaced by a function that runs
+    ``raise_code``."""
     code = (
-        "import sys\nimport nsysq.census\nfrom nsysq import errors\n"
+        "import sys\nimport nsysq.analyses.census\nfrom nsysq import errors\n"
         f"def failing(*args, **kwargs):\n    {raise_code}\n"
-        "nsysq.census.census = failing\n"
+        "nsysq.analyses.census.census = failing\n"
         "from nsysq.cli.root import main\n"
         "sys.argv = ['nsysq', 'census', sys.argv[1]]\nmain()"
     )
@@ -257,7 +258,7 @@ EXAMPLES = (ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite")
 def test_diff_report_is_what_the_cli_prints() -> None:
     import nsysq
     from nsysq.cli.diff import Section
-    from nsysq.diff_report import BOARD, SECTION_TITLES, render_board, render_diff
+    from nsysq.diffing.report import BOARD, SECTION_TITLES, render_board, render_diff
 
     assert [s.value for s in Section] == [BOARD, *SECTION_TITLES]
     result = nsysq.diff(*EXAMPLES)
@@ -275,7 +276,7 @@ def test_diff_report_is_what_the_cli_prints() -> None:
 
 def test_stakeout_summary_table_reconciles_with_sqlite3() -> None:
     import nsysq
-    from nsysq.stakeout import stakeout, summary_table
+    from nsysq.analyses.stakeout import stakeout, summary_table
 
     path, name = EXAMPLES[0], "reshape_and_cache_flash_kernel"
     with nsysq.open(path) as trace:

@@ -189,7 +189,7 @@ def test_cli_names_the_damage_the_scanner_would_hide(corpus: list[Damaged]) -> N
 # -- the subprocess side: python -m tests.test_damage census|sweep FILE... -------------------------
 def _census(path: Path) -> dict[str, Any]:
     import nsysq
-    from nsysq.census import census
+    from nsysq.analyses.census import census
 
     with nsysq.open(path, cache=False) as trace:
         table = census(trace)
@@ -202,7 +202,7 @@ def _census(path: Path) -> dict[str, Any]:
 
 
 def _outcome(step: Any) -> dict[str, Any]:
-    from nsysq.errors import NsysqError
+    from nsysq.base.errors import NsysqError
 
     try:
         return {"answer": step()}
@@ -214,11 +214,11 @@ def _outcome(step: Any) -> dict[str, Any]:
 
 def _sweep(path: Path) -> dict[str, Any]:
     import nsysq
-    from nsysq.census import census
-    from nsysq.info import info
-    from nsysq.lineup import lineup
-    from nsysq.stakeout import stakeout
-    from nsysq.timeline import timeline
+    from nsysq.analyses.census import census
+    from nsysq.analyses.info import info
+    from nsysq.analyses.lineup import lineup
+    from nsysq.analyses.stakeout import stakeout
+    from nsysq.analyses.timeline import timeline
 
     steps: dict[str, Any] = {}
     opened = _outcome(lambda: nsysq.open(path, cache=False))
@@ -241,13 +241,13 @@ def _sweep(path: Path) -> dict[str, Any]:
 def _sweep_later_analyses(trace: Any, steps: dict[str, Any]) -> None:
     """The analyses added after the first commands: NVTX, graphs, gaps, overlap, under-filled
     launches, explain with a trace, and the Chrome-trace export's rows."""
-    from nsysq.census import underfilled
-    from nsysq.chrome_trace import collect
-    from nsysq.explain import explain
-    from nsysq.gaps import gaps
-    from nsysq.graphs import graphs
-    from nsysq.nvtx import nvtx
-    from nsysq.overlap import overlap
+    from nsysq.analyses.census import underfilled
+    from nsysq.analyses.explain import explain
+    from nsysq.analyses.graphs import graphs
+    from nsysq.analyses.nvtx import nvtx
+    from nsysq.gputime.gaps import gaps
+    from nsysq.gputime.overlap import overlap
+    from nsysq.output.chrome_trace import collect
 
     steps["nvtx"] = _outcome(lambda: len(nvtx(trace).rows))
     steps["graphs"] = _outcome(lambda: len(graphs(trace).rows))

@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 import nsysq
+from nsysq.base.errors import UsageError
+from nsysq.base.table import Table
+from nsysq.catalog.rules import load_danger_rules
 from nsysq.cli import app
 from nsysq.diffing import FINDING_KINDS, DiffResult, _combine, parse_fail_on
-from nsysq.errors import UsageError
-from nsysq.rules import load_danger_rules
-from nsysq.table import Table
 from tests import oracle
 from tests.conftest import REAL_TRACES, ROOT
 

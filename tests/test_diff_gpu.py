@@ -15,7 +15,7 @@ import pytest
 import nsysq
 from nsysq.diffing import DiffResult
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, PER_CALL_FLOOR
-from nsysq.gaps import gaps
+from nsysq.gputime.gaps import gaps
 from tests import oracle
 from tests.conftest import ROOT
 from tests.fixtures import diff_pairs, gaps_scenarios
@@ -84,7 +84,7 @@ def test_gpu_totals_equal_the_gaps_command(pairs: dict[str, tuple[Path, Path]]) 
 def test_gpu_totals_equal_gaps_and_overlap_with_whole_graphs(fixture_dir: Path, tmp_path: Path) -> None:
     """Executions of CUDA graphs traced whole are GPU busy time in the diff as in gaps, and neither
     communication nor compute in comm_exposed_ns as in overlap (docs/gaps.md)."""
-    from nsysq.overlap import overlap
+    from nsysq.gputime.overlap import overlap
     from nsysq.synth.writer import write_trace
     from tests.fixtures import nvtx_scenarios
 

@@ -224,7 +224,9 @@ def test_every_exit_code_is_documented(gen_cli: Any) -> None:
 
     documented = set(root.EXIT_CODES)
     by_errors = {cls.exit_code for cls in gen_cli.error_classes()}
-    assert by_errors <= documented, f"exit codes of nsysq.errors not in EXIT_CODES: {by_errors - documented}"
+    assert by_errors <= documented, (
+        f"exit codes of nsysq.base.errors not in EXIT_CODES: {by_errors - documented}"
+    )
     assert {0, 2, diff.FAIL_EXIT_CODE, root.INTERRUPTED_EXIT_CODE} <= documented
     others = by_errors | {0, 2, diff.FAIL_EXIT_CODE, root.INTERRUPTED_EXIT_CODE}
     assert root.INTERNAL_ERROR_EXIT_CODE not in others

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from nsysq import kernel_names
-from nsysq.explain import explain
+from nsysq.analyses.explain import explain
+from nsysq.catalog import kernel_names
 from nsysq.synth.scenarios import CUTLASS_GEMM, FA3_FWD
 from nsysq.trace import Trace
 from tests import oracle

@@ -229,7 +229,7 @@ def test_export_example_window(tmp_path: Path) -> None:
 
 
 def test_lanes_keep_every_track_nested() -> None:
-    from nsysq.chrome_trace import lanes
+    from nsysq.output.chrome_trace import lanes
 
     spans = [("a", 0, 10), ("a", 2, 5), ("a", 4, 12), ("a", 12, 13), ("b", 4, 12), ("a", 5, 8), ("a", 0, 10)]
     got = lanes(spans)
@@ -256,8 +256,8 @@ def test_unnested_ranges_go_to_an_overlap_track(tmp_path: Path) -> None:
 def test_export_size_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from nsysq import chrome_trace
     from nsysq.cli.root import app
+    from nsysq.output import chrome_trace
 
     monkeypatch.setattr(chrome_trace, "EVENT_GUARD", 1000)
     result = CliRunner().invoke(
@@ -326,9 +326,9 @@ def scoped_rows(
     window: tuple[float, float] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The export's events (as the file holds them) and its summary document, computed in-process."""
-    from nsysq.chrome_trace import collect, events, summary
-    from nsysq.nvtx import restrict
-    from nsysq.scope import Scope
+    from nsysq.analyses.nvtx import restrict
+    from nsysq.output.chrome_trace import collect, events, summary
+    from nsysq.session.scope import Scope
     from nsysq.trace import Trace
 
     with Trace(path, scope=Scope(**(scope or {}))) as trace:
@@ -400,8 +400,8 @@ def _selector(name: str, domain: str) -> str:
 def check_nvtx_scopes(path: Path, names: int = 2) -> None:
     """For the range names with most kernels: the export --nvtx NAME@DOMAIN writes the kernels the
     scoped census counts, and every kind equals the oracle."""
-    from nsysq.census import census
-    from nsysq.nvtx import nvtx, restrict
+    from nsysq.analyses.census import census
+    from nsysq.analyses.nvtx import nvtx, restrict
     from nsysq.trace import Trace
 
     with Trace(path) as trace:

@@ -372,7 +372,7 @@ def test_plot_fleet_highlights_the_straggler(local: Any) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_hex
 
-    from nsysq.fleet_plot import STRAGGLER_COLOR, plot_fleet
+    from nsysq.plot.fleet import STRAGGLER_COLOR, plot_fleet
 
     ax = plot_fleet(local.traces)
     bars = ax.patches

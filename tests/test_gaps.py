@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from nsysq.errors import NoDataError, RulesError, UsageError
-from nsysq.gaps import CAUSES, GapsResult, call_cause, gaps, load_call_rules
-from nsysq.overlap import DEVICE_COLUMNS as OVERLAP_COLUMNS
-from nsysq.overlap import OverlapResult, collective_kind, load_kind_rules, overlap
+from nsysq.base.errors import NoDataError, RulesError, UsageError
+from nsysq.gputime.gaps import CAUSES, GapsResult, call_cause, gaps, load_call_rules
+from nsysq.gputime.overlap import DEVICE_COLUMNS as OVERLAP_COLUMNS
+from nsysq.gputime.overlap import OverlapResult, collective_kind, load_kind_rules, overlap
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import NSYS_FIXTURES, ROOT, keep_answers
@@ -260,7 +260,7 @@ def test_overlap_reads_the_same_rows_every_way(
 ) -> None:
     """Decoded pages, the sqlite scanner and the cached copy give the same answer; a device scope
     gives that device's rows (the rows of queries/gpu_ops.sql, run in the scope)."""
-    from nsysq.scope import Scope
+    from nsysq.session.scope import Scope
 
     path = scen.build(name, tmp_path)
     with Trace(path, cache=False) as trace:
@@ -284,7 +284,7 @@ def test_overlap_reads_the_same_rows_every_way(
 
 def test_overlap_is_a_kept_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Asked again of the same trace (same lineup rules), overlap is read back, not computed."""
-    from nsysq import overlap as overlap_mod
+    from nsysq.gputime import overlap as overlap_mod
 
     path = scen.build("graphs_overlap", tmp_path)
     keep_answers(monkeypatch, tmp_path / "kept")
@@ -369,7 +369,7 @@ def test_gaps_units_sections_and_sql(scenario: Path) -> None:
     assert len(lines) == 3
     shown = _cli("gaps", str(scenario), "--show-sql", "--min-gap", "0.1")
     assert shown.returncode == 0 and shown.stdout.startswith("-- nsysq --show-sql for gaps_overlap.sqlite")
-    # the gaps of at least 0.1 ms, picked from the unions (nsysq.gap_unions), named by gap_ends
+    # the gaps of at least 0.1 ms, picked from the unions (nsysq.gputime.gap_unions), named by gap_ends
     assert "\n-- gap_ends@1 with ranks = [1, 2" in shown.stdout
     for fmt in ("table", "markdown"):
         out = _cli("gaps", str(scenario), "-f", fmt)
@@ -426,7 +426,7 @@ def test_plot_gaps_draws_busy_and_each_cause(scenario: Path, tmp_path: Path) -> 
     import matplotlib
 
     matplotlib.use("Agg")
-    from nsysq.gaps_plot import BUSY_COLOR, CAUSE_COLORS, gaps_frame, plot_gaps
+    from nsysq.plot.gaps import BUSY_COLOR, CAUSE_COLORS, gaps_frame, plot_gaps
 
     with Trace(scenario, cache=False) as trace:
         df = gaps_frame(trace)
@@ -459,7 +459,7 @@ def test_plot_gaps_cli_and_lazy_matplotlib(scenario: Path, tmp_path: Path) -> No
     bad = _cli("plot", "gaps", str(scenario), "-o", str(tmp_path / "x.png"), "--bins", "0")
     assert bad.returncode == 2 and "--bins" in bad.stderr
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys, nsysq.gaps_plot, nsysq.cli.gaps; print('matplotlib' in sys.modules)"],  # noqa: E501
+        [sys.executable, "-c", "import sys, nsysq.plot.gaps, nsysq.cli.gaps; print('matplotlib' in sys.modules)"],  # noqa: E501
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert probe.stdout.strip() == "False"
@@ -516,7 +516,7 @@ def test_plot_overlap_bars(scenario: Path, tmp_path: Path) -> None:
     matplotlib.use("Agg")
     from matplotlib.colors import to_hex
 
-    from nsysq.gaps_plot import EXPOSED_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
+    from nsysq.plot.gaps import EXPOSED_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
 
     with Trace(scenario, cache=False) as trace:
         df = overlap_frame(trace)
@@ -539,7 +539,7 @@ def test_plot_overlap_shows_time_beside_graph_executions(tmp_path: Path) -> None
     matplotlib.use("Agg")
     from matplotlib.colors import to_hex
 
-    from nsysq.gaps_plot import EXPOSED_COLOR, GRAPH_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
+    from nsysq.plot.gaps import EXPOSED_COLOR, GRAPH_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
 
     with Trace(scen.build("graphs_overlap", tmp_path), cache=False) as trace:
         df = overlap_frame(trace)
@@ -610,7 +610,7 @@ def test_feeding_threads_are_every_distinct_thread(distinct: int) -> None:
     the same set as numpy's unique either way, in any order of the calls."""
     import numpy as np
 
-    from nsysq.gap_unions import _few_distinct
+    from nsysq.gputime.gap_unions import _few_distinct
 
     rng = np.random.default_rng(distinct)
     threads = (rng.choice(1 << 40, size=distinct, replace=False) + (7 << 24)).astype(np.int64)

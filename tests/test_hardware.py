@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from nsysq.census import census, underfilled
-from nsysq.info import info
-from nsysq.lineup import lineup
-from nsysq.stakeout import stakeout
+from nsysq.analyses.census import census, underfilled
+from nsysq.analyses.info import info
+from nsysq.analyses.lineup import lineup
+from nsysq.analyses.stakeout import stakeout
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import REAL_DIR, REAL_TRACES, ROOT

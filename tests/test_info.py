@@ -6,7 +6,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from nsysq.info import info
+from nsysq.analyses.info import info
 from nsysq.trace import Trace
 from tests import oracle
 

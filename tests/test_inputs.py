@@ -126,8 +126,8 @@ def test_read_only_directory_and_file_stay_byte_identical(tmp_path: Path, fixtur
 
 
 def test_missing_extension_names_the_fix(monkeypatch: pytest.MonkeyPatch, fixture_dir: Path) -> None:
-    from nsysq import engine
-    from nsysq.errors import ExtensionUnavailableError
+    from nsysq.base.errors import ExtensionUnavailableError
+    from nsysq.export import engine
     from nsysq.trace import Trace
 
     monkeypatch.setattr(engine, "extension_path", lambda: Path("/nonexistent/sqlite_scanner.ext"))

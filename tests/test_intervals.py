@@ -1,5 +1,5 @@
-"""nsysq.intervals (unions from separately sorted starts and ends) against the oracle's merge, and
-nsysq.gpu_busy read every way a trace can be read (decoded pages, the sqlite scanner, a scope,
+"""nsysq.gputime.intervals (unions from separately sorted starts and ends) against the oracle's merge, and
+nsysq.gputime.gpu_busy read every way a trace can be read (decoded pages, the sqlite scanner, a scope,
 the cached copy) against the oracle's sweeps."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nsysq import intervals
-from nsysq.gpu_busy import gpu_busy
-from nsysq.overlap import COMM_CATEGORY
-from nsysq.scope import Scope
+from nsysq.gputime import intervals
+from nsysq.gputime.gpu_busy import gpu_busy
+from nsysq.gputime.overlap import COMM_CATEGORY
+from nsysq.session.scope import Scope
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import keep_answers
@@ -140,7 +140,7 @@ def test_covered_is_the_length_of_each_window_under_the_union(seed: int) -> None
 
 
 def _gaps_answer(trace: Trace) -> dict[str, list[tuple[object, ...]]]:
-    from nsysq.gaps import gaps
+    from nsysq.gputime.gaps import gaps
 
     result = gaps(trace, top=10**6)
     return {name: table.rows for name, table in result.tables().items()}
@@ -148,7 +148,7 @@ def _gaps_answer(trace: Trace) -> dict[str, list[tuple[object, ...]]]:
 
 def _gaps_every_reader(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """nsys gaps answers the same read from decoded pages, through the scanner, from the copy."""
-    from nsysq.errors import NoDataError
+    from nsysq.base.errors import NoDataError
 
     try:
         with Trace(path, cache=False) as trace:
@@ -179,8 +179,8 @@ def test_feeding_threads_by_sql_and_by_arrays_agree(
     real_trace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """When correlation ids repeat, queries/gap_feeders.sql finds the feeding threads; both ways agree."""
-    from nsysq import gap_unions
-    from nsysq.errors import NoDataError
+    from nsysq.base.errors import NoDataError
+    from nsysq.gputime import gap_unions
 
     try:
         with Trace(real_trace, cache=False) as trace:
@@ -195,8 +195,8 @@ def test_feeding_threads_by_sql_and_by_arrays_agree(
 
 def test_gaps_and_gpu_busy_are_kept_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Asked again of the same trace, gaps and the diff's GPU totals are read back, not computed."""
-    from nsysq import gap_unions
-    from nsysq import gpu_busy as gpu_busy_mod
+    from nsysq.gputime import gap_unions
+    from nsysq.gputime import gpu_busy as gpu_busy_mod
 
     scenario = gaps_scenarios.build("gaps_overlap", tmp_path)
     keep_answers(monkeypatch, tmp_path / "kept")

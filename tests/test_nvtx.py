@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from nsysq.errors import NoDataError, UsageError
-from nsysq.nvtx import COLUMNS, nvtx
-from nsysq.table import Table
+from nsysq.analyses.nvtx import COLUMNS, nvtx
+from nsysq.base.errors import NoDataError, UsageError
+from nsysq.base.table import Table
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import REAL_TRACES
@@ -300,7 +300,7 @@ def test_benchmark_generator_nests_like_a_real_stack(tmp_path: Path, nested: boo
 
 # -- --nvtx scopes (census, lineup, stakeout, timeline, diff, plot) ----------------------------------
 def test_selector_grammar() -> None:
-    from nsysq.nvtx import parse_selector
+    from nsysq.analyses.nvtx import parse_selector
 
     assert parse_selector("step") == ("step", None, None)
     assert parse_selector("MPI_Send@MPI/2") == ("MPI_Send", "MPI", 2)
@@ -313,8 +313,8 @@ def test_selector_grammar() -> None:
 
 
 def scoped_census(path: Path, selector: str, *, like: bool = False) -> Table:
-    from nsysq.census import census
-    from nsysq.nvtx import restrict
+    from nsysq.analyses.census import census
+    from nsysq.analyses.nvtx import restrict
 
     with Trace(path) as trace:
         restrict(trace, selector, like=like)
@@ -404,9 +404,9 @@ def scoped(
 ) -> tuple[Table | None, Table]:
     """(census, timeline) of the GPU work --nvtx SELECTOR --nvtx-mode MODE keeps, on one Trace
     (census None when the scope holds no kernel and no graph execution: it says so)."""
-    from nsysq.census import census
-    from nsysq.nvtx import restrict
-    from nsysq.timeline import timeline
+    from nsysq.analyses.census import census
+    from nsysq.analyses.nvtx import restrict
+    from nsysq.analyses.timeline import timeline
 
     with Trace(path) as trace:
         restrict(trace, selector, like=like, mode=mode)
@@ -563,7 +563,7 @@ def test_kept_answers_tell_nvtx_selectors_apart(monkeypatch: pytest.MonkeyPatch)
         doc = json.loads(cli("census", path, "--nvtx", selector, "-f", "json").stdout)
         totals[selector] = doc["footer"]["total_kernels"]
         with Trace(path, cache=False) as trace:
-            from nsysq.nvtx import restrict
+            from nsysq.analyses.nvtx import restrict
 
             restrict(trace, selector)
             assert totals[selector] == trace.kernel_totals["kernels"], selector
@@ -573,7 +573,7 @@ def test_kept_answers_tell_nvtx_selectors_apart(monkeypatch: pytest.MonkeyPatch)
 def test_a_scope_after_extend_unended_reads_the_ranges_as_ended(nvtx_dir: Path) -> None:
     """restrict() on a Trace that answered nvtx(extend_unended=True) scopes to the ranges as they
     ended, as a fresh Trace (and the CLI) does: --nvtx never extends."""
-    from nsysq.nvtx import restrict
+    from nsysq.analyses.nvtx import restrict
 
     path = nvtx_dir / "nvtx_2024.sqlite"
     extended_only = {key[1] for key in scenarios.EXTENDED_2024}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nsysq.errors import UsageError
-from nsysq.output_path import check_output_path
+from nsysq.base.errors import UsageError
+from nsysq.base.output_path import check_output_path
 
 
 def test_the_suffix_picks_the_format_in_any_case(tmp_path: Path) -> None:

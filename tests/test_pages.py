@@ -1,8 +1,8 @@
-"""The SQLite page decoder (nsysq.pages): every value equal to what SQLite itself returns, every
+"""The SQLite page decoder (nsysq.export.pages): every value equal to what SQLite itself returns, every
 unhandled part of a valid file refused with PagesUnsupported (so the caller reads through SQLite),
 every contradiction of the file format reported as PagesDamaged naming the table and page, and
 no crash or other exception on any damaged file. The oracle is Python's sqlite3 module on the same
-file; the decoder's interface is checked against its header, nsysq/_pages.h."""
+file; the decoder's interface is checked against its header, nsysq/export/_pages.h."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from nsysq import pages, schema
-from nsysq.decoded import CORE as DECODED
+from nsysq.export import pages, schema
+from nsysq.export.decoded import CORE as DECODED
 from nsysq.trace import Trace
 from tests.conftest import REAL_TRACES, sha256
 from tests.corpus import Pages, image_rowid
@@ -299,7 +299,8 @@ def test_columns_are_decoded_on_first_use(fixture_dir: Path) -> None:
 DAMAGE_SCRIPT = """
 import json, random, shutil, sqlite3, sys
 from pathlib import Path
-from nsysq import pages, schema
+from nsysq.export import pages
+from nsysq.export import schema
 from tests.corpus import damaged_copies
 
 pages.CHUNK_PAGES = 4  # many chunks: rowid order is checked across their boundaries too
@@ -418,7 +419,8 @@ def test_opening_a_trace_does_not_import_duckdb_before_decoding_starts() -> None
     import subprocess
     import sys
 
-    code = "import sys, nsysq.trace, nsysq.cache, nsysq.decoded, nsysq.pages; print('duckdb' in sys.modules)"
+    modules = "nsysq.trace, nsysq.export.cache, nsysq.export.decoded, nsysq.export.pages"
+    code = f"import sys, {modules}; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import nsysq
-from nsysq.errors import NoDataError
+from nsysq.base.errors import NoDataError
 from tests.conftest import REAL_TRACES, ROOT
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -21,8 +21,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PathCollection, PolyCollection  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
-from nsysq import plot, plot_style  # noqa: E402
-from nsysq.notebook import kernel_category_map, timeline_frame, trace_html  # noqa: E402
+from nsysq import plot  # noqa: E402
+from nsysq.plot import style as plot_style  # noqa: E402
+from nsysq.trace.notebook import kernel_category_map, timeline_frame, trace_html  # noqa: E402
 
 FLASH = "reshape_and_cache_flash_kernel"
 
@@ -315,7 +316,7 @@ def test_diff_frame_in_another_unit_draws_the_same(diff_result: Any) -> None:
 def test_category_colours_match_the_packaged_lineup_rules() -> None:
     """Every category the packaged lineup rules can give (and "Other") has its own fixed colour, and
     every fixed colour names such a category: renaming a category in lineup_rules.toml fails here."""
-    from nsysq.rules import OTHER, load_lineup_rules
+    from nsysq.catalog.rules import OTHER, load_lineup_rules
 
     categories = {rule.category for rule in load_lineup_rules()} | {OTHER}
     assert sorted(categories - set(plot.CATEGORY_COLORS)) == [], "categories without a colour"
@@ -332,7 +333,7 @@ def test_trace_html_summary(bs1: nsysq.Trace) -> None:
 
 
 def test_importing_plot_does_not_import_matplotlib() -> None:
-    code = "import sys, nsysq.plot, nsysq.notebook; print('matplotlib' in sys.modules)"
+    code = "import sys, nsysq.plot, nsysq.trace.notebook; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -384,7 +385,7 @@ def test_cli_plot_errors_are_one_sentence(pair: tuple[Path, Path], tmp_path: Pat
 
 def test_picture_helpers_refuse_in_one_sentence(tmp_path: Path) -> None:
     """nsysq.plot's helpers for callers that write pictures (every plot command uses them)."""
-    from nsysq.errors import UsageError
+    from nsysq.base.errors import UsageError
 
     plot.check_picture_path(tmp_path / "a.SVG")
     with pytest.raises(UsageError, match="end the output name .a.txt. with .png, .svg or .pdf"):

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from nsysq import catalog
-from nsysq.errors import QueryError
-from nsysq.schema import CANONICAL, DERIVED, VISIBLE_DEVICES
+from nsysq.base.errors import QueryError
+from nsysq.export.schema import CANONICAL, DERIVED, VISIBLE_DEVICES
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import REAL_TRACES
@@ -50,8 +50,8 @@ DEFAULT_PARAMS: dict[str, Any] = {
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
 BUILT = {"nsysq_lineup_rules", "nsysq_kernel_category", "nsysq_kernel_pairs", "nsysq_kernel_groups"}
-BUILT.add(VISIBLE_DEVICES)  # a view every Trace creates with the canonical ones (nsysq/schema.py)
-# The NVTX attribution's temp tables (nsysq.nvtx), built in this order.
+BUILT.add(VISIBLE_DEVICES)  # a view every Trace creates with the canonical ones (nsysq/export/schema.py)
+# The NVTX attribution's temp tables (nsysq.analyses.nvtx), built in this order.
 NVTX_BUILT = {
     "nsysq_nvtx_ranges": "nvtx_ranges",
     "nsysq_nvtx_marks": "nvtx_marks",
@@ -64,7 +64,7 @@ NVTX_BUILT = {
     "nsysq_nvtx_selected": "nvtx_select",
 }
 BUILT |= set(NVTX_BUILT)
-# A scoped export's launching calls (nsysq.chrome_trace.collect).
+# A scoped export's launching calls (nsysq.output.chrome_trace.collect).
 BUILT |= {"nsysq_export_launches"}
 DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}
 # The queries that run on a trace (not a macro, not a diff/ file over the diff's scratch tables).

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import nsysq
-from nsysq import cache, pages, schema
-from nsysq.census import census
-from nsysq.errors import DamagedTraceError
-from nsysq.nsys_export import read_schema
+from nsysq.analyses.census import census
+from nsysq.base.errors import DamagedTraceError
+from nsysq.export import cache, pages, schema
+from nsysq.export.check import read_schema
 from tests import oracle
 from tests.conftest import ROOT
 from tests.corpus import Damaged, damaged_copies
@@ -33,7 +33,7 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Damaged]
 
 def _hidden_by_scanner(items: list[Damaged]) -> Path:
     """A rowid-order copy on which DuckDB's scanner, unguarded, returns fewer rows than SQLite."""
-    from nsysq import engine
+    from nsysq.export import engine
 
     for item in items:
         con = engine.connect()
@@ -147,7 +147,7 @@ def test_no_background_build_after_damage(
 
 
 def test_use_rules_loads_the_packaged_rules_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nsysq import rules
+    from nsysq.catalog import rules
 
     loads: list[int] = []
     real = rules.load_lineup_rules
@@ -171,7 +171,7 @@ import json, runpy, sys
 sys.modules["fcntl"] = None
 sys.modules["msvcrt"] = None
 import nsysq
-from nsysq import cache
+from nsysq.export import cache
 trace = nsysq.open(sys.argv[1])
 out = {"locking": cache.locking_available(), "status": trace.cache_status(),
        "kernels": int(trace.kernel_totals["kernels"])}
@@ -213,9 +213,9 @@ def locking(fd, mode, nbytes):
 fake.locking = locking
 sys.modules["msvcrt"] = fake
 import nsysq
-from nsysq import cache
-from nsysq.nsys_export import read_schema
-from nsysq.nsys_export import check_path
+from nsysq.export import cache
+from nsysq.export.check import read_schema
+from nsysq.export.check import check_path
 path = check_path(sys.argv[1])
 key = cache.identity(path).key
 cache.cache_dir().mkdir(parents=True)

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from nsysq import catalog
-from nsysq.census import census
-from nsysq.errors import NoDataError
-from nsysq.info import info
-from nsysq.lineup import lineup
-from nsysq.stakeout import stakeout
-from nsysq.timeline import timeline
+from nsysq.analyses.census import census
+from nsysq.analyses.info import info
+from nsysq.analyses.lineup import lineup
+from nsysq.analyses.stakeout import stakeout
+from nsysq.analyses.timeline import timeline
+from nsysq.base.errors import NoDataError
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import sha256

@@ -157,8 +157,8 @@ def test_nvtx_section_without_ranges(fixture_dir: Path, tmp_path: Path) -> None:
 def test_nvtx_section_skips_many_unnested_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     """bs16's push/pop ranges do not all nest: above NVTX_UNNESTED_LIMIT ranges the section says
     why it is not computed instead of running the quadratic interval join."""
-    from nsysq import report
-    from nsysq.nvtx import unnested_ranges
+    from nsysq.analyses.nvtx import unnested_ranges
+    from nsysq.output import report
     from nsysq.trace import Trace
 
     section = [s for s in report.TRACE_SECTIONS if s.key == "nvtx"]
@@ -245,8 +245,8 @@ def test_real_diff_report_equals_diff_json(pair: tuple[Path, Path] | None, repor
 def test_a_failing_section_fails_the_report_instead_of_leaving_a_hole() -> None:
     """Only "the trace lacks these events" (NoDataError) becomes a note in a section; any other
     error (a query bug, damage) propagates, so a report never quietly misses a section."""
-    from nsysq.errors import NoDataError, QueryError
-    from nsysq.report import _guarded
+    from nsysq.base.errors import NoDataError, QueryError
+    from nsysq.output.report import _guarded
 
     def no_data(_: object) -> str:
         raise NoDataError("this trace has no NVTX ranges.")

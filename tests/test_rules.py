@@ -9,8 +9,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from nsysq.errors import RulesError, UsageError
-from nsysq.rules import (
+from nsysq.base.errors import RulesError, UsageError
+from nsysq.catalog.rules import (
     OTHER,
     DangerRule,
     Rule,

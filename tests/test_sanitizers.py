@@ -1,6 +1,6 @@
 """The page decoder under AddressSanitizer and UndefinedBehaviorSanitizer.
 
-tests/native/fuzz_pages.c is compiled with the decoder (nsysq/_pages.c) using
+tests/native/fuzz_pages.c is compiled with the decoder (nsysq/export/_pages.c) using
 ``-fsanitize=address,undefined -fno-sanitize-recover=all`` and the wheel build's warnings-as-errors
 flags, then fed every page of a corruption corpus (tests/corpus.py over the bundled examples, files
 holding every integer serial type, overflow records, text/real values and odd page sizes, and the
@@ -25,7 +25,7 @@ from tests.corpus import damaged_copies
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "tests" / "native" / "fuzz_pages.c"
-DECODER = ROOT / "nsysq" / "_pages.c"
+DECODER = ROOT / "nsysq" / "export" / "_pages.c"
 SANITIZE = [
     "-O1",
     "-g",

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from nsysq.census import census
+from nsysq.analyses.census import census
+from nsysq.analyses.graphs import graphs
+from nsysq.analyses.info import info
+from nsysq.analyses.lineup import lineup
+from nsysq.analyses.stakeout import stakeout
+from nsysq.analyses.timeline import timeline
+from nsysq.base.errors import NoDataError, UsageError
 from nsysq.diffing import diff
-from nsysq.errors import NoDataError, UsageError
-from nsysq.gaps import gaps
-from nsysq.graphs import graphs
-from nsysq.info import info
-from nsysq.lineup import lineup
-from nsysq.scope import OpFilter, Scope, rewrite
-from nsysq.stakeout import stakeout
-from nsysq.timeline import timeline
+from nsysq.gputime.gaps import gaps
+from nsysq.session.scope import OpFilter, Scope, rewrite
 from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import NSYS_FIXTURES

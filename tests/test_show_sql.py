@@ -14,8 +14,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from nsysq import sqlscript
-from nsysq.errors import QueryError
+from nsysq.base.errors import QueryError
+from nsysq.session import sqlscript
 from tests.conftest import REAL_TRACES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""nsysq.units: the one set of time/size formatters and unit factors. Exact strings at the edges
+"""nsysq.base.units: the one set of time/size formatters and unit factors. Exact strings at the edges
 (zero, negative, missing, unit and format boundaries), and, over a sweep of magnitudes, that the
 text read back is the value to three significant digits (an independent parse, not the formatter)."""
 
@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from nsysq import units
-from nsysq.errors import UsageError
+from nsysq.base import units
+from nsysq.base.errors import UsageError
 
 
 @pytest.mark.parametrize(

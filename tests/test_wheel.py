@@ -51,7 +51,7 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     expected = {p.name for p in (ROOT / "queries").iterdir() if p.suffix in (".sql", ".toml")}
     assert expected and expected <= shipped
     if _compiler():  # hatch_build.py compiles the page decoder into the wheel
-        assert "nsysq/_pages.so" in names
+        assert "nsysq/export/_pages.so" in names
         # a ctypes library, not an extension module: any Python 3 on this platform, no ABI
         assert wheel.name.endswith(f"-py3-none-{_platform()}.whl"), wheel.name
         wheel_file = next(n for n in names if n.endswith(".dist-info/WHEEL"))
@@ -104,7 +104,7 @@ def test_wheel_without_a_compiler_is_pure(tmp_path: Path) -> None:
     """No C compiler ($CC names none): the wheel still builds, without the decoder, as py3-none-any."""
     wheel = _build_wheel(tmp_path, env={**os.environ, "CC": str(tmp_path / "no-such-cc")})
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
-    assert "nsysq/_pages.so" not in zipfile.ZipFile(wheel).namelist()
+    assert "nsysq/export/_pages.so" not in zipfile.ZipFile(wheel).namelist()
 
 
 def _compiler() -> str | None:
@@ -116,7 +116,7 @@ def _compiler() -> str | None:
 def test_decoder_is_built_wherever_a_compiler_exists() -> None:
     """Where a C compiler exists (CI included) the page decoder must load, or the page-decoding
     tests would all be skipped silently (conftest builds it for the checkout the suite imports)."""
-    from nsysq import pages
+    from nsysq.export import pages
 
     if _compiler() is None:
         import pytest
@@ -135,15 +135,17 @@ def test_decoder_build_treats_warnings_as_errors(tmp_path: Path) -> None:
     import hatch_build
 
     assert hatch_build.compile_decoder(ROOT, tmp_path / "clean.so") is None
-    (tmp_path / "nsysq").mkdir()
-    source = (ROOT / "nsysq" / "_pages.c").read_text()
+    (tmp_path / "nsysq" / "export").mkdir(parents=True)
+    source = (ROOT / "nsysq" / "export" / "_pages.c").read_text()
     # an implicit int64 -> int32 narrowing: only -Wconversion warns, and -Werror makes it fatal
     narrowing = (
         "int32_t nsysq_abi_version(void) { int64_t wide = NSYSQ_ABI_VERSION; int32_t v = wide; return v; }"
     )
-    (tmp_path / "nsysq" / "_pages.c").write_text(
+    (tmp_path / "nsysq" / "export" / "_pages.c").write_text(
         source.replace("int32_t nsysq_abi_version(void) { return NSYSQ_ABI_VERSION; }", narrowing)
     )
-    (tmp_path / "nsysq" / "_pages.h").write_text((ROOT / "nsysq" / "_pages.h").read_text())
+    (tmp_path / "nsysq" / "export" / "_pages.h").write_text(
+        (ROOT / "nsysq" / "export" / "_pages.h").read_text()
+    )
     why = hatch_build.compile_decoder(tmp_path, tmp_path / "warned.so")
     assert why is not None and "-Werror=conversion" in why, why

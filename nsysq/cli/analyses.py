@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nsysq.census import DEFAULT_LIMIT
+from nsysq.analyses.census import DEFAULT_LIMIT
+from nsysq.analyses.timeline import ROWS_TO_READ
 from nsysq.cli.common import (
     CensusLimitOpt,
     DeviceOpt,
@@ -44,10 +45,9 @@ from nsysq.cli.common import (
     say,
     scope_of,
 )
-from nsysq.timeline import ROWS_TO_READ
 
 if TYPE_CHECKING:
-    from nsysq.table import Table
+    from nsysq.base.table import Table
     from nsysq.trace import Trace
 
 
@@ -55,7 +55,7 @@ def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, no_cache: NoCac
     """What is in a trace: nsys version, GPUs, time span, row counts, tables, and warnings."""
     import json
 
-    from nsysq.info import info, info_table
+    from nsysq.analyses.info import info, info_table
 
     with open_trace(trace, no_cache=no_cache) as t:
         data = info(t)
@@ -91,7 +91,7 @@ def census_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
-    from nsysq import census as census_mod
+    from nsysq.analyses import census as census_mod
 
     def compute(t: Trace) -> Table:
         if underfilled:
@@ -126,7 +126,7 @@ def lineup_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
-    from nsysq.lineup import lineup
+    from nsysq.analyses.lineup import lineup
 
     def compute(t: Trace) -> Table:
         return lineup(t, rules=rules)
@@ -162,7 +162,7 @@ def stakeout_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
-    from nsysq.stakeout import stakeout, summary_table
+    from nsysq.analyses.stakeout import stakeout, summary_table
 
     def compute(t: Trace) -> Table:
         return stakeout(t, kernel, like=like, limit=limit)
@@ -204,7 +204,7 @@ def timeline_command(
 ) -> None:
     """Kernels, memcpys (by copy kind), memsets, CUDA graph executions and (--nvtx-lanes) NVTX
     ranges on one clock, ordered by start."""
-    from nsysq.timeline import timeline
+    from nsysq.analyses.timeline import timeline
 
     def compute(t: Trace) -> Table:
         return timeline(t, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)

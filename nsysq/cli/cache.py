@@ -1,4 +1,4 @@
-"""``nsysq cache list|clear|build``: inspect, empty or fill the columnar cache (see nsysq.cache).
+"""``nsysq cache list|clear|build``: inspect, empty or fill the columnar cache (see nsysq.export.cache).
 
 The sub-app ``cache_app`` is added to the root by :mod:`nsysq.cli.root`.
 """
@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
+from nsysq.base.units import fmt_file_size
 from nsysq.cli.common import Format, FormatOpt, Unit, emit, say
-from nsysq.units import fmt_file_size
 
 cache_app = typer.Typer(
     name="cache",
@@ -28,8 +28,8 @@ def _when(ts: float | None) -> str | None:
 @cache_app.command("list")
 def list_(fmt: FormatOpt = Format.table) -> None:
     """List cached traces: key, trace path, size, answers kept, created, last used (most recent first)."""
-    from nsysq import cache
-    from nsysq.table import Table
+    from nsysq.base.table import Table
+    from nsysq.export import cache
 
     rows = [
         (
@@ -61,7 +61,7 @@ def list_(fmt: FormatOpt = Format.table) -> None:
 @cache_app.command("clear")
 def clear() -> None:
     """Delete every cached copy (traces are never touched)."""
-    from nsysq import cache
+    from nsysq.export import cache
 
     count, size = cache.clear()
     plural = "s" if count != 1 else ""
@@ -87,11 +87,11 @@ def build(
     """
     import os
 
-    from nsysq import cache
-    from nsysq.census import DEFAULT_LIMIT, census
-    from nsysq.errors import CacheError, NoDataError
-    from nsysq.lineup import lineup
-    from nsysq.nsys_export import check_path, read_schema
+    from nsysq.analyses.census import DEFAULT_LIMIT, census
+    from nsysq.analyses.lineup import lineup
+    from nsysq.base.errors import CacheError, NoDataError
+    from nsysq.export import cache
+    from nsysq.export.check import check_path, read_schema
     from nsysq.trace import Trace
 
     if background and hasattr(os, "nice"):

@@ -18,10 +18,10 @@ import typer
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from nsysq.analyses.nvtx import NvtxSelection
+    from nsysq.base.table import Table
     from nsysq.diffing import DiffResult
-    from nsysq.nvtx import NvtxSelection
-    from nsysq.scope import Scope
-    from nsysq.table import Table
+    from nsysq.session.scope import Scope
     from nsysq.trace import Trace
 
 __all__ = [
@@ -237,8 +237,8 @@ def unit_for(fmt: Format, unit: Unit | None) -> str:
 
 
 def scope_of(device: int | None = None, stream: int | None = None, pid: int | None = None) -> Scope:
-    """The scope ``--device``, ``--stream`` and ``--pid`` ask for (nsysq.scope)."""
-    from nsysq.scope import Scope
+    """The scope ``--device``, ``--stream`` and ``--pid`` ask for (nsysq.session.scope)."""
+    from nsysq.session.scope import Scope
 
     return Scope(device=device, stream=stream, pid=pid)
 
@@ -247,8 +247,8 @@ def nvtx_of(
     name: str | None = None, like: str | None = None, mode: NvtxMode = NvtxMode.launch
 ) -> NvtxSelection | None:
     """The NVTX scope ``--nvtx`` / ``--nvtx-like`` and ``--nvtx-mode`` ask for (None: no scope)."""
-    from nsysq.errors import UsageError
-    from nsysq.nvtx import NvtxSelection
+    from nsysq.analyses.nvtx import NvtxSelection
+    from nsysq.base.errors import UsageError
 
     if name is not None and like is not None:
         raise UsageError("give --nvtx NAME or --nvtx-like PATTERN, not both.")
@@ -272,8 +272,8 @@ def open_trace(
 ) -> Iterator[Trace]:
     """Open a trace for one command; ``prefetch``: the packaged query whose kernel columns the
     command needs first (they start decoding while DuckDB loads; see Trace). ``scope``: the GPU
-    work every query reads (nsysq.scope); ``nvtx``: what ``--nvtx``/``--nvtx-like``/``--nvtx-mode``
-    ask for, which narrows the scope to the GPU work of those NVTX ranges (nsysq.nvtx.restrict)."""
+    work every query reads (nsysq.session.scope); ``nvtx``: what ``--nvtx``/``--nvtx-like``/``--nvtx-mode``
+    ask for, which narrows the scope to the GPU work of those NVTX ranges (nsysq.analyses.nvtx.restrict)."""
     from nsysq.trace import Trace
 
     kwargs: dict[str, Any] = {"prefetch": prefetch, "scope": scope}
@@ -282,7 +282,7 @@ def open_trace(
     trace = Trace(path, **kwargs)
     try:
         if nvtx is not None:
-            from nsysq.nvtx import restrict
+            from nsysq.analyses.nvtx import restrict
 
             restrict(trace, nvtx.selector, like=nvtx.like, mode=nvtx.mode)
         yield trace
@@ -322,14 +322,14 @@ def diff_traces(
 
 def show_sql(traces: list[Trace]) -> None:
     """``--show-sql``: print what each trace ran, instead of the result."""
-    from nsysq import sqlscript
+    from nsysq.session import sqlscript
 
     sys.stdout.write("\n".join(sqlscript.script(trace) for trace in traces))
 
 
 def emit(table: Table, fmt: Format, unit: Unit | None, *, title: str | None = None) -> None:
     """Render a table to stdout; its notes go to stderr."""
-    from nsysq.render import render
+    from nsysq.base.render import render
 
     render(table.in_unit(unit_for(fmt, unit)), fmt.value, sys.stdout, title=title)
     for note in table.notes:

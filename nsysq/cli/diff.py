@@ -1,5 +1,5 @@
 """``nsysq diff A B``: compare two traces. The rendering is the library's
-(:func:`nsysq.diff_report.render_diff`); this module parses options and sets the exit code.
+(:func:`nsysq.diffing.report.render_diff`); this module parses options and sets the exit code.
 
 Registered by :mod:`nsysq.cli.root`.
 """
@@ -36,15 +36,15 @@ from nsysq.cli.common import (
     scope_of,
     unit_for,
 )
-from nsysq.diff_report import DEFAULT_KERNEL_ROWS
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
+from nsysq.diffing.report import DEFAULT_KERNEL_ROWS
 
 FAIL_EXIT_CODE = 3
 """The exit code of ``nsysq diff --fail-on`` when a finding of the kinds asked for exists."""
 
 
 class Section(StrEnum):
-    """``--section``: the evidence board or one section (nsysq.diff_report.SECTION_TITLES)."""
+    """``--section``: the evidence board or one section (nsysq.diffing.report.SECTION_TITLES)."""
 
     board = "board"
     totals = "totals"
@@ -93,8 +93,8 @@ def diff_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
-    from nsysq.diff_report import check_options, render_diff
     from nsysq.diffing import parse_fail_on
+    from nsysq.diffing.report import check_options, render_diff
 
     kinds = parse_fail_on(fail_on) if fail_on else ()
     section_name = section.value if section else None

@@ -45,7 +45,7 @@ def explain_command(
     """What a kernel's name says: each field with its meaning and confidence (documented, inferred,
     unknown), for cuBLASLt nvjet, cuBLAS, xmma, CUTLASS 2/3, cuDNN, TensorRT, FlashAttention 2/3,
     vLLM, Triton, nvFuser and NCCL kernels (docs/hardware.md)."""
-    from nsysq.explain import explain, tables
+    from nsysq.analyses.explain import explain, tables
 
     if trace is None:
         if sql:

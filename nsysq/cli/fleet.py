@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from nsysq.census import DEFAULT_LIMIT
+from nsysq.analyses.census import DEFAULT_LIMIT
+from nsysq.base.errors import UsageError
 from nsysq.cli.common import (
     CensusLimitOpt,
     Format,
@@ -35,11 +36,10 @@ from nsysq.cli.common import (
 )
 from nsysq.cli.diff import FAIL_EXIT_CODE
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
-from nsysq.errors import UsageError
 
 if TYPE_CHECKING:
+    from nsysq.base.table import Table
     from nsysq.fleet_analysis import FleetResult
-    from nsysq.table import Table
 
 DEFAULT_COMMAND = "traces"
 TITLES = {"traces": "traces", "stragglers": "stragglers"}
@@ -143,8 +143,8 @@ def _ask(
 
 def _show_sql(traces: list[Path], **job: Any) -> None:
     """``--show-sql``: the per-trace SQL, as it runs on the first trace that answers."""
+    from nsysq.base.errors import NsysqError
     from nsysq.cli.common import show_sql
-    from nsysq.errors import NsysqError
     from nsysq.fleet_analysis import Job, TraceReport, expand
     from nsysq.fleet_analysis.partial import answer
     from nsysq.trace import Trace
@@ -210,7 +210,7 @@ def traces_command(
     """One row per trace (status ok/failed with the reason, GPU, nsys version, kernels, kernel time,
     GPU span, busy/idle) and the stragglers: traces whose kernel time, time in one category or idle
     time is out of line with the rest (diff's robust method), each with a verdict naming the category."""
-    from nsysq.sections import render_sections
+    from nsysq.base.sections import render_sections
 
     kinds = _fail_on(fail_on)
     cache = _cache(no_cache, build_cache)

@@ -1,8 +1,8 @@
 """``nsysq gaps`` (why the GPU waited), ``nsysq overlap`` (is communication hidden behind compute)
 and ``nsysq plot gaps`` (the picture of the first).
 
-Each parses its options, calls the library function of the same name (:mod:`nsysq.gaps`,
-:mod:`nsysq.overlap`) and prints its sections through :func:`nsysq.sections.render_sections`.
+Each parses its options, calls the library function of the same name (:mod:`nsysq.gputime.gaps`,
+:mod:`nsysq.gputime.overlap`) and prints its sections through :func:`nsysq.base.sections.render_sections`.
 Registered by :mod:`nsysq.cli.root` (``plot gaps`` on the plot sub-app, sharing the output options
 of :mod:`nsysq.cli.plot`).
 """
@@ -15,6 +15,8 @@ from typing import Annotated
 
 import typer
 
+from nsysq.base.errors import UsageError
+from nsysq.base.units import ms_to_ns
 from nsysq.cli.common import (
     DEFAULT_DPI,
     DeviceOpt,
@@ -38,8 +40,6 @@ from nsysq.cli.common import (
     show_sql,
     unit_for,
 )
-from nsysq.errors import UsageError
-from nsysq.units import ms_to_ns
 
 GAPS_TITLES = {
     "devices": "GPU busy and idle per device",
@@ -85,8 +85,8 @@ def gaps_command(
 ) -> None:
     """Why the GPU waited: busy and idle time per device and stream, the longest idle gaps, and
     idle time by cause (host waiting on the GPU, launch-bound, host busy elsewhere, unknown)."""
-    from nsysq.gaps import CAUSES, PREFETCH, gaps
-    from nsysq.sections import render_sections
+    from nsysq.base.sections import render_sections
+    from nsysq.gputime.gaps import CAUSES, PREFETCH, gaps
 
     if min_gap < 0:
         raise UsageError("--min-gap must be 0 or more (ms).")
@@ -120,8 +120,8 @@ def overlap_command(
 ) -> None:
     """Is communication hidden behind compute: per device, NCCL/communication kernel time that ran
     while compute kernels ran (overlap) or alone (exposed), per collective kind, and memcpy overlap."""
-    from nsysq.overlap import overlap
-    from nsysq.sections import render_sections
+    from nsysq.base.sections import render_sections
+    from nsysq.gputime.overlap import overlap
 
     with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gpu_ops") as t:
         result = overlap(t, rules=rules)
@@ -151,9 +151,9 @@ def plot_gaps_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Per GPU a utilization strip over time: busy share and idle share by cause in each slice of time."""
-    from nsysq.gaps import PREFETCH
-    from nsysq.gaps_plot import gaps_frame, plot_gaps
+    from nsysq.gputime.gaps import PREFETCH
     from nsysq.plot import check_picture_path, sized_axes
+    from nsysq.plot.gaps import gaps_frame, plot_gaps
 
     if not 1 <= bins <= 100_000:
         raise UsageError("--bins must be between 1 and 100000.")
@@ -176,8 +176,8 @@ def plot_overlap_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Per GPU, communication (each collective kind) and memcpy time: hidden behind compute or exposed."""
-    from nsysq.gaps_plot import overlap_frame, plot_overlap
     from nsysq.plot import check_picture_path, sized_axes
+    from nsysq.plot.gaps import overlap_frame, plot_overlap
 
     check_picture_path(output)
     with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gpu_ops") as t:

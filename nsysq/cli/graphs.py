@@ -22,7 +22,7 @@ from nsysq.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from nsysq.table import Table
+    from nsysq.base.table import Table
     from nsysq.trace import Trace
 
 
@@ -37,7 +37,7 @@ def graphs_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """CUDA graphs: launches, GPU time per launch (median, min, max), kernels per launch, NVTX range."""
-    from nsysq.graphs import graphs
+    from nsysq.analyses.graphs import graphs
 
     def compute(t: Trace) -> Table:
         return graphs(t)

@@ -1,6 +1,6 @@
 """``nsysq nvtx`` (GPU work per NVTX range name) and ``nsysq plot nvtx`` (its picture).
 
-Each parses its options, calls :func:`nsysq.nvtx.nvtx` and prints or draws the Table it returns.
+Each parses its options, calls :func:`nsysq.analyses.nvtx.nvtx` and prints or draws the Table it returns.
 Registered by :mod:`nsysq.cli.root` (``plot nvtx`` on the plot sub-app).
 """
 
@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from nsysq.analyses.nvtx import DEFAULT_LIMIT
+from nsysq.base.errors import UsageError
 from nsysq.cli.common import (
     DEFAULT_DPI,
     DeviceOpt,
@@ -30,11 +32,9 @@ from nsysq.cli.common import (
     save_picture,
     scope_of,
 )
-from nsysq.errors import UsageError
-from nsysq.nvtx import DEFAULT_LIMIT
 
 if TYPE_CHECKING:
-    from nsysq.table import Table
+    from nsysq.base.table import Table
     from nsysq.trace import Trace
 
 InnermostOpt = Annotated[
@@ -107,7 +107,7 @@ def nvtx_command(
 ) -> None:
     """Where in the program: per NVTX range name, instances, CPU time, and the GPU work its
     ranges launched (kernels, kernel time, projected span, busy time, memcpys, memsets)."""
-    from nsysq.nvtx import nvtx
+    from nsysq.analyses.nvtx import nvtx
 
     def compute(t: Trace) -> Table:
         return nvtx(

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nsysq.census import DEFAULT_LIMIT
+from nsysq.analyses.census import DEFAULT_LIMIT
+from nsysq.analyses.timeline import EVENTS_TO_DRAW
+from nsysq.base.errors import UsageError
 from nsysq.cli.common import (
     DEFAULT_DPI,
     DangerRulesOpt,
@@ -51,8 +53,6 @@ from nsysq.cli.common import (
     scope_of,
 )
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
-from nsysq.errors import UsageError
-from nsysq.timeline import EVENTS_TO_DRAW
 
 if TYPE_CHECKING:
     pass
@@ -187,8 +187,8 @@ def plot_timeline_cmd(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
-    from nsysq.notebook import timeline_frame
     from nsysq.plot import check_picture_path, plot_timeline, sized_axes
+    from nsysq.trace.notebook import timeline_frame
 
     check_picture_path(output)
     selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)

@@ -15,13 +15,13 @@ from typing import NoReturn
 
 import typer
 
+from nsysq.base.errors import NsysqError
 from nsysq.cli import analyses, cache, diff, fleet, plot, share, sql
 from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
 from nsysq.cli import nvtx as nvtx_cli
 from nsysq.cli.common import say
-from nsysq.errors import NsysqError
 
 __all__ = ["EXIT_CODES", "INTERNAL_ERROR_EXIT_CODE", "INTERRUPTED_EXIT_CODE", "app", "main"]
 

@@ -1,7 +1,7 @@
 """``nsysq report`` (a self-contained HTML report of one trace or a pair) and ``nsysq export`` (a
 Chrome Trace Event Format file for Perfetto and chrome://tracing): the two artifacts to share.
 
-The report is built by :mod:`nsysq.report`, the export by :mod:`nsysq.chrome_trace`; this module
+The report is built by :mod:`nsysq.output.report`, the export by :mod:`nsysq.output.chrome_trace`; this module
 parses options and writes files. Registered by :mod:`nsysq.cli.root`.
 """
 
@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from nsysq.base.errors import UsageError
+from nsysq.base.output_path import check_output_path
 from nsysq.cli.common import (
     DeviceOpt,
     Format,
@@ -33,8 +35,6 @@ from nsysq.cli.common import (
     scope_of,
     show_sql,
 )
-from nsysq.errors import UsageError
-from nsysq.output_path import check_output_path
 
 ReportOutputOpt = Annotated[
     Path,
@@ -60,7 +60,7 @@ def report_command(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """One self-contained HTML file to share: tables (sortable) and plots of one trace, or of a diff."""
-    from nsysq.report import diff_report, trace_report, write_report
+    from nsysq.output.report import diff_report, trace_report, write_report
 
     if len(traces) not in (1, 2):
         raise UsageError("give one trace (a report of it) or two, A then B (a report of what changed).")
@@ -100,7 +100,7 @@ def export_command(
     With --device, --stream, --nvtx or --nvtx-like: the GPU ops in scope, the calls that launched
     them and the NVTX ranges around those calls (docs/export.md)."""
     from nsysq import __version__
-    from nsysq.chrome_trace import EVENT_GUARD, check_output, collect, suggested_window, summary, write
+    from nsysq.output.chrome_trace import EVENT_GUARD, check_output, collect, suggested_window, summary, write
 
     check_output(output)
     scope = scope_of(device, stream, pid)

@@ -34,7 +34,7 @@ def sql_command(
 def queries_command(fmt: FormatOpt = Format.table) -> None:
     """List the versioned SQL files nsysq runs, with what each returns."""
     from nsysq import catalog
-    from nsysq.table import Table
+    from nsysq.base.table import Table
 
     rows = [
         (

@@ -18,12 +18,12 @@ evidence board), ``result`` (:class:`Finding`, :class:`DiffResult`, JSON), ``for
 
 from __future__ import annotations
 
+from nsysq.base.units import fmt_bytes, fmt_time
 from nsysq.diffing.combine import _combine as _combine
 from nsysq.diffing.combine import score_rows
 from nsysq.diffing.compare import RulesArg, diff
 from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
 from nsysq.diffing.result import FAIL_ON_ALIASES, FINDING_KINDS, SECTIONS, DiffResult, Finding, parse_fail_on
-from nsysq.units import fmt_bytes, fmt_time
 
 __all__ = [
     "COPY_CHANGE",

@@ -10,13 +10,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
+from nsysq.base.table import Table
 from nsysq.diffing.params import MAD_FLOOR, PER_CALL_FLOOR
-from nsysq.table import Table
 
 if TYPE_CHECKING:
     import duckdb
 
-    from nsysq.rules import DangerRule
+    from nsysq.catalog.rules import DangerRule
 
 # A side table's columns keep the SQL types the per-trace query gave them (each side's "types",
 # read by nsysq.diffing.sides); a column with no known type is typed from its Python values (they
@@ -29,7 +29,7 @@ _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
 )
 PER_CALL_COLUMNS = ("per_call_log_ratio", "typical_per_call_log_ratio", "per_call_score", "per_call_outlier")
 """The per-call outlier test's columns, added to the kernel rows (see _with_per_call_scores)."""
-# The danger rules table the rules file fills (see nsysq.rules.DangerRule).
+# The danger rules table the rules file fills (see nsysq.catalog.rules.DangerRule).
 _DANGER_COLUMNS = (
     ("rule_order", "INTEGER"),
     ("kind", "VARCHAR"),
@@ -47,7 +47,7 @@ def _load(
     types: Mapping[str, str],
 ) -> None:
     """Create temp table ``name`` from Python rows in one statement; ``types``: known SQL types."""
-    from nsysq import engine
+    from nsysq.export import engine
 
     typed = [
         (column, types.get(column) or _sql_type([row[i] for row in rows])) for i, column in enumerate(columns)
@@ -114,7 +114,7 @@ def _combine(
     min_ns: float,
     threshold: float,
 ) -> dict[str, Table]:
-    from nsysq import engine
+    from nsysq.export import engine
 
     con = engine.connect(sqlite=False)  # small tables only: no sqlite extension, no progress bar
     # Binding Python values as parameters would otherwise make DuckDB import pandas (0.45 s).
@@ -173,7 +173,7 @@ def _load_sides(
 ) -> None:
     """Load what the diff queries (queries/diff/*.sql) read: both sides' kernels (side_kernels) and
     copies (side_copies), a column ``side`` saying 'a' or 'b', and the danger rules."""
-    from nsysq import engine
+    from nsysq.export import engine
 
     kcols = ("side", *side_a["kernels"].columns)
     _load(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from nsysq.base.errors import UsageError
 from nsysq.diffing.combine import _combine
 from nsysq.diffing.findings import _findings
 from nsysq.diffing.params import (
@@ -23,10 +24,9 @@ from nsysq.diffing.params import (
 from nsysq.diffing.result import DiffResult
 from nsysq.diffing.sides import _kernel_pass, _read_side
 from nsysq.diffing.totals import _totals
-from nsysq.errors import UsageError
 
 if TYPE_CHECKING:
-    from nsysq.rules import Rule
+    from nsysq.catalog.rules import Rule
     from nsysq.trace import Trace
 
 RulesArg = str | Path | Sequence[Any] | None
@@ -46,7 +46,7 @@ def diff(
     ``rules`` / ``danger_rules``: a TOML file or a list of rules replacing the packaged ones.
     ``min_time_ms``: noise floor for the outlier test; ``threshold``: robust score cut-off.
     """
-    from nsysq import rules as rules_mod
+    from nsysq.catalog import rules as rules_mod
     from nsysq.trace import Trace
 
     if min_time_ms < 0 or not math.isfinite(min_time_ms):
@@ -111,7 +111,7 @@ def _remember(opened: list[Trace], trace: Trace) -> Trace:
 
 
 def _lineup_rules(rules: RulesArg) -> tuple[list[Rule] | None, str]:
-    from nsysq import rules as rules_mod
+    from nsysq.catalog import rules as rules_mod
 
     if rules is None:
         return None, "packaged lineup_rules.toml"

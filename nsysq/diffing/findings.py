@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from nsysq.base.table import Table
+from nsysq.base.units import fmt_bytes, fmt_time
 from nsysq.diffing.format import _s, _short_list, _split, _x
 from nsysq.diffing.params import COPY_CHANGE, IDLE_CHANGE, IDLE_MIN_SHARE, WORK_CHANGE
 from nsysq.diffing.result import Finding
-from nsysq.table import Table
-from nsysq.units import fmt_bytes, fmt_time
 
 Ranked = tuple[tuple[Any, ...], Finding]
 """A finding with its sort key: (its place on the board, most anomalous first)."""
@@ -380,7 +380,7 @@ def _decoded_swaps(removed: list[str], new: list[str]) -> list[dict[str, Any]]:
     """Removed and new variants of one kernel (same decoder family key: e.g. nvjet types and
     layout), paired in order of time, with the decoded fields that changed ("tile 64x8 → 128x64",
     "stages 16 → 8"). Names no decoder reads, or without a partner, are left out."""
-    from nsysq import kernel_names
+    from nsysq.catalog import kernel_names
 
     by_key: dict[str, list[kernel_names.Decoded]] = {}
     for name in removed:

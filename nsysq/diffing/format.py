@@ -1,5 +1,5 @@
 """Text helpers for findings: ratios, plurals, lists. Times and byte counts are written by
-:mod:`nsysq.units` (``fmt_time``, ``fmt_bytes``)."""
+:mod:`nsysq.base.units` (``fmt_time``, ``fmt_bytes``)."""
 
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from nsysq.base.errors import UsageError
+from nsysq.base.table import Table, check_unit
 from nsysq.diffing.totals import _totals_in_unit
-from nsysq.errors import UsageError
-from nsysq.table import Table, check_unit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,7 +64,7 @@ class Finding:
 @dataclass
 class DiffResult:
     """What ``nsysq.diff(a, b)`` returns. Section properties are pandas DataFrames (time in ns);
-    ``tables`` holds the same sections as :class:`nsysq.table.Table` for rendering without pandas.
+    ``tables`` holds the same sections as :class:`nsysq.base.table.Table` for rendering without pandas.
     """
 
     a: dict[str, Any]

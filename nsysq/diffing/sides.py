@@ -6,19 +6,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
-from nsysq.table import Table
+from nsysq.base.table import Table
 
 if TYPE_CHECKING:
-    from nsysq.rules import Rule
+    from nsysq.catalog.rules import Rule
     from nsysq.trace import Trace
 
 
 def _kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
     """The one pass over the kernel table: its groups, the kernel categories, and the GPU busy,
-    idle and exposed communication time per device (nsysq.gpu_busy); then free the rows (all the
+    idle and exposed communication time per device (nsysq.gputime.gpu_busy); then free the rows (all the
     diff reads). Returns the gpu_busy rows."""
-    from nsysq.gpu_busy import gpu_busy
-    from nsysq.overlap import COMM_CATEGORY
+    from nsysq.gputime.gpu_busy import gpu_busy
+    from nsysq.gputime.overlap import COMM_CATEGORY
 
     trace.materialize("kernel_groups", "nsysq_kernel_groups")
     trace.materialize("launch_sm_counts", "nsysq_launch_sm_counts")  # the SMs, for fill changes
@@ -39,7 +39,7 @@ def _read_side(
     trace: Trace, rules: list[Rule] | None, source: str, busy: Table | None = None
 ) -> dict[str, Any]:
     """Everything else of one side; ``busy``: what its kernel pass returned (run now when None)."""
-    from nsysq import schema
+    from nsysq.export import schema
 
     if busy is None:
         busy = _kernel_pass(trace, rules, source)
@@ -60,7 +60,7 @@ def _read_side(
         "gpus": meta["gpus"],
         "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
         "has_kernel_table": has_kernel_table,
-        "scope": trace.scope.describe() or None,  # the GPU work compared (nsysq.scope); None: all
+        "scope": trace.scope.describe() or None,  # the GPU work compared (nsysq.session.scope); None: all
         "sms": trace.sql_table("SELECT sms FROM nsysq_launch_sm_counts").rows[0][0],
     }
     return {
@@ -116,6 +116,6 @@ def _gpu_totals(busy: Table) -> dict[str, Any]:
 
 def _meta(trace: Trace) -> dict[str, Any]:
     """nsys version and GPU names, read cheaply (no full ``info``)."""
-    from nsysq.info import identity
+    from nsysq.analyses.info import identity
 
     return identity(trace)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from nsysq.table import TIME_UNITS, Table
+from nsysq.base.table import TIME_UNITS, Table
 
 BUSY_METRICS = ("gpu_busy_ns", "gpu_idle_ns", "comm_exposed_ns")
 """Totals from each side's GPU unions: busy and idle time summed over devices (``nsysq gaps``) and

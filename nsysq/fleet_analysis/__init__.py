@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from nsysq.base.errors import UsageError
+from nsysq.base.table import Table
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
-from nsysq.errors import UsageError
 from nsysq.fleet_analysis.engines import ENGINES, Engine, LocalEngine, RayEngine, make_engine
 from nsysq.fleet_analysis.inputs import expand
 from nsysq.fleet_analysis.merge import FleetFold, census_table, lineup_table
@@ -25,7 +26,6 @@ from nsysq.fleet_analysis.partial import Job, TraceReport, read_trace
 from nsysq.fleet_analysis.result import FAIL_ON, TRACE_COLUMNS, FleetResult
 from nsysq.fleet_analysis.stats import MEDIAN_METHOD
 from nsysq.fleet_analysis.stragglers import measures, stragglers
-from nsysq.table import Table
 
 __all__ = [
     "ENGINES",
@@ -91,7 +91,7 @@ def fleet(
 def _rules(rules: str | Path | None) -> str | None:
     if rules is None:
         return None
-    from nsysq.rules import load_lineup_rules
+    from nsysq.catalog.rules import load_lineup_rules
 
     load_lineup_rules(rules)  # a bad rules file fails once, here, not once per trace
     return str(Path(rules).resolve())

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
 
-from nsysq.errors import UsageError
+from nsysq.base.errors import UsageError
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -11,7 +11,7 @@ import glob
 from collections.abc import Iterable
 from pathlib import Path
 
-from nsysq.errors import UsageError
+from nsysq.base.errors import UsageError
 
 EXPORT_SUFFIX = ".sqlite"
 _GLOB_CHARS = frozenset("*?[")

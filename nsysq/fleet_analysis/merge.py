@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nsysq import catalog
+from nsysq.base.table import Table
 from nsysq.fleet_analysis.partial import TraceReport
 from nsysq.fleet_analysis.stats import MEDIAN_METHOD, Bucket, Moments, add_bucket, histogram_median
-from nsysq.table import Table
 
 CENSUS_COLUMNS = (
     "rank", "name", "instances", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns", "stddev_ns",

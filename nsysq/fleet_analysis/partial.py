@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsysq import engine
-from nsysq.errors import NsysqError
+from nsysq.base.errors import NsysqError
+from nsysq.export import engine
 from nsysq.fleet_analysis.stats import LOG_GAMMA
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def _answer(report: TraceReport, job: Job) -> None:
 
 def answer(trace: Trace, job: Job, report: TraceReport) -> None:
     """Fill ``report`` from an open trace (``--show-sql`` runs this on one trace and prints its SQL)."""
-    from nsysq.info import identity
+    from nsysq.analyses.info import identity
 
     trace.require_kernels()
     who = identity(trace)
@@ -110,7 +110,7 @@ def _lineup(trace: Trace, report: TraceReport, rules: str | None) -> tuple[str, 
     if rules is None:
         trace.use_rules()
     else:
-        from nsysq.rules import load_lineup_rules
+        from nsysq.catalog.rules import load_lineup_rules
 
         trace.use_rules(load_lineup_rules(rules), source=rules)
     table = trace.run("fleet_lineup_kernels")
@@ -119,7 +119,7 @@ def _lineup(trace: Trace, report: TraceReport, rules: str | None) -> tuple[str, 
 
 
 def _idle(trace: Trace, report: TraceReport) -> tuple[str, ...]:
-    from nsysq.gaps import gaps
+    from nsysq.gputime.gaps import gaps
 
     devices = gaps(trace, top=0).devices
     report.busy_ns = int(devices.footer["busy_ns"])

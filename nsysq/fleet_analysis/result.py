@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nsysq.table import Table
+from nsysq.base.table import Table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +60,7 @@ class FleetResult:
 
 def _required(table: Table | None, name: str) -> Table:
     if table is None:
-        from nsysq.errors import UsageError
+        from nsysq.base.errors import UsageError
 
         raise UsageError(f"this fleet result was computed without the {name}; ask for it with {name}=True.")
     return table

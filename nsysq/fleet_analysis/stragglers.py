@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nsysq.table import Table
-from nsysq.units import fmt_time
+from nsysq.base.table import Table
+from nsysq.base.units import fmt_time
 
 KERNEL_TIME = "kernel time"
 IDLE_TIME = "idle time"
@@ -69,7 +69,7 @@ def _flagged(
 ) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:
     """The scored rows that are out of line, per trace, and the label of the scoring query."""
     from nsysq.diffing import score_rows
-    from nsysq.engine import connect, table_from_rows
+    from nsysq.export.engine import connect, table_from_rows
 
     flagged: dict[str, list[dict[str, Any]]] = {}
     labels: tuple[str, ...] = ()

@@ -1,0 +1,342 @@
+"""NVTX: where in the program the GPU work happens, per range name.
+
+Attribution follows NVIDIA's projection (nsys's ``nvtx_gpu_proj_*`` / ``nvtx_kern_sum``): a GPU
+operation belongs to every range on the same thread whose interval holds its launching CUDA runtime
+or driver call (``eventClass IN (0, 1)``, joined by correlation id within the process). The packaged
+queries build it in steps, each kept as a temp table (docs/nvtx.md explains each one):
+
+    nvtx_ranges     every range row: name (text or textId), domain name, kept or why dropped
+    nvtx_marks      the push/pop stacks as a sweep of +1/-1 boundaries per thread and domain
+    nvtx_stack      each kept range's nesting level and parent
+    nvtx_unnested   how many push/pop ranges leave their stack out of order (0 in real traces)
+    nvtx_ops        every kernel, memcpy, memset and whole-graph execution with its launching call
+    nvtx_ancestors  each range and the ranges enclosing it (recursive, over ranges only)
+    nvtx_inner      per operation and domain, the innermost range open during its call (ASOF join)
+    nvtx_pairs      (operation, range) attributions: every enclosing range, or the innermost only;
+                    nvtx_window_pairs instead: ranges whose interval holds the GPU interval
+    nvtx_rows       one row per (domain, range name); nvtx the top rows, nvtx_totals the footer
+
+The sweep is dropped once the stacks and innermost ranges exist, the innermost ranges and
+ancestors once the pairs exist (memory; built again when asked for), and the steps run under
+WORK_MEMORY of DuckDB memory.
+
+:func:`attributed_launches` gives the other commands the GPU work of the ranges a selector names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from nsysq.base.errors import NoDataError, UsageError
+from nsysq.base.table import Table
+from nsysq.export import schema
+from nsysq.session.scope import stamp
+
+if TYPE_CHECKING:
+    from nsysq.trace import Trace
+
+#: DuckDB's working memory for the attribution steps (nsysq.trace.Trace.bounded_memory): past it
+#: DuckDB spills its temp tables and sorts into a private temporary directory.
+WORK_MEMORY = "2GB"
+DEFAULT_LIMIT = 20
+"""Rows `nsysq nvtx` shows unless --limit says otherwise (0 = every range name)."""
+COLUMNS = (
+    "rank", "domain", "name", "instances", "total_ns", "avg_ns", "med_ns", "min_ns", "max_ns",
+    "kernels", "kernel_ns", "gpu_span_ns", "gpu_busy_ns", "memcpys", "memsets", "graph_executions",
+    "graph_ns",
+)  # fmt: skip
+_BASE_TABLES = (
+    ("nvtx_ranges", "nsysq_nvtx_ranges"),
+    ("nvtx_marks", "nsysq_nvtx_marks"),
+    ("nvtx_stack", "nsysq_nvtx_stack"),
+    ("nvtx_unnested", "nsysq_nvtx_unnested"),
+    ("nvtx_ops", "nsysq_nvtx_ops"),
+    ("nvtx_ancestors", "nsysq_nvtx_ancestors"),
+    ("nvtx_inner", "nsysq_nvtx_inner"),
+)
+#: Steps only the next steps read: dropped once used (memory), built again when asked for.
+_SWEEP = "nsysq_nvtx_marks"
+_LOOKUPS = ("nsysq_nvtx_inner", "nsysq_nvtx_ancestors")
+#: The event tables nvtx_ops reads (their decoded columns are freed once it is built).
+_EVENT_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE, schema.RUNTIME)
+_NO_NVTX = (
+    "{name} recorded no NVTX ranges; annotate the program with NVTX (torch.cuda.nvtx.range, "
+    "nvtx.annotate, nvtxRangePush) and profile with nsys profile --trace=cuda,nvtx."
+)
+
+
+#: How a --nvtx scope gives GPU work to ranges (``--nvtx-mode``): as ``nsysq nvtx``, ``--innermost``
+#: and ``--window`` do. ``launch`` is the default.
+MODES = ("launch", "innermost", "window")
+
+
+@dataclass(frozen=True)
+class NvtxSelection:
+    """What ``--nvtx``/``--nvtx-like`` and ``--nvtx-mode`` ask for: the ranges ``selector`` names
+    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern), attributed by ``mode``."""
+
+    selector: str
+    like: bool = False
+    mode: str = "launch"
+
+
+def require_ranges(trace: Trace, *, extend_unended: bool = False) -> None:
+    """Raise NoDataError when the export holds no NVTX range rows (push/pop or start/end)."""
+    if not trace.schema.has(schema.NVTX):
+        raise NoDataError(_NO_NVTX.format(name=trace.path.name))
+    trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", extend_unended=extend_unended)
+    if not _range_rows(trace):
+        raise NoDataError(_NO_NVTX.format(name=trace.path.name))
+
+
+def _range_rows(trace: Trace) -> int:
+    """The rows of nsysq_nvtx_ranges (built by :func:`require_ranges`)."""
+    return int(trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0])
+
+
+def build_attribution(
+    trace: Trace, *, release_events: bool = False, extend_unended: bool | None = None
+) -> None:
+    """Build (once per Trace) the temp tables every NVTX question reads: ranges, stacks, GPU
+    operations with their launching calls, innermost ranges and ancestors. The sweep of stack
+    boundaries is dropped once the stacks and innermost ranges are built (memory); with
+    ``release_events`` the decoded GPU-op and CUDA API columns are freed once nvtx_ops holds what
+    the attribution needs (for ``nsysq nvtx``, which reads nothing else; a --nvtx scope keeps them
+    for the command that follows). ``extend_unended``: ranges that never ended run to the last NVTX
+    timestamp (every step is built again when the other choice was built before; None: as built,
+    else not)."""
+    ranges = "nsysq_nvtx_ranges"
+    if extend_unended is None:
+        extend_unended = trace.is_materialized(ranges, extend_unended=True)
+    elif trace.is_materialized(ranges) and not trace.is_materialized(ranges, extend_unended=extend_unended):
+        trace.drop_materialized(*(table for _, table in _BASE_TABLES))
+    require_ranges(trace, extend_unended=extend_unended)
+    if all(trace.is_materialized(table) for _, table in _BASE_TABLES if table != _SWEEP):
+        return
+    for name, table in _BASE_TABLES:
+        trace.materialize(name, table, **({"extend_unended": extend_unended} if table == ranges else {}))
+        if release_events and table == "nsysq_nvtx_ops":
+            for events in _EVENT_TABLES:
+                trace.release_columns(events)
+    trace.drop_materialized(_SWEEP)
+
+
+def build_pairs(
+    trace: Trace, *, innermost: bool = False, window: bool = False, extend_unended: bool | None = None
+) -> str:
+    """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for, over
+    the ranges as built (``extend_unended`` None) or as asked. Returns the packaged query."""
+    if innermost and window:
+        raise UsageError(
+            "--innermost and --window do not combine: the time window gives an operation to every "
+            "range whose interval holds it; choose one."
+        )
+    build_attribution(trace, extend_unended=extend_unended)
+    if window:
+        query = "nvtx_window_pairs"
+        trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True)
+    else:
+        query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
+        trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
+    trace.drop_materialized(*_LOOKUPS)  # only pairs read them; built again for another mode
+    return query
+
+
+def unnested_ranges(trace: Trace) -> int:
+    """Push/pop ranges that leave their stack out of order (never with a real NVTX stack): when
+    there are any, attribution takes the plain interval join instead of the stack lookup."""
+    build_attribution(trace)
+    return int(trace.sql_table("SELECT unnested FROM nsysq_nvtx_unnested").rows[0][0])
+
+
+def stack_check(trace: Trace) -> tuple[int, int]:
+    """(push/pop ranges that leave their stack out of order, range rows), from the NVTX tables
+    alone (ranges, marks, stack; no GPU op is read), so a caller can tell before the attribution
+    joins every GPU op whether it would take the interval-join fallback (see :func:`nvtx`). Raises
+    NoDataError when the export holds no NVTX ranges."""
+    require_ranges(trace)  # the ranges, as they ended (never extended)
+    for name, table in _BASE_TABLES[1:3]:  # marks, stack
+        trace.materialize(name, table)
+    unnested = int(trace.run("nvtx_unnested").rows[0][0])
+    return unnested, _range_rows(trace)
+
+
+def nvtx(
+    trace: Trace,
+    *,
+    innermost: bool = False,
+    window: bool = False,
+    depth: int | None = None,
+    like: str | None = None,
+    domain: str | None = None,
+    group_names: bool = False,
+    limit: int = 0,
+    extend_unended: bool = False,
+) -> Table:
+    """One row per (domain, range name): CPU-side durations and the GPU work attributed to it.
+
+    ``innermost``: only the deepest range of each domain gets an operation; ``window``: every
+    operation whose GPU interval lies inside a range, whatever thread launched it; ``depth``: only
+    ranges at that nesting level (0 = outermost); ``like``: names matching a case-insensitive LIKE
+    pattern; ``domain``: only that domain ('' = the default one); ``group_names``: fold PyTorch
+    emit_nvtx suffixes; ``limit`` > 0: the top rows only (by GPU time); ``extend_unended``: ranges
+    that never ended run to the last NVTX timestamp of the trace (as nsys's reports treat them)
+    instead of being ignored."""
+    if limit < 0:
+        raise UsageError("--limit must be 0 (every range name) or a positive number of rows.")
+    if depth is not None and depth < 0:
+        raise UsageError("--depth must be 0 (outermost ranges) or more.")
+    with trace.bounded_memory(WORK_MEMORY):
+        build_attribution(trace, release_events=True, extend_unended=extend_unended)
+        unnested = unnested_ranges(trace)
+        pairs = build_pairs(trace, innermost=innermost, window=window)
+        trace.materialize(
+            "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
+            group_names=group_names,
+        )  # fmt: skip
+        totals = trace.run("nvtx_totals").records()[0]
+        table = trace.run("nvtx", limit=limit)
+    mode = "window" if window else ("innermost" if innermost else "launch")
+    footer = {**_footer(totals, mode, len(table.rows)), "unnested_ranges": unnested}
+    notes = _notes(totals, group_names)
+    if unnested and not window:
+        notes += (
+            f"{unnested} push/pop ranges overlap without nesting on their thread (a real NVTX stack "
+            "cannot); GPU work was attributed by the plain interval join.",
+        )
+    labelled = replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
+    return stamp(labelled, trace.scope)
+
+
+def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:
+    gpu_ns = int(totals["gpu_ns"] or 0)
+    unattributed_ns = int(totals["unattributed_gpu_ns"] or 0)
+    return {
+        "attribution": mode,
+        "range_names": int(totals["range_names"]),
+        "shown_rows": shown,
+        "ranges": int(totals["ranges"]),
+        "ignored_ranges": int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"]),
+        "ignored_other_thread": int(totals["ignored_other_thread"]),
+        "ignored_never_ended": int(totals["ignored_never_ended"]),
+        "extended_ranges": int(totals["extended_ranges"]),
+        "gpu_ops": int(totals["gpu_ops"]),
+        "gpu_ns": gpu_ns,
+        "graph_executions": int(totals["graph_executions"]),
+        "unattributed_ops": int(totals["unattributed_ops"]),
+        "unattributed_gpu_ns": unattributed_ns,
+        "unattributed_pct": 100.0 * unattributed_ns / gpu_ns if gpu_ns else None,
+        "ops_without_call": int(totals["ops_without_call"]),
+        "emit_nvtx_names": int(totals["emit_nvtx_names"]),
+    }
+
+
+def _notes(totals: dict[str, Any], group_names: bool) -> tuple[str, ...]:
+    notes = []
+    if totals["emit_nvtx_names"] and not group_names:
+        notes.append(
+            f"{totals['emit_nvtx_names']} range names carry PyTorch emit_nvtx suffixes "
+            "(', seq = N, op_id = N'); --group-names folds them into one row per op."
+        )
+    ignored = int(totals["ignored_other_thread"]) + int(totals["ignored_never_ended"])
+    if ignored:
+        hint = (
+            " (--extend-unended runs those to the end of the trace)" if totals["ignored_never_ended"] else ""
+        )
+        notes.append(
+            f"{ignored} ranges get no GPU work and no row: {totals['ignored_other_thread']} ended on "
+            f"another thread, {totals['ignored_never_ended']} never ended{hint}."
+        )
+    if totals["extended_ranges"]:
+        notes.append(
+            f"{totals['extended_ranges']} ranges never ended: they run to the last NVTX timestamp of "
+            "the trace, as nsys's reports treat them."
+        )
+    return tuple(notes)
+
+
+def _pipeline_labels(pairs: str) -> tuple[str, ...]:
+    from nsysq import catalog
+
+    names = [name for name, _ in _BASE_TABLES]
+    names += [pairs, "nvtx_rows", "nvtx_totals"]
+    return tuple(catalog.get(n).label for n in names)
+
+
+def parse_selector(selector: str) -> tuple[str, str | None, int | None]:
+    """``name[@domain][/index]`` (the nsys recipes' --filter-nvtx grammar) as (name, domain or None
+    for any domain, zero-based index or None for every instance). ``@*`` is any domain, ``name@``
+    the default one. The index is the text after the last ``/`` when it is a number, the domain the
+    text after the last ``@`` before it; ``\\@`` and ``\\/`` are a literal @ and / (other slashes,
+    as in TensorRT's "/conv1/Conv", need no escape)."""
+    chars: list[tuple[str, bool]] = []  # (character, escaped)
+    escaped = False
+    for ch in selector:
+        if escaped or ch != "\\":
+            chars.append((ch, escaped))
+            escaped = False
+        else:
+            escaped = True
+    index = None
+    slash = max((i for i, (ch, esc) in enumerate(chars) if ch == "/" and not esc), default=-1)
+    tail = "".join(ch for ch, _ in chars[slash + 1 :])
+    if slash >= 0 and tail.isdigit():
+        index, chars = int(tail), chars[:slash]
+    at = max((i for i, (ch, esc) in enumerate(chars) if ch == "@" and not esc), default=-1)
+    domain = "".join(ch for ch, _ in chars[at + 1 :]) if at >= 0 else None
+    name = "".join(ch for ch, _ in (chars[:at] if at >= 0 else chars))
+    if not name:
+        raise UsageError(f"--nvtx {selector!r} names no range; give NAME[@DOMAIN][/INDEX].")
+    return name, None if domain == "*" else domain, index
+
+
+def restrict(trace: Trace, selector: str, *, like: bool = False, mode: str = "launch") -> None:
+    """Scope ``trace`` to the GPU work attributed to the ranges ``selector`` names
+    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern) in attribution ``mode``:
+    ``launch`` (every range enclosing the launching call, as ``nsysq nvtx``), ``innermost`` (the
+    deepest range of each domain, as ``nsysq nvtx --innermost``) or ``window`` (ops whose GPU
+    interval lies inside a range, any thread, as ``nsysq nvtx --window``). Every later query reads
+    only that work (nsysq.session.scope.OpFilter); raises UsageError naming the closest range names when
+    nothing matches."""
+    from nsysq import catalog
+    from nsysq.session.scope import OP_KEYS, OpFilter
+
+    if mode not in MODES:
+        raise UsageError(f"--nvtx-mode {mode!r} is not one of {', '.join(MODES)}.")
+    name, domain, index = parse_selector(selector)
+    with trace.bounded_memory(WORK_MEMORY):
+        # --nvtx scopes never extend unended ranges, whatever this Trace built before
+        build_pairs(trace, innermost=mode == "innermost", window=mode == "window", extend_unended=False)
+    trace.materialize(
+        "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
+        match="like" if like else "exact", domain=domain, instance=index,
+    )  # fmt: skip
+    if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_selected").rows[0][0]:
+        raise UsageError(_no_match(trace, selector, name, like, index))
+    label = f"{'nvtx-like' if like else 'nvtx'} {selector}" + ("" if mode == "launch" else f" ({mode})")
+    if mode == "window":  # per op: the ops of one launch may lie inside and outside a range
+        ops = OpFilter(label, catalog.get("nvtx_scope_window").sql, keys=OP_KEYS)
+    else:
+        ops = OpFilter(label, catalog.get("nvtx_scope_launches").sql)
+    trace.set_scope(trace.scope.with_ops(ops))
+
+
+def _no_match(trace: Trace, selector: str, name: str, like: bool, index: int | None) -> str:
+    import difflib
+
+    rows = trace.sql_table(
+        "SELECT name, count(*) FROM nsysq_nvtx_ranges WHERE dropped IS NULL GROUP BY name ORDER BY 2 DESC"
+    ).rows
+    counts = {str(n): int(c) for n, c in rows}
+    if index is not None and (name in counts or like):
+        return (
+            f"no range instance {index} matches {selector!r} in {trace.path.name} (instances count from 0)."
+        )
+    close = difflib.get_close_matches(name, list(counts), n=3, cutoff=0.5)
+    close = close or [n for n in counts if name.lower().strip("%") in n.lower()][:3]
+    hint = "; closest range names: " + ", ".join(repr(c) for c in close) if close else ""
+    return (
+        f"no NVTX range {'matches' if like else 'is named'} {selector!r} in {trace.path.name}{hint} "
+        "(nsysq nvtx lists them)."
+    )
