@@ -1,7 +1,7 @@
 -- name: category_launches
 -- version: 1
 -- returns: one row per (short kernel name, lineup category) with launches in the trace: short_name, category, launches; sorted by name, then most launches first. Tells which category a short name falls in mostly when its demangled variants fall in several.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(shortName, demangledName), nsysq_kernel_category(shortName, demangledName, short_name, category) (temp table built by nsysq from queries/kernel_category.sql)
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(shortName, demangledName), nsysq_kernel_category(shortName, demangledName, short_name, category) (temp table built by nsysq from queries/kernel/category.sql)
 -- params: none
 -- dialect: duckdb
 SELECT c.short_name, c.category, count(*) AS launches

@@ -1,7 +1,7 @@
 -- name: diff_side_kernels
 -- version: 2
 -- returns: one row per distinct (short name, demangled name) pair of one trace, read in one pass for nsysq diff: short_name, demangled_name, category (first matching lineup rule), calls, total_ns, min_ns, max_ns, configs (distinct launch configurations of the pair); and for the pair's short name: name_configs (distinct launch configurations), name_config_sig (md5 of the sorted distinct configurations), top_config (the most frequent one, "grid GXxGYxGZ block BXxBYxBZ regs R smem S+D"), top_grid, top_block, top_registers, top_static_smem, top_dynamic_smem, top_config_calls. Names that do not resolve read "<unresolved id N>" / "<null name id>" as in census.
--- tables: nsysq_kernel_groups (temp table nsysq builds from queries/kernel_groups.sql), nsysq_kernel_category(shortName, demangledName, short_name, demangled_name, category)
+-- tables: nsysq_kernel_groups (temp table nsysq builds from queries/kernel/groups.sql), nsysq_kernel_category(shortName, demangledName, short_name, demangled_name, category)
 -- params: none
 -- dialect: duckdb
 WITH g AS (

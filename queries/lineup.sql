@@ -1,7 +1,7 @@
 -- name: lineup
 -- version: 6
 -- returns: one row per category (category, instances, total_ns, avg_ns, min_ns, max_ns, share_pct, kernels = distinct short names, top_kernel = the short name with most time, underfilled_pct = the share of the category's time spent in launches with fewer thread blocks than half the GPU's SMs (sm_fill_pct < 50; NULL when the export gives no SM count)) sorted by total time; rows add up to the census totals. CUDA graphs traced whole (nsys --cuda-graph-trace=graph) add one row, category 'CUDA graph (traced whole)': instances = executions, kernels = distinct graphs, top_kernel = the 'graph <graphId>' with most time, underfilled_pct NULL.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE, nsysq_kernel_category (temp table built by nsysq from queries/kernel_category.sql)
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), CUPTI_ACTIVITY_KIND_GRAPH_TRACE(start, end, graphId), nsysq_launch_devices (queries/launch/devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE, nsysq_kernel_category (temp table built by nsysq from queries/kernel/category.sql)
 -- params: none
 -- dialect: duckdb
 -- Everything goes through a per-(name id pair) aggregate. No median: a category mixes different

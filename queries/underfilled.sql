@@ -1,7 +1,7 @@
 -- name: underfilled
 -- version: 2
 -- returns: the under-filled launches (sm_fill_pct < 50: fewer thread blocks than half the SMs of the GPU they ran on, macro nsysq_sm_fill_pct), one row per kernel name and launch grid, by time: rank, name, grid (gridX x gridY x gridZ), blocks, sms, sm_fill_pct, instances, total_ns, avg_ns, share_pct (of the trace's kernel time), name_share_pct (of that name's kernel time), meaning ("grid 1x1x1 on 132 SMs: 1 SM busy, 131 idle"); with limit > 0 only the top rows. Launches on a GPU whose SM count the export does not give are not listed (stakeout shows them with sms NULL).
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), StringIds(id, value), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), StringIds(id, value), nsysq_launch_devices (queries/launch/devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: names ('short' or 'demangled'); limit (integer, 0 = every row)
 -- dialect: duckdb
 WITH k AS (

@@ -196,7 +196,7 @@ def run_failing(
     """``nsysq census TRACE`` with nsysq.analyses.census.census replaced by a function that runs
     ``raise_code``."""
     code = (
-        "import sys\nimport nsysq.analyses.census\nfrom nsysq import errors\n"
+        "import sys\nimport nsysq.analyses.census\nfrom nsysq.base import errors\n"
         f"def failing(*args, **kwargs):\n    {raise_code}\n"
         "nsysq.analyses.census.census = failing\n"
         "from nsysq.cli.root import main\n"

@@ -494,7 +494,7 @@ def test_scoped_export_show_sql_runs(tmp_path: Path) -> None:
 
 
 def test_launch_calls_read_like_api_calls() -> None:
-    """queries/export_launch_calls.sql differs from export_api_calls.sql only in the relation it reads
+    """queries/export/launch_calls.sql differs from export_api_calls.sql only in the relation it reads
     (its header says why it is a file of its own): same columns, window and order."""
     from nsysq import catalog
 

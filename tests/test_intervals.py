@@ -178,7 +178,7 @@ def test_gaps_on_real_exports_every_way(
 def test_feeding_threads_by_sql_and_by_arrays_agree(
     real_trace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """When correlation ids repeat, queries/gap_feeders.sql finds the feeding threads; both ways agree."""
+    """When correlation ids repeat, queries/gap/feeders.sql finds the feeding threads; both ways agree."""
     from nsysq.base.errors import NoDataError
     from nsysq.gputime import gap_unions
 

@@ -78,7 +78,7 @@ def test_packaged_danger_rules_load() -> None:
 
 
 def test_packaged_path_equals_repo_file() -> None:
-    repo = Path(__file__).resolve().parents[1] / "queries"
+    repo = Path(__file__).resolve().parents[1] / "queries" / "rules"
     assert load_lineup_rules(repo / "lineup_rules.toml") == load_lineup_rules()
     assert load_danger_rules(repo / "danger_rules.toml") == load_danger_rules()
 

@@ -82,7 +82,7 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     elsewhere.mkdir()
     code = (
         "import json, sys, nsysq; t = nsysq.open(sys.argv[1]);"
-        "from nsysq import pages;"
+        "from nsysq.export import pages;"
         "print(json.dumps({'file': nsysq.__file__, 'rows': len(t.census()), 'cats': len(t.lineup()),"
         " 'reader': t.kernel_reader, 'decoder': pages.available()}))"
     )

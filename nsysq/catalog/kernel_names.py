@@ -1,6 +1,6 @@
 """Kernel names split into named fields, each with its meaning and how sure nsysq is of it.
 
-The rules are data (``queries/kernel_name_rules.toml``, its header says how they read); this module
+The rules are data (``queries/rules/kernel_name_rules.toml``, its header says how they read); this module
 applies them: drop ``void`` and the argument list, unwrap generic launchers
 (``cutlass::device_kernel<Op>`` decodes as ``Op``), find the family, read its fields, and check
 them against a launch (shared memory vs tile x stages, threads vs warps, persistent grids).
@@ -84,7 +84,7 @@ class Decoded:
 @functools.cache
 def rules() -> tuple[tuple[str, ...], tuple[Family, ...]]:
     """(launcher names, families) from the packaged rules file."""
-    text = (importlib.resources.files("nsysq") / "queries" / RULES_FILE).read_text(encoding="utf-8")
+    text = (importlib.resources.files("nsysq") / "queries" / "rules" / RULES_FILE).read_text(encoding="utf-8")
     data = tomllib.loads(text)
     launchers = tuple(data["launchers"]["names"])
     return launchers, tuple(_family(raw) for raw in data["family"])
@@ -251,7 +251,7 @@ class Check:
 
 def checks(decoded: Decoded, launch: dict[str, Any]) -> list[Check]:
     """The family's checks of ``decoded`` against one launch configuration (keys as in
-    queries/launch_configs.sql); a check whose inputs are missing is left out."""
+    queries/launch/configs.sql); a check whose inputs are missing is left out."""
     if decoded.family is None:
         return []
     out = []

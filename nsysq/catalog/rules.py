@@ -137,7 +137,7 @@ def rules_rows(rules: Sequence[Rule] | Sequence[DangerRule]) -> list[tuple[int, 
 def _read(packaged: str, path: str | Path | None) -> tuple[str, dict[str, Any]]:
     """(display name, parsed TOML) of a rules file, raising RulesError for anything unreadable."""
     if path is None:
-        resource = files("nsysq") / "queries" / packaged
+        resource = files("nsysq") / "queries" / "rules" / packaged
         name = f"packaged {packaged}"
         try:
             text = resource.read_text(encoding="utf-8")

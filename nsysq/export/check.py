@@ -124,7 +124,7 @@ _VISIBLE = "CUDA_VISIBLE_DEVICES="
 def _visible_devices(
     con: sqlite3.Connection, columns: dict[str, tuple[str, ...]]
 ) -> tuple[tuple[int, str], ...]:
-    """The CUDA_VISIBLE_DEVICES values the export records (queries/launch_devices.sql maps process
+    """The CUDA_VISIBLE_DEVICES values the export records (queries/launch/devices.sql maps process
     ordinals through them). Environment dumps may hold bytes that are not UTF-8: read as bytes."""
     found: list[tuple[int, str]] = []
     con.text_factory = bytes

@@ -289,7 +289,7 @@ def visible_devices_view(schema: SourceSchema) -> str:
     """The view ``nsysq_cuda_visible_devices(source, list)``: each CUDA_VISIBLE_DEVICES value the
     export records (read with SQLite when the trace opens: the tables holding it are environment
     dumps, not always valid UTF-8, which DuckDB's scanner refuses), 1 = the launched processes'
-    environment, 2 = the environment nsys ran in. queries/launch_devices.sql reads it."""
+    environment, 2 = the environment nsys ran in. queries/launch/devices.sql reads it."""
     rows = ", ".join(f"({source}, {_literal(value)})" for source, value in schema.visible_devices)
     create = f"CREATE OR REPLACE VIEW main.{VISIBLE_DEVICES} AS"
     if not rows:

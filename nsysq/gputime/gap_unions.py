@@ -1,15 +1,15 @@
 """The numbers of ``nsysq gaps``, from the rows of its GPU ops and CUDA API calls.
 
-The rows come from SQL (``queries/gap_ops.sql``, ``queries/gap_calls.sql``) or, on a direct,
+The rows come from SQL (``queries/gap/ops.sql``, ``queries/gap/calls.sql``) or, on a direct,
 unscoped read of the export's pages, from the decoded columns (CUDA graph executions always from
-``queries/gap_graph_ops.sql``). Everything else is interval arithmetic on sorted arrays
+``queries/gap/graph_ops.sql``). Everything else is interval arithmetic on sorted arrays
 (nsysq.gputime.intervals): per device and per stream the union of the ops and the idle gaps between them;
 the threads feeding each device (the calls whose correlationId is one of the device's ops', within
-the same process: ``queries/gap_feeders.sql``, which also runs when correlation ids repeat); and
+the same process: ``queries/gap/feeders.sql``, which also runs when correlation ids repeat); and
 per gap the time some feeding thread was in a launch call (|launch calls ∩ gap|) or, launching
 not, in a sync call (|(launch ∪ sync calls) ∩ gap| - |launch calls ∩ gap|). Call names are
-classified once per name id by the rules of ``queries/gap_cause_rules.toml``
-(``queries/gap_call_classes.sql``). docs/gaps.md gives each rule.
+classified once per name id by the rules of ``queries/rules/gap_cause_rules.toml``
+(``queries/gap/call_classes.sql``). docs/gaps.md gives each rule.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def on_stream(device: int, stream: int) -> Callable[[Part], Any]:
 # -- feeding threads ------------------------------------------------------------------------------
 def feeders(parts: list[Part], calls: Calls, devices: list[int]) -> dict[int, list[int]] | None:
     """Per device, the threads whose calls share a correlationId with its ops in the same process
-    (None when correlation ids repeat among the calls: then ask queries/gap_feeders.sql). The ops
+    (None when correlation ids repeat among the calls: then ask queries/gap/feeders.sql). The ops
     are matched a slice of _FEED_CHUNK rows at a time, so no temporary is as large as a column."""
     if calls.corr is None or calls.tid is None or not len(calls.tid):
         return {}

@@ -1,13 +1,13 @@
 """Gaps: how busy each GPU was, where it sat idle, and what its host threads were doing meanwhile.
 
-The rows come from SQL (``queries/gap_ops.sql``: the GPU ops; ``queries/gap_calls.sql``: the CUDA
+The rows come from SQL (``queries/gap/ops.sql``: the GPU ops; ``queries/gap/calls.sql``: the CUDA
 API calls) or, on a direct read of the export's pages, from the decoded columns; the arithmetic is
 in nsysq.gputime.gap_unions: per device and per stream the union of kernel, memcpy, memset and whole-graph
 intervals (their starts and ends sorted, nsysq.gputime.intervals), the idle gaps between them, the host
-threads feeding each device (``queries/gap_feeders.sql``'s correlationId join) and each gap's time
+threads feeding each device (``queries/gap/feeders.sql``'s correlationId join) and each gap's time
 split into four causes by those threads' calls. Call names are classified by the API-call rules
-(data: ``queries/gap_cause_rules.toml``, applied by ``queries/gap_call_classes.sql``); the ops
-around the listed gaps are named by ``queries/gap_ends.sql``. docs/gaps.md gives each cause's
+(data: ``queries/rules/gap_cause_rules.toml``, applied by ``queries/gap/call_classes.sql``); the ops
+around the listed gaps are named by ``queries/gap/ends.sql``. docs/gaps.md gives each cause's
 exact rule.
 """
 

@@ -2,7 +2,7 @@
 
 The op intervals are the rows of ``queries/gpu_ops.sql`` read by nsysq.gputime.gpu_ops (kernels, memcpys,
 memsets and executions of CUDA graphs traced whole, with a start and an end; each kernel marked
-communication or compute by its name pair's row of ``queries/kernel_comm_pairs.sql``). Per device:
+communication or compute by its name pair's row of ``queries/kernel/comm_pairs.sql``). Per device:
 
 * ``busy_ns``: the length of the union of every op, graph executions included (the device rows of
   ``nsysq gaps``); ``idle_ns`` = ``span_ns`` - ``busy_ns``; ``idle_gaps`` the maximal idle intervals;

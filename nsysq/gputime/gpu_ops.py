@@ -3,9 +3,9 @@
 The rows are those of ``queries/gpu_ops.sql``: kernels, memcpys, memsets and executions of CUDA
 graphs traced whole, each with a start and an end (an end before its start counts as zero-length),
 the device as -1 when NULL. On a direct, unscoped read of the export's pages they are the decoded
-columns themselves (graph executions from ``queries/gap_graph_ops.sql``); otherwise (a scope, the
+columns themselves (graph executions from ``queries/gap/graph_ops.sql``); otherwise (a scope, the
 cached copy, the sqlite scanner) the query runs in DuckDB. Each kernel gets a class from its
-(shortName, demangledName) pair's row of ``queries/kernel_comm_pairs.sql``, one row per name pair,
+(shortName, demangledName) pair's row of ``queries/kernel/comm_pairs.sql``, one row per name pair,
 never per launch: 0 compute, k > 0 communication of collective kind ``kinds[k - 1]``.
 """
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 COMPUTE = 0
 """The class of a kernel outside the communication category."""
 KERNEL, MEMCPY, MEMSET, GRAPH = 0, 1, 2, 3
-"""The op kinds of queries/gpu_ops.sql (those of queries/gap_ops.sql)."""
+"""The op kinds of queries/gpu_ops.sql (those of queries/gap/ops.sql)."""
 _KERNEL_COLUMNS = ("start", "end", "deviceId", "shortName", "demangledName")
 _COPY_COLUMNS = ("start", "end", "deviceId")
 _LABELS = ("gpu_ops", "kernel_comm_pairs")
@@ -70,7 +70,7 @@ def labels() -> tuple[str, ...]:
 
 
 def read(trace: Trace, comm_category: str, kind_names: list[str], kind_patterns: list[str]) -> GpuOps:
-    """The rows of queries/gpu_ops.sql, each kernel classed by queries/kernel_comm_pairs.sql (its
+    """The rows of queries/gpu_ops.sql, each kernel classed by queries/kernel/comm_pairs.sql (its
     lineup category and collective kind; the lineup rules must be loaded: Trace.use_rules)."""
     pairs = trace.run(
         "kernel_comm_pairs", comm_category=comm_category, kind_names=kind_names, kind_patterns=kind_patterns
@@ -125,7 +125,7 @@ def _copies(trace: Trace, table: str) -> dict[str, tuple[Any, Any]] | None:
 
 
 def _graph_ops(rows: dict[str, Any]) -> Ops:
-    """queries/gap_graph_ops.sql's rows (masked where NULL) with a start and an end."""
+    """queries/gap/graph_ops.sql's rows (masked where NULL) with a start and an end."""
     s, e, dev = rows["s"], rows["e"], rows["dev"]
     timed = ~(np.ma.getmaskarray(s) | np.ma.getmaskarray(e))
     starts = np.ma.getdata(s)[timed].astype(np.int64)

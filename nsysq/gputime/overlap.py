@@ -1,9 +1,9 @@
 """Overlap: how much of each GPU's communication (and memcpy) time ran while compute kernels ran.
 
-Communication kernels are the lineup's "NCCL / communication" category (``queries/lineup_rules.toml``
+Communication kernels are the lineup's "NCCL / communication" category (``queries/rules/lineup_rules.toml``
 or your ``--rules``); every other kernel is compute. The collective kind (AllReduce, AllGather, ...)
-comes from the kernel's short name by the rules in ``queries/collective_rules.toml``, per name pair
-(``queries/kernel_comm_pairs.sql``). The op rows are those of ``queries/gpu_ops.sql`` (nsysq.gputime.gpu_ops:
+comes from the kernel's short name by the rules in ``queries/rules/collective_rules.toml``, per name pair
+(``queries/kernel/comm_pairs.sql``). The op rows are those of ``queries/gpu_ops.sql`` (nsysq.gputime.gpu_ops:
 decoded columns on a direct read); the unions and intersections are arithmetic on sorted arrays
 (nsysq.gputime.intervals). docs/gaps.md explains it.
 """

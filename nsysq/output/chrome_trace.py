@@ -155,7 +155,7 @@ def launches_only(scope: Scope) -> bool:
 
     A scope that picks GPU ops within a process (``--device``, ``--stream``, ``--nvtx``,
     ``--nvtx-like``) writes the CUDA API calls that launched an op in scope and the NVTX ranges that
-    hold such a call on its thread (queries/export_launch_calls.sql, export_launch_nvtx.sql): the
+    hold such a call on its thread (queries/export/launch_calls.sql, export_launch_nvtx.sql): the
     other calls and ranges of the process belong to no device or stream, and would bury the scope
     in the whole run. ``--pid`` alone keeps every call and NVTX event of the process."""
     return any(v is not None for v in (scope.device, scope.stream, scope.ops))

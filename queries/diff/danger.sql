@@ -1,7 +1,7 @@
 -- name: diff_danger
 -- version: 1
 -- returns: one row per (danger kind, short kernel name) matched by the danger rules in either trace (first matching rule wins per demangled variant): kind, name, calls_a, calls_b, a_ns, b_ns, presence ('A only', 'B only', 'both'), kind_presence (the same for the kind as a whole), reason. Sorted with kinds present in only one trace first.
--- tables: side_kernels(side, short_name, demangled_name, calls, total_ns) (per-trace rows of queries/diff_side_kernels.sql), danger_rules(rule_order, kind, field, pattern, reason) (from queries/danger_rules.toml or --danger-rules)
+-- tables: side_kernels(side, short_name, demangled_name, calls, total_ns) (per-trace rows of queries/diff_side_kernels.sql), danger_rules(rule_order, kind, field, pattern, reason) (from queries/rules/danger_rules.toml or --danger-rules)
 -- params: none
 -- dialect: duckdb
 WITH m AS (

@@ -1,7 +1,7 @@
 -- name: nvtx_totals
 -- version: 3
 -- returns: one row with what nsysq nvtx's footer reconciles against: ranges (kept), ignored_other_thread and ignored_never_ended (range rows nsysq does not attribute work to), extended_ranges (ranges that never ended, run to the last NVTX timestamp with extend_unended), range_names (rows of nsysq_nvtx_rows), gpu_ops and gpu_ns (every kernel, memcpy, memset and whole-graph execution, and the sum of their durations), graph_executions (the whole-graph executions among them), ops_without_call (operations whose launching runtime/driver call is not in the trace), unattributed_ops and unattributed_gpu_ns (operations no kept range gets, and their summed durations), emit_nvtx_names (distinct range names that carry PyTorch emit_nvtx suffixes, ", seq = N" or ", op_id = N").
--- tables: nsysq_nvtx_ranges (queries/nvtx_ranges.sql), nsysq_nvtx_rows (queries/nvtx_rows.sql), nsysq_nvtx_ops (queries/nvtx_ops.sql), nsysq_nvtx_pairs (queries/nvtx_pairs.sql or nvtx_window_pairs.sql)
+-- tables: nsysq_nvtx_ranges (queries/nvtx/ranges.sql), nsysq_nvtx_rows (queries/nvtx/rows.sql), nsysq_nvtx_ops (queries/nvtx/ops.sql), nsysq_nvtx_pairs (queries/nvtx/pairs.sql or nvtx_window_pairs.sql)
 -- params: none
 -- dialect: duckdb
 WITH ranges AS (

@@ -1,7 +1,7 @@
 -- name: kernel_name_stats
 -- version: 5
 -- returns: launch statistics per kernel name, for both name kinds: one row per (names, name_id) with names = 'short' (name_id = shortName) or 'demangled' (name_id = demangledName): instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns, variants (distinct demangled names), zero_length (launches with end = start), fill_known_ns (time in launches whose GPU's SM count is known), underfilled_ns and underfilled_launches (time and launches with sm_fill_pct < 50: fewer thread blocks than half the SMs, macro nsysq_sm_fill_pct in queries/sm_fill.sql). nsysq exposes it as nsysq_kernel_name_stats: a view on a direct read, a table stored in the cached copy (so census on the copy never aggregates 5M rows).
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, deviceId, globalPid), nsysq_launch_devices (queries/launch/devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: none
 -- dialect: duckdb
 WITH k AS (

@@ -1,7 +1,7 @@
 -- name: nvtx_ancestors
 -- version: 1
 -- returns: one row (rid, anc) per kept range and each range that encloses it on its push/pop stack, itself included (anc = rid): the parent chain of nsysq_nvtx_stack walked up by a recursive query over ranges (never over operations). A start/end range has only itself. nsysq keeps it as the temp table nsysq_nvtx_ancestors.
--- tables: nsysq_nvtx_stack (queries/nvtx_stack.sql)
+-- tables: nsysq_nvtx_stack (queries/nvtx/stack.sql)
 -- params: none
 -- dialect: duckdb
 WITH RECURSIVE up (rid, anc) AS (

@@ -1,7 +1,7 @@
 -- name: fleet_lineup_kernels
 -- version: 1
 -- returns: one trace's mergeable lineup for nsysq fleet: one row per (category, short_name) with instances, total_ns, min_ns, max_ns. Summed over traces (by category) they give the fleet's lineup; the short names give its kernels and top_kernel columns.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), nsysq_kernel_category (temp table built by nsysq from queries/kernel_category.sql)
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName), nsysq_kernel_category (temp table built by nsysq from queries/kernel/category.sql)
 -- params: none
 -- dialect: duckdb
 WITH c AS (

@@ -1,7 +1,7 @@
 -- name: nvtx_stack
 -- version: 2
 -- returns: one row per range nsysq keeps (nsysq_nvtx_ranges with dropped NULL): rid, lvl (nesting level on its thread and domain, 0 = outermost; for a start/end range, the number of push/pop ranges of its domain open on its thread when it starts) and prid (the push/pop range it is nested in, NULL at level 0 and for start/end ranges, which sit on no stack). nsysq keeps it as the temp table nsysq_nvtx_stack.
--- tables: nsysq_nvtx_ranges (queries/nvtx_ranges.sql), nsysq_nvtx_marks (queries/nvtx_marks.sql)
+-- tables: nsysq_nvtx_ranges (queries/nvtx/ranges.sql), nsysq_nvtx_marks (queries/nvtx/marks.sql)
 -- params: none
 -- dialect: duckdb
 WITH pushed AS (

@@ -1,7 +1,7 @@
 -- name: export_launch_calls
 -- version: 1
--- returns: what queries/export_api_calls.sql returns (same columns, same window, same order), for the calls of nsysq_export_launches only: the CPU side of a scoped `nsysq export` (--device, --stream, --nvtx, --nvtx-like), where every call written launched a GPU operation in scope.
--- tables: nsysq_export_launches (queries/export_launches.sql), StringIds(id, value)
+-- returns: what queries/export/api_calls.sql returns (same columns, same window, same order), for the calls of nsysq_export_launches only: the CPU side of a scoped `nsysq export` (--device, --stream, --nvtx, --nvtx-like), where every call written launched a GPU operation in scope.
+-- tables: nsysq_export_launches (queries/export/launches.sql), StringIds(id, value)
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL)
 -- dialect: duckdb
 -- Why a file of its own and not a parameter of export_api_calls: the two differ only in the relation

@@ -1,7 +1,7 @@
 -- name: launch_configs
 -- version: 2
 -- returns: the launch configurations of the kernels whose short or demangled name equals the kernel param, one row per distinct configuration, most launches first: grid_x/y/z, block_x/y/z, blocks, threads_per_block, registers_per_thread, static_shared_memory, dynamic_shared_memory, shared_memory_executed, cluster_x/y/z (nsys 2025.5+, else NULL), sms (SM count of the GPU, nsysq_launch_devices), sm_fill_pct, launches, total_ns.
--- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, sharedMemoryExecuted, clusterX, clusterY, clusterZ, deviceId, globalPid), StringIds(id, value), nsysq_launch_devices (queries/launch_devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
+-- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, sharedMemoryExecuted, clusterX, clusterY, clusterZ, deviceId, globalPid), StringIds(id, value), nsysq_launch_devices (queries/launch/devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: kernel (exact short or demangled name)
 -- dialect: duckdb
 WITH ids AS (

@@ -1,7 +1,7 @@
 -- name: nvtx_interval_pairs
 -- version: 1
--- returns: the same (oid, rid) pairs as queries/nvtx_pairs.sql, by a plain interval join: every kept range on the launching call's thread whose interval holds the whole call (start <= call start, call end <= end); with innermost true, of the push/pop ranges of each domain only the one that started last (then ended first), start/end ranges all. Exact whatever the ranges look like, but quadratic per thread: nsysq uses it only when push/pop ranges do not nest (queries/nvtx_unnested.sql). nsysq keeps it as the temp table nsysq_nvtx_pairs.
--- tables: nsysq_nvtx_ops (queries/nvtx_ops.sql), nsysq_nvtx_ranges (queries/nvtx_ranges.sql)
+-- returns: the same (oid, rid) pairs as queries/nvtx/pairs.sql, by a plain interval join: every kept range on the launching call's thread whose interval holds the whole call (start <= call start, call end <= end); with innermost true, of the push/pop ranges of each domain only the one that started last (then ended first), start/end ranges all. Exact whatever the ranges look like, but quadratic per thread: nsysq uses it only when push/pop ranges do not nest (queries/nvtx/unnested.sql). nsysq keeps it as the temp table nsysq_nvtx_pairs.
+-- tables: nsysq_nvtx_ops (queries/nvtx/ops.sql), nsysq_nvtx_ranges (queries/nvtx/ranges.sql)
 -- params: innermost (boolean)
 -- dialect: duckdb
 WITH holding AS (

@@ -1,7 +1,7 @@
 -- name: kernel_category
 -- version: 2
 -- returns: one row per distinct (shortName, demangledName) id pair: its short_name and demangled_name (resolved, or "<unresolved id N>" / "<null name id>" as in census) and the category of the first lineup rule that matches (rule_order, category; "Other" when none does). nsysq stores it as the temp table nsysq_kernel_category for lineup and diff.
--- tables: nsysq_kernel_pairs (temp table of the distinct (shortName, demangledName) pairs of CUPTI_ACTIVITY_KIND_KERNEL), StringIds(id, value), nsysq_lineup_rules(rule_order, category, field, pattern) (built by nsysq from queries/lineup_rules.toml or --rules)
+-- tables: nsysq_kernel_pairs (temp table of the distinct (shortName, demangledName) pairs of CUPTI_ACTIVITY_KIND_KERNEL), StringIds(id, value), nsysq_lineup_rules(rule_order, category, field, pattern) (built by nsysq from queries/rules/lineup_rules.toml or --rules)
 -- params: none
 -- dialect: duckdb
 WITH pairs AS (

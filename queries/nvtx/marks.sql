@@ -1,7 +1,7 @@
 -- name: nvtx_marks
 -- version: 1
 -- returns: the push/pop stacks as a sweep: one row per boundary (start d = +1, end d = -1) of every push/pop range nsysq keeps (nsysq_nvtx_ranges with dropped NULL), per thread and domain (tid, dom), in stack order: seq (position in that order), ts, d, rid, depth (ranges open after the boundary) and last_at_ts (true for the last boundary at its ts: the stack as a call at that ts sees it). Ends sort before starts at equal ts (back-to-back ranges), outer starts before inner ones, inner ends before outer ones, and a zero-length range ends right after it starts. nsysq keeps it as the temp table nsysq_nvtx_marks.
--- tables: nsysq_nvtx_ranges (queries/nvtx_ranges.sql)
+-- tables: nsysq_nvtx_ranges (queries/nvtx/ranges.sql)
 -- params: none
 -- dialect: duckdb
 WITH kept AS (

@@ -1,6 +1,6 @@
 -- name: gap_call_classes
 -- version: 1
--- returns: one row per API-call name id among $name_ids that an API-call rule classifies: name_id and cause ('launch_bound' or 'host_wait', from the first rule whose LIKE pattern matches the lower-cased name; queries/gap_cause_rules.toml). `nsysq gaps` reads the idle time's causes from the classified calls of the threads feeding each device (docs/gaps.md).
+-- returns: one row per API-call name id among $name_ids that an API-call rule classifies: name_id and cause ('launch_bound' or 'host_wait', from the first rule whose LIKE pattern matches the lower-cased name; queries/rules/gap_cause_rules.toml). `nsysq gaps` reads the idle time's causes from the classified calls of the threads feeding each device (docs/gaps.md).
 -- tables: StringIds(id, value)
 -- params: name_ids (list: the distinct nameIds of the API calls); call_causes (list: the cause of each API-call rule, 'host_wait' or 'launch_bound'); call_patterns (list: the LIKE pattern of each rule, on the lower-cased call name, first match wins)
 -- dialect: duckdb

@@ -1,7 +1,7 @@
 -- name: nvtx_rows
 -- version: 2
 -- returns: one row per (domain, range name) over the kept ranges that pass the filters (level = depth unless NULL; name ILIKE like unless NULL; domain name = domain unless NULL; with group_names the name without the suffixes PyTorch's emit_nvtx appends to every op's range: everything from the first ", seq = ", ", op_id = ", ", sizes = " or ", input_op_ids = " on): rank (by kernel_ns + graph_ns, the GPU time of the kernels and whole-graph executions launched, then total_ns, then domain and name), domain, name, instances, total_ns / avg_ns / med_ns / min_ns / max_ns (CPU-side duration, end - start), kernels, kernel_ns (sum of their GPU durations), memcpys, memsets, graph_executions, graph_ns (executions of CUDA graphs traced whole and their summed durations) (operations attributed, nsysq_nvtx_pairs), gpu_span_ns (per instance: last attributed op end - first op start, over every kind of op; summed over instances) and gpu_busy_ns (per instance: the union of attributed op intervals, every kind, by a running maximum of ends over ops sorted by start; summed). nsysq keeps it as the temp table nsysq_nvtx_rows.
--- tables: nsysq_nvtx_pairs (queries/nvtx_pairs.sql or nvtx_window_pairs.sql), nsysq_nvtx_ops (queries/nvtx_ops.sql), nsysq_nvtx_ranges (queries/nvtx_ranges.sql), nsysq_nvtx_stack (queries/nvtx_stack.sql)
+-- tables: nsysq_nvtx_pairs (queries/nvtx/pairs.sql or nvtx_window_pairs.sql), nsysq_nvtx_ops (queries/nvtx/ops.sql), nsysq_nvtx_ranges (queries/nvtx/ranges.sql), nsysq_nvtx_stack (queries/nvtx/stack.sql)
 -- params: depth (integer or NULL); like (pattern or NULL); domain (name or NULL); group_names (boolean)
 -- dialect: duckdb
 WITH attributed AS (
