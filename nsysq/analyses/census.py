@@ -11,13 +11,13 @@ from nsysq.base.table import Table
 from nsysq.session.scope import stamp
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 NameField = Literal["short", "demangled"]
 DEFAULT_LIMIT = 20  # rows before "other" in `nsysq census`; `nsysq cache build` pre-answers it
 
 
-def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table:
+def census(trace: Session, *, limit: int = 0, names: NameField = "short", unit: str = "ns") -> Table:
     """Per-kernel statistics sorted by total time; ``limit`` > 0 keeps the top rows plus "other"."""
     if names not in ("short", "demangled"):
         raise UsageError(f"--names must be short or demangled, not {names!r}.")
@@ -48,7 +48,7 @@ def census(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table
     note = trace.whole_graph_note()
     label = catalog.get("graph_executions").label
     table = replace(table, notes=(note,) if note else (), queries=(*table.queries, label))
-    return stamp(replace(table, footer=footer), trace.scope)
+    return stamp(replace(table, footer=footer), trace.scope).in_unit(unit)
 
 
 def _sum(records: list[dict[str, Any]], key: str) -> int:
@@ -66,7 +66,7 @@ def _share(part: int | None, whole: int) -> float | None:
     return 100.0 * part / whole if part is not None and whole else None
 
 
-def underfilled(trace: Trace, *, limit: int = 0, names: NameField = "short") -> Table:
+def underfilled(trace: Session, *, limit: int = 0, names: NameField = "short") -> Table:
     """Kernels by time in launches that keep fewer than half the GPU's SMs busy (sm_fill_pct < 50),
     one row per name and grid, each with what the grid means ("grid 1x1x1 on 132 SMs: 1 SM busy,
     131 idle")."""

@@ -12,12 +12,12 @@ from nsysq.base.table import Table
 from nsysq.catalog import kernel_names
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 NO_DECODER = "no decoder for this family"
 
 
-def explain(name: str, trace: Trace | None = None) -> dict[str, Any]:
+def explain(name: str, trace: Session | None = None) -> dict[str, Any]:
     """The decoded fields of ``name`` and, with ``trace``, its launch configurations there and the
     checks of the fields against each; a JSON-ready dict with stable keys (docs/json.md)."""
     queries: list[str] = []
@@ -49,7 +49,7 @@ def explain(name: str, trace: Trace | None = None) -> dict[str, Any]:
     return out
 
 
-def _demangled(trace: Trace, name: str) -> tuple[str | None, int, list[str]]:
+def _demangled(trace: Session, name: str) -> tuple[str | None, int, list[str]]:
     """The demangled name with the most launches among those ``name`` stands for in ``trace``, how
     many others there are, and the query labels read."""
     trace.require_kernels()
@@ -60,7 +60,7 @@ def _demangled(trace: Trace, name: str) -> tuple[str | None, int, list[str]]:
     return records[0]["demangled_name"], len(records) - 1, list(summary.queries)
 
 
-def _with_launches(out: dict[str, Any], decoded: kernel_names.Decoded, trace: Trace, name: str) -> None:
+def _with_launches(out: dict[str, Any], decoded: kernel_names.Decoded, trace: Session, name: str) -> None:
     configs = trace.run("launch_configs", kernel=name)
     out["trace"] = str(trace.path)
     out["queries"] += list(configs.queries)

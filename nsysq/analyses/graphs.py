@@ -11,10 +11,10 @@ from nsysq.base.table import Table
 from nsysq.session.scope import stamp
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 
-def graphs(trace: Trace) -> Table:
+def graphs(trace: Session, *, unit: str = "ns") -> Table:
     """One row per CUDA graph; raises NoDataError when the trace holds no graph work."""
     table = trace.run("graphs")
     records = table.records()
@@ -36,4 +36,4 @@ def graphs(trace: Trace) -> Table:
             "graphs traced whole: kernels per launch are unknown; profile with "
             "nsys profile --cuda-graph-trace=node to see inside them.",
         )
-    return stamp(replace(table, footer=footer, notes=notes), trace.scope)
+    return stamp(replace(table, footer=footer, notes=notes), trace.scope).in_unit(unit)

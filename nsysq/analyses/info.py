@@ -11,7 +11,7 @@ from nsysq.export import schema
 from nsysq.export.check import connect_readonly
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 _MODE_KEY_SUFFIX = "CUDA_GRAPH_TRACE_OPTIONS:MODE"
 # The packaged queries info reads (graph_launches is added by _warnings, which runs it).
@@ -25,7 +25,7 @@ def _rows(con: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
         return []
 
 
-def _metadata(trace: Trace, con: sqlite3.Connection) -> dict[str, str]:
+def _metadata(trace: Session, con: sqlite3.Connection) -> dict[str, str]:
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         if trace.schema.has(table):
             return {str(k): str(v) for k, v in _rows(con, f"SELECT name, value FROM {table}")}
@@ -44,7 +44,7 @@ GPU_LIMITS = (
 )
 
 
-def _gpus(trace: Trace) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+def _gpus(trace: Session) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
     """Every GPU the export describes (queries/gpus.sql), with its SM count and per-SM limits, and
     the labels of the queries read."""
     table = trace.run("gpus")
@@ -67,7 +67,7 @@ def _gpus(trace: Trace) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
 
 
 def _warnings(
-    trace: Trace,
+    trace: Session,
     con: sqlite3.Connection,
     meta: dict[str, str],
     counts: dict[str, Any],
@@ -100,7 +100,7 @@ def _warnings(
     return warns
 
 
-def _graph_warning(trace: Trace, con: sqlite3.Connection, queries: list[str]) -> str | None:
+def _graph_warning(trace: Session, con: sqlite3.Connection, queries: list[str]) -> str | None:
     """Why CUDA graph work may be missing from the totals (graphs traced whole, or launched and not
     traced at all), or None; appends the label of any query it runs to ``queries``."""
     capture = (
@@ -144,7 +144,7 @@ def _graph_warning(trace: Trace, con: sqlite3.Connection, queries: list[str]) ->
     return None
 
 
-def _processes(trace: Trace, con: sqlite3.Connection) -> list[dict[str, Any]]:
+def _processes(trace: Session, con: sqlite3.Connection) -> list[dict[str, Any]]:
     """The processes with GPU work (queries/process_work.sql), named from PROCESSES where the export
     has it (nsys 2022.2+; None otherwise)."""
     names: dict[int, str] = {}
@@ -172,7 +172,7 @@ def _is_display_adapter(gpu: dict[str, Any]) -> bool:
     return gpu.get("sm_count") == 0 and not gpu.get("bus_location")
 
 
-def identity(trace: Trace) -> dict[str, Any]:
+def identity(trace: Session) -> dict[str, Any]:
     """The nsys version and the CUDA GPUs' names, read cheaply from the small metadata tables."""
     con = connect_readonly(trace.path)
     try:
@@ -186,7 +186,7 @@ def identity(trace: Trace) -> dict[str, Any]:
     }
 
 
-def info(trace: Trace) -> dict[str, Any]:
+def info(trace: Session) -> dict[str, Any]:
     """Everything ``nsysq info`` prints, as a JSON-ready dict with stable keys."""
     con = connect_readonly(trace.path)
     try:

@@ -11,10 +11,10 @@ from nsysq.base.table import Table
 from nsysq.session.scope import stamp
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 
-def lineup(trace: Trace, *, rules: str | Path | None = None) -> Table:
+def lineup(trace: Session, *, rules: str | Path | None = None, unit: str = "ns") -> Table:
     """One row per category; ``rules`` is a user rules file (TOML) replacing the packaged rules."""
     trace.require_kernels()
     if rules is None:
@@ -40,10 +40,10 @@ def lineup(trace: Trace, *, rules: str | Path | None = None) -> Table:
     note = trace.whole_graph_note()
     labels = (catalog.get("kernel_category").label, catalog.get("graph_executions").label)
     table = replace(table, footer=footer, queries=(*table.queries, *labels), notes=(note,) if note else ())
-    return stamp(table, trace.scope)
+    return stamp(table, trace.scope).in_unit(unit)
 
 
-def kernel_categories(trace: Trace, *, rules: str | Path | None = None) -> Table:
+def kernel_categories(trace: Session, *, rules: str | Path | None = None) -> Table:
     """Every distinct (short name, demangled name) pair with its category and the rule that won."""
     trace.require_kernels()
     if rules is None:

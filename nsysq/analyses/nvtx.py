@@ -20,23 +20,25 @@ The sweep is dropped once the stacks and innermost ranges exist, the innermost r
 ancestors once the pairs exist (memory; built again when asked for), and the steps run under
 WORK_MEMORY of DuckDB memory.
 
-:func:`attributed_launches` gives the other commands the GPU work of the ranges a selector names.
+:func:`selection_filter` gives the other commands the GPU work of the ranges a selector names (the
+session calls it when it opens with ``nvtx=``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from nsysq import catalog
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
 from nsysq.export import schema
-from nsysq.session.scope import stamp
+from nsysq.session.scope import OP_KEYS, NvtxSelection, OpFilter, stamp
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
-#: DuckDB's working memory for the attribution steps (nsysq.trace.Trace.bounded_memory): past it
+#: DuckDB's working memory for the attribution steps (nsysq.session.Session.bounded_memory): past it
 #: DuckDB spills its temp tables and sorts into a private temporary directory.
 WORK_MEMORY = "2GB"
 DEFAULT_LIMIT = 20
@@ -66,22 +68,7 @@ _NO_NVTX = (
 )
 
 
-#: How a --nvtx scope gives GPU work to ranges (``--nvtx-mode``): as ``nsysq nvtx``, ``--innermost``
-#: and ``--window`` do. ``launch`` is the default.
-MODES = ("launch", "innermost", "window")
-
-
-@dataclass(frozen=True)
-class NvtxSelection:
-    """What ``--nvtx``/``--nvtx-like`` and ``--nvtx-mode`` ask for: the ranges ``selector`` names
-    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern), attributed by ``mode``."""
-
-    selector: str
-    like: bool = False
-    mode: str = "launch"
-
-
-def require_ranges(trace: Trace, *, extend_unended: bool = False) -> None:
+def require_ranges(trace: Session, *, extend_unended: bool = False) -> None:
     """Raise NoDataError when the export holds no NVTX range rows (push/pop or start/end)."""
     if not trace.schema.has(schema.NVTX):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
@@ -90,15 +77,15 @@ def require_ranges(trace: Trace, *, extend_unended: bool = False) -> None:
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
 
 
-def _range_rows(trace: Trace) -> int:
+def _range_rows(trace: Session) -> int:
     """The rows of nsysq_nvtx_ranges (built by :func:`require_ranges`)."""
     return int(trace.sql_table("SELECT count(*) FROM nsysq_nvtx_ranges").rows[0][0])
 
 
 def build_attribution(
-    trace: Trace, *, release_events: bool = False, extend_unended: bool | None = None
+    trace: Session, *, release_events: bool = False, extend_unended: bool | None = None
 ) -> None:
-    """Build (once per Trace) the temp tables every NVTX question reads: ranges, stacks, GPU
+    """Build (once per Session) the temp tables every NVTX question reads: ranges, stacks, GPU
     operations with their launching calls, innermost ranges and ancestors. The sweep of stack
     boundaries is dropped once the stacks and innermost ranges are built (memory); with
     ``release_events`` the decoded GPU-op and CUDA API columns are freed once nvtx_ops holds what
@@ -123,7 +110,7 @@ def build_attribution(
 
 
 def build_pairs(
-    trace: Trace, *, innermost: bool = False, window: bool = False, extend_unended: bool | None = None
+    trace: Session, *, innermost: bool = False, window: bool = False, extend_unended: bool | None = None
 ) -> str:
     """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for, over
     the ranges as built (``extend_unended`` None) or as asked. Returns the packaged query."""
@@ -143,14 +130,14 @@ def build_pairs(
     return query
 
 
-def unnested_ranges(trace: Trace) -> int:
+def unnested_ranges(trace: Session) -> int:
     """Push/pop ranges that leave their stack out of order (never with a real NVTX stack): when
     there are any, attribution takes the plain interval join instead of the stack lookup."""
     build_attribution(trace)
     return int(trace.sql_table("SELECT unnested FROM nsysq_nvtx_unnested").rows[0][0])
 
 
-def stack_check(trace: Trace) -> tuple[int, int]:
+def stack_check(trace: Session) -> tuple[int, int]:
     """(push/pop ranges that leave their stack out of order, range rows), from the NVTX tables
     alone (ranges, marks, stack; no GPU op is read), so a caller can tell before the attribution
     joins every GPU op whether it would take the interval-join fallback (see :func:`nvtx`). Raises
@@ -163,7 +150,7 @@ def stack_check(trace: Trace) -> tuple[int, int]:
 
 
 def nvtx(
-    trace: Trace,
+    trace: Session,
     *,
     innermost: bool = False,
     window: bool = False,
@@ -173,6 +160,7 @@ def nvtx(
     group_names: bool = False,
     limit: int = 0,
     extend_unended: bool = False,
+    unit: str = "ns",
 ) -> Table:
     """One row per (domain, range name): CPU-side durations and the GPU work attributed to it.
 
@@ -206,7 +194,7 @@ def nvtx(
             "cannot); GPU work was attributed by the plain interval join.",
         )
     labelled = replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
-    return stamp(labelled, trace.scope)
+    return stamp(labelled, trace.scope).in_unit(unit)
 
 
 def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:
@@ -291,38 +279,31 @@ def parse_selector(selector: str) -> tuple[str, str | None, int | None]:
     return name, None if domain == "*" else domain, index
 
 
-def restrict(trace: Trace, selector: str, *, like: bool = False, mode: str = "launch") -> None:
-    """Scope ``trace`` to the GPU work attributed to the ranges ``selector`` names
-    (``name[@domain][/index]``; with ``like`` the name is a LIKE pattern) in attribution ``mode``:
+def selection_filter(trace: Session, selection: NvtxSelection) -> OpFilter:
+    """The launches of the GPU work attributed to the ranges ``selection`` names, in its mode:
     ``launch`` (every range enclosing the launching call, as ``nsysq nvtx``), ``innermost`` (the
     deepest range of each domain, as ``nsysq nvtx --innermost``) or ``window`` (ops whose GPU
-    interval lies inside a range, any thread, as ``nsysq nvtx --window``). Every later query reads
-    only that work (nsysq.session.scope.OpFilter); raises UsageError naming the closest range names when
-    nothing matches."""
-    from nsysq import catalog
-    from nsysq.session.scope import OP_KEYS, OpFilter
-
-    if mode not in MODES:
-        raise UsageError(f"--nvtx-mode {mode!r} is not one of {', '.join(MODES)}.")
-    name, domain, index = parse_selector(selector)
+    interval lies inside a range, any thread, as ``nsysq nvtx --window``), read in ``trace``'s
+    scope. The session calls it when it opens with an NVTX selection in its scope
+    (``nsysq.open(path, nvtx=...)``); raises UsageError naming the closest range names when nothing
+    matches."""
+    name, domain, index = parse_selector(selection.selector)
     with trace.bounded_memory(WORK_MEMORY):
-        # --nvtx scopes never extend unended ranges, whatever this Trace built before
+        # --nvtx scopes never extend unended ranges, whatever this session built before
+        mode = selection.mode
         build_pairs(trace, innermost=mode == "innermost", window=mode == "window", extend_unended=False)
     trace.materialize(
         "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
-        match="like" if like else "exact", domain=domain, instance=index,
+        match="like" if selection.like else "exact", domain=domain, instance=index,
     )  # fmt: skip
     if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_selected").rows[0][0]:
-        raise UsageError(_no_match(trace, selector, name, like, index))
-    label = f"{'nvtx-like' if like else 'nvtx'} {selector}" + ("" if mode == "launch" else f" ({mode})")
-    if mode == "window":  # per op: the ops of one launch may lie inside and outside a range
-        ops = OpFilter(label, catalog.get("nvtx_scope_window").sql, keys=OP_KEYS)
-    else:
-        ops = OpFilter(label, catalog.get("nvtx_scope_launches").sql)
-    trace.set_scope(trace.scope.with_ops(ops))
+        raise UsageError(_no_match(trace, selection.selector, name, selection.like, index))
+    if selection.mode == "window":  # per op: the ops of one launch may lie inside and outside a range
+        return OpFilter(selection.label, catalog.get("nvtx_scope_window").sql, keys=OP_KEYS)
+    return OpFilter(selection.label, catalog.get("nvtx_scope_launches").sql)
 
 
-def _no_match(trace: Trace, selector: str, name: str, like: bool, index: int | None) -> str:
+def _no_match(trace: Session, selector: str, name: str, like: bool, index: int | None) -> str:
     import difflib
 
     rows = trace.sql_table(

@@ -11,10 +11,10 @@ from nsysq.base.table import Table
 from nsysq.session.scope import stamp
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 
-def _suggest(trace: Trace, kernel: str) -> str:
+def _suggest(trace: Session, kernel: str) -> str:
     """Up to three kernel names in the trace's scope that look like ``kernel``, as a sentence's end."""
     names = [str(r[0]) for r in trace.run("kernel_short_names").rows]
     close = difflib.get_close_matches(kernel, names, n=3, cutoff=0.5)
@@ -25,7 +25,7 @@ def _suggest(trace: Trace, kernel: str) -> str:
     return f"; try --like '%{kernel}%' or list names with nsysq census"
 
 
-def stakeout(trace: Trace, kernel: str, *, like: bool = False, limit: int = 0) -> Table:
+def stakeout(trace: Session, kernel: str, *, like: bool = False, limit: int = 0, unit: str = "ns") -> Table:
     """Launches whose short or demangled name equals ``kernel`` (or matches it with ``like``)."""
     if not kernel:
         raise UsageError("give a kernel name (or a LIKE pattern with --like).")
@@ -49,10 +49,11 @@ def stakeout(trace: Trace, kernel: str, *, like: bool = False, limit: int = 0) -
         "total_ns": int(sum(r["total_ns"] for r in records)),
         "summary": records,
     }
-    return stamp(replace(launches, footer=footer, queries=launches.queries + summary.queries), trace.scope)
+    table = replace(launches, footer=footer, queries=launches.queries + summary.queries)
+    return stamp(table, trace.scope).in_unit(unit)
 
 
-def stakeout_summary(trace: Trace, kernel: str, *, like: bool = False) -> Table:
+def stakeout_summary(trace: Session, kernel: str, *, like: bool = False) -> Table:
     """The census statistics of the launches ``stakeout`` selects, per demangled name."""
     trace.require_kernels()
     return trace.run("stakeout_summary", kernel=kernel, match="like" if like else "exact")

@@ -15,7 +15,7 @@ from nsysq.base.units import ms_to_ns
 from nsysq.session.scope import stamp
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 #: Rows returned or printed (``nsysq timeline``, ``Trace.timeline``): a window a person reads.
 ROWS_TO_READ = 200
@@ -25,23 +25,24 @@ EVENTS_TO_DRAW = 20_000
 
 
 def timeline(
-    trace: Trace,
+    trace: Session,
     *,
     start_ms: float | None = None,
     end_ms: float | None = None,
     nvtx_lanes: bool = False,
     limit: int = ROWS_TO_READ,
     nvtx: bool | str | None = None,
+    unit: str = "ns",
 ) -> Table:
     """Events overlapping [start_ms, end_ms) (ms from the trace start), ordered by start;
     ``nvtx_lanes``: NVTX ranges and marks too (``nvtx=True/False``, the name before, still works).
-    To restrict the events to the GPU work of NVTX ranges, scope the trace: ``nsysq.analyses.nvtx.restrict``
-    (the CLI's ``--nvtx NAME``)."""
+    To keep only the GPU work of NVTX ranges, open the trace so: ``nsysq.open(path, nvtx=NAME)`` (the
+    CLI's ``--nvtx NAME``)."""
     if nvtx is not None:
         if not isinstance(nvtx, bool):
             raise UsageError(
                 "timeline(nvtx=...) is the NVTX-lanes switch (now nvtx_lanes=True); to keep only the "
-                "GPU work of NVTX ranges, scope the trace first: nsysq.analyses.nvtx.restrict(trace, NAME)."
+                "GPU work of NVTX ranges, open the trace so: nsysq.open(path, nvtx=NAME) (restrict it)."
             )
         nvtx_lanes = nvtx
     if start_ms is not None and end_ms is not None and end_ms <= start_ms:
@@ -68,4 +69,5 @@ def timeline(
         "limit": limit,
         "truncated": bool(limit) and len(table.rows) == limit,
     }
-    return stamp(replace(table, footer=footer, notes=(note,) if note else ()), trace.scope)
+    table = replace(table, footer=footer, notes=(note,) if note else ())
+    return stamp(table, trace.scope).in_unit(unit)

@@ -48,7 +48,7 @@ from nsysq.cli.common import (
 
 if TYPE_CHECKING:
     from nsysq.base.table import Table
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 
 def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, no_cache: NoCacheOpt = False) -> None:
@@ -93,7 +93,7 @@ def census_command(
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
     from nsysq.analyses import census as census_mod
 
-    def compute(t: Trace) -> Table:
+    def compute(t: Session) -> Table:
         if underfilled:
             return census_mod.underfilled(t, limit=limit, names=names.value)
         return census_mod.census(t, limit=limit, names=names.value)
@@ -128,7 +128,7 @@ def lineup_command(
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
     from nsysq.analyses.lineup import lineup
 
-    def compute(t: Trace) -> Table:
+    def compute(t: Session) -> Table:
         return lineup(t, rules=rules)
 
     run_table(
@@ -164,7 +164,7 @@ def stakeout_command(
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
     from nsysq.analyses.stakeout import stakeout, summary_table
 
-    def compute(t: Trace) -> Table:
+    def compute(t: Session) -> Table:
         return stakeout(t, kernel, like=like, limit=limit)
 
     title = f"stakeout {kernel}"
@@ -206,7 +206,7 @@ def timeline_command(
     ranges on one clock, ordered by start."""
     from nsysq.analyses.timeline import timeline
 
-    def compute(t: Trace) -> Table:
+    def compute(t: Session) -> Table:
         return timeline(t, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)
 
     run_table(

@@ -102,11 +102,11 @@ def build(
         if background:
             return
         raise CacheError(f"{path} changed while it was being read; run the command again.")
-    with Trace(path) as t:
+    with Trace(path) as opened:
         try:
             for names in ("short", "demangled"):
-                census(t, limit=DEFAULT_LIMIT, names=names)
-            lineup(t)
+                census(opened.session, limit=DEFAULT_LIMIT, names=names)
+            lineup(opened.session)
         except NoDataError:
             pass
     if not background:

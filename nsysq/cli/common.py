@@ -11,18 +11,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from nsysq.analyses.nvtx import NvtxSelection
     from nsysq.base.table import Table
     from nsysq.diffing import DiffResult
-    from nsysq.session.scope import Scope
-    from nsysq.trace import Trace
+    from nsysq.session import Session
+    from nsysq.session.scope import NvtxSelection, Scope
 
 __all__ = [
     "Format",
@@ -247,8 +246,8 @@ def nvtx_of(
     name: str | None = None, like: str | None = None, mode: NvtxMode = NvtxMode.launch
 ) -> NvtxSelection | None:
     """The NVTX scope ``--nvtx`` / ``--nvtx-like`` and ``--nvtx-mode`` ask for (None: no scope)."""
-    from nsysq.analyses.nvtx import NvtxSelection
     from nsysq.base.errors import UsageError
+    from nsysq.session.scope import NvtxSelection
 
     if name is not None and like is not None:
         raise UsageError("give --nvtx NAME or --nvtx-like PATTERN, not both.")
@@ -269,25 +268,15 @@ def open_trace(
     prefetch: str | tuple[str, ...] | None = "census",
     scope: Scope | None = None,
     nvtx: NvtxSelection | None = None,
-) -> Iterator[Trace]:
-    """Open a trace for one command; ``prefetch``: the packaged query whose kernel columns the
-    command needs first (they start decoding while DuckDB loads; see Trace). ``scope``: the GPU
-    work every query reads (nsysq.session.scope); ``nvtx``: what ``--nvtx``/``--nvtx-like``/``--nvtx-mode``
-    ask for, which narrows the scope to the GPU work of those NVTX ranges (nsysq.analyses.nvtx.restrict)."""
+) -> Iterator[Session]:
+    """Open a trace for one command (``nsysq.open``) and give its session to the analyses;
+    ``prefetch``: the packaged query whose kernel columns the command needs first (they start
+    decoding while DuckDB loads). ``scope``: the GPU work every query reads (nsysq.session.scope);
+    ``nvtx``: what ``--nvtx``/``--nvtx-like``/``--nvtx-mode`` ask for, part of that scope."""
     from nsysq.trace import Trace
 
-    kwargs: dict[str, Any] = {"prefetch": prefetch, "scope": scope}
-    if no_cache:
-        kwargs["cache"] = False
-    trace = Trace(path, **kwargs)
-    try:
-        if nvtx is not None:
-            from nsysq.analyses.nvtx import restrict
-
-            restrict(trace, nvtx.selector, like=nvtx.like, mode=nvtx.mode)
-        yield trace
-    finally:
-        trace.close()
+    with Trace(path, scope=scope, nvtx=nvtx, cache=not no_cache, prefetch=prefetch) as trace:
+        yield trace.session
 
 
 def diff_traces(
@@ -303,28 +292,21 @@ def diff_traces(
     threshold: float,
 ) -> DiffResult:
     """Compare trace ``b`` with ``a``, both in one scope (:func:`nsysq.diffing.diff`), and say the
-    comparison's warnings on stderr. A's kernel pass starts decoding when it opens; B's once A's
-    rows are freed (nsysq.diffing)."""
+    comparison's warnings on stderr."""
     from nsysq.diffing import diff
-    from nsysq.diffing.params import KERNEL_PASS
 
-    with (
-        open_trace(a, no_cache=no_cache, scope=scope, nvtx=nvtx, prefetch=KERNEL_PASS) as ta,
-        open_trace(b, no_cache=no_cache, scope=scope, nvtx=nvtx, prefetch=None) as tb,
-    ):
-        result = diff(
-            ta, tb, rules=rules, danger_rules=danger_rules, min_time_ms=min_time_ms, threshold=threshold
-        )
+    result = diff(
+        a, b, rules=rules, danger_rules=danger_rules, min_time_ms=min_time_ms, threshold=threshold,
+        scope=scope, nvtx=nvtx, cache=not no_cache,
+    )  # fmt: skip
     for warning in result.warnings:
         say("warning: " + warning)
     return result
 
 
-def show_sql(traces: list[Trace]) -> None:
+def show_sql(traces: list[Session]) -> None:
     """``--show-sql``: print what each trace ran, instead of the result."""
-    from nsysq.session import sqlscript
-
-    sys.stdout.write("\n".join(sqlscript.script(trace) for trace in traces))
+    sys.stdout.write("\n".join(trace.script() for trace in traces))
 
 
 def emit(table: Table, fmt: Format, unit: Unit | None, *, title: str | None = None) -> None:
@@ -338,7 +320,7 @@ def emit(table: Table, fmt: Format, unit: Unit | None, *, title: str | None = No
 
 def run_table(
     path: Path,
-    compute: Callable[[Trace], Table],
+    compute: Callable[[Session], Table],
     fmt: Format,
     unit: Unit | None,
     *,

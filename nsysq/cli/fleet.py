@@ -153,8 +153,8 @@ def _show_sql(traces: list[Path], **job: Any) -> None:
     for path in expand([str(t) for t in traces]):
         try:
             with Trace(path, cache=job.get("cache", "reuse"), prefetch="fleet_kernel_buckets") as trace:
-                answer(trace, Job(**job), TraceReport(path=path))
-                show_sql([trace])
+                answer(trace.session, Job(**job), TraceReport(path=path))
+                show_sql([trace.session])
                 return
         except NsysqError as exc:
             last = exc

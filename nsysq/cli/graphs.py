@@ -23,7 +23,7 @@ from nsysq.cli.common import (
 
 if TYPE_CHECKING:
     from nsysq.base.table import Table
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 
 def graphs_command(
@@ -39,7 +39,7 @@ def graphs_command(
     """CUDA graphs: launches, GPU time per launch (median, min, max), kernels per launch, NVTX range."""
     from nsysq.analyses.graphs import graphs
 
-    def compute(t: Trace) -> Table:
+    def compute(t: Session) -> Table:
         return graphs(t)
 
     run_table(

@@ -35,7 +35,7 @@ from nsysq.cli.common import (
 
 if TYPE_CHECKING:
     from nsysq.base.table import Table
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 InnermostOpt = Annotated[
     bool,
@@ -109,7 +109,7 @@ def nvtx_command(
     ranges launched (kernels, kernel time, projected span, busy time, memcpys, memsets)."""
     from nsysq.analyses.nvtx import nvtx
 
-    def compute(t: Trace) -> Table:
+    def compute(t: Session) -> Table:
         return nvtx(
             t, innermost=innermost, window=window, depth=depth, like=like, domain=domain,
             group_names=group_names, limit=limit, extend_unended=extend_unended,
@@ -147,8 +147,10 @@ def plot_nvtx_command(
     if limit < 1:
         raise UsageError("--limit must be a positive number of range names.")
     with open_trace(trace, no_cache=no_cache, prefetch="nvtx_ops", scope=scope_of(device, stream, pid)) as t:
-        df = t.nvtx(
-            innermost=innermost, window=window, depth=depth, like=like, domain=domain,
+        from nsysq.analyses.nvtx import nvtx as nvtx_of_trace
+
+        df = nvtx_of_trace(
+            t, innermost=innermost, window=window, depth=depth, like=like, domain=domain,
             group_names=group_names, limit=limit, extend_unended=extend_unended,
-        )  # fmt: skip
+        ).to_pandas()  # fmt: skip
     save_picture(plot_nvtx(df, ax=sized_axes(size)), output, dpi, title)

@@ -99,7 +99,9 @@ def plot_census_cmd(
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="census"
     ) as t:
-        df = t.census(limit=limit, names=names.value)
+        from nsysq.analyses.census import census
+
+        df = census(t, limit=limit, names=names.value).to_pandas()
     save_picture(plot_census(df, ax=sized_axes(size), top=limit, log=log, fill=fill), output, dpi, title)
 
 
@@ -128,7 +130,9 @@ def plot_lineup_cmd(
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="lineup"
     ) as t:
-        df = t.lineup(rules=rules)
+        from nsysq.analyses.lineup import lineup
+
+        df = lineup(t, rules=rules).to_pandas()
     save_picture(plot_lineup(df, ax=sized_axes(size), log=log), output, dpi, title)
 
 
@@ -160,7 +164,9 @@ def plot_stakeout_cmd(
     with open_trace(
         trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="stakeout"
     ) as t:
-        df = t.stakeout(kernel, like=like, limit=limit)
+        from nsysq.analyses.stakeout import stakeout
+
+        df = stakeout(t, kernel, like=like, limit=limit).to_pandas()
     save_picture(plot_stakeout(df, ax=sized_axes(size)), output, dpi, title)
 
 

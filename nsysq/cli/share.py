@@ -69,11 +69,7 @@ def report_command(
         with open_trace(traces[0], no_cache=no_cache) as t:
             page = trace_report(t)
     else:
-        with (
-            open_trace(traces[0], no_cache=no_cache, prefetch="kernel_groups") as ta,
-            open_trace(traces[1], no_cache=no_cache, prefetch=None) as tb,
-        ):
-            page = diff_report(ta, tb)
+        page = diff_report(traces[0], traces[1], cache=not no_cache)
     size = write_report(page, output)
     for warning in page.warnings:
         say("warning: " + warning)
@@ -99,7 +95,7 @@ def export_command(
     with CUDA API calls and NVTX ranges, launch arrows; prints what it wrote per kind of event.
     With --device, --stream, --nvtx or --nvtx-like: the GPU ops in scope, the calls that launched
     them and the NVTX ranges around those calls (docs/export.md)."""
-    from nsysq import __version__
+    from nsysq.base.version import __version__
     from nsysq.output.chrome_trace import EVENT_GUARD, check_output, collect, suggested_window, summary, write
 
     check_output(output)

@@ -27,6 +27,9 @@ from nsysq.diffing.totals import _totals
 
 if TYPE_CHECKING:
     from nsysq.catalog.rules import Rule
+    from nsysq.export.reader import CacheMode
+    from nsysq.session import Session
+    from nsysq.session.scope import NvtxSelection, Scope
     from nsysq.trace import Trace
 
 RulesArg = str | Path | Sequence[Any] | None
@@ -40,14 +43,18 @@ def diff(
     danger_rules: RulesArg = None,
     min_time_ms: float = DEFAULT_MIN_TIME_MS,
     threshold: float = DEFAULT_THRESHOLD,
+    scope: Scope | None = None,
+    nvtx: str | NvtxSelection | None = None,
+    cache: CacheMode = True,
 ) -> DiffResult:
     """Compare trace ``a`` (before) with trace ``b`` (after); paths or open :class:`Trace` objects.
 
     ``rules`` / ``danger_rules``: a TOML file or a list of rules replacing the packaged ones.
     ``min_time_ms``: noise floor for the outlier test; ``threshold``: robust score cut-off.
+    ``scope``, ``nvtx``, ``cache``: how a trace given as a path is opened (``nsysq.open``), the same
+    on both sides (a Trace passed in is read as it was opened).
     """
     from nsysq.catalog import rules as rules_mod
-    from nsysq.trace import Trace
 
     if min_time_ms < 0 or not math.isfinite(min_time_ms):
         raise UsageError("--min-time must be a number of milliseconds >= 0.")
@@ -66,9 +73,9 @@ def diff(
     try:
         # On direct reads the kernel pages decode in the background: A's while B is opened, B's
         # while A's remaining queries run (one decode at a time, so one side's rows in memory).
-        ta = a if isinstance(a, Trace) else _remember(opened, Trace(a, prefetch=KERNEL_PASS))
+        ta = _session(a, opened, prefetch=KERNEL_PASS, scope=scope, nvtx=nvtx, cache=cache)
         ta.prefetch(KERNEL_PASS)  # a Trace passed in: decode what is missing
-        tb = b if isinstance(b, Trace) else _remember(opened, Trace(b, prefetch=None))
+        tb = _session(b, opened, prefetch=None, scope=scope, nvtx=nvtx, cache=cache)
         busy_a = _kernel_pass(ta, lineup_rules, rules_source)
         tb.prefetch(KERNEL_PASS)
         side_a = _read_side(ta, lineup_rules, rules_source, busy_a)
@@ -105,9 +112,23 @@ def diff(
     )
 
 
-def _remember(opened: list[Trace], trace: Trace) -> Trace:
-    opened.append(trace)
-    return trace
+def _session(
+    trace: str | Path | Trace,
+    opened: list[Trace],
+    *,
+    prefetch: str | tuple[str, ...] | None,
+    scope: Scope | None,
+    nvtx: str | NvtxSelection | None,
+    cache: CacheMode,
+) -> Session:
+    """The session of ``trace``: a Trace's own, or that of the trace at a path, opened (and added to
+    ``opened``, closed by the caller) with ``prefetch`` and the diff's ``scope``, ``nvtx``, ``cache``."""
+    from nsysq.trace import Trace
+
+    if isinstance(trace, Trace):
+        return trace.session
+    opened.append(Trace(trace, scope=scope, nvtx=nvtx, cache=cache, prefetch=prefetch))
+    return opened[-1].session
 
 
 def _lineup_rules(rules: RulesArg) -> tuple[list[Rule] | None, str]:

@@ -10,10 +10,10 @@ from nsysq.base.table import Table
 
 if TYPE_CHECKING:
     from nsysq.catalog.rules import Rule
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 
-def _kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
+def _kernel_pass(trace: Session, rules: list[Rule] | None, source: str) -> Table:
     """The one pass over the kernel table: its groups, the kernel categories, and the GPU busy,
     idle and exposed communication time per device (nsysq.gputime.gpu_busy); then free the rows (all the
     diff reads). Returns the gpu_busy rows."""
@@ -28,7 +28,7 @@ def _kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
     return busy
 
 
-def _use_rules(trace: Trace, rules: list[Rule] | None, source: str) -> None:
+def _use_rules(trace: Session, rules: list[Rule] | None, source: str) -> None:
     if rules is None:
         trace.use_rules()
     else:
@@ -36,7 +36,7 @@ def _use_rules(trace: Trace, rules: list[Rule] | None, source: str) -> None:
 
 
 def _read_side(
-    trace: Trace, rules: list[Rule] | None, source: str, busy: Table | None = None
+    trace: Session, rules: list[Rule] | None, source: str, busy: Table | None = None
 ) -> dict[str, Any]:
     """Everything else of one side; ``busy``: what its kernel pass returned (run now when None)."""
     from nsysq.export import schema
@@ -76,7 +76,7 @@ def _read_side(
     }
 
 
-def _column_types(trace: Trace, name: str) -> dict[str, str]:
+def _column_types(trace: Session, name: str) -> dict[str, str]:
     """Each result column of packaged query ``name`` with its SQL type, as DuckDB binds it on this
     trace (DESCRIBE plans the query without running it); the diff loads its rows with these types."""
     query = catalog.get(name)
@@ -84,7 +84,7 @@ def _column_types(trace: Trace, name: str) -> dict[str, str]:
     return {str(column): str(sql_type) for column, sql_type in described.rows}
 
 
-def _gpu_span(trace: Trace, copies: Table) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _gpu_span(trace: Session, copies: Table) -> tuple[dict[str, Any], tuple[str, ...]]:
     """First GPU operation's start to the last one's end (kernels, memcpys, memsets), from rows
     already read: no extra pass over the trace (the CUDA API table alone is as large as the
     kernel table). Returns t0, t_end, span_ns and the labels of the queries they come from."""
@@ -114,7 +114,7 @@ def _gpu_totals(busy: Table) -> dict[str, Any]:
     }
 
 
-def _meta(trace: Trace) -> dict[str, Any]:
+def _meta(trace: Session) -> dict[str, Any]:
     """nsys version and GPU names, read cheaply (no full ``info``)."""
     from nsysq.analyses.info import identity
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import struct
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ def _export_hint(path: Path) -> str:
     return f"nsys export --type=sqlite -o {stem}.sqlite {path.name}"
 
 
-def check_path(path: str | Path) -> Path:
+def check_path(path: str | os.PathLike[str]) -> Path:
     """Return the resolved path of an nsys SQLite export, or raise a TraceInputError saying why not."""
     p = Path(path).expanduser()
     if not p.exists():

@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from nsysq import catalog
 from nsysq.base.errors import CorruptTraceError, DamagedTraceError
@@ -40,8 +40,14 @@ T = TypeVar("T")
 Declared = Mapping[str, Iterable[str]]
 
 
+CacheMode = bool | Literal["build", "reuse"]
+"""How a trace uses its cached copy: True (use it, or start building one for a large trace), False
+(read the file only; write nothing to the cache), "build" (build the copy now), "reuse" (use a
+complete copy when there is one; never start building one)."""
+
+
 def open_reader(
-    path: Path, source: SourceSchema, *, cache: bool | str, prefetch: str | tuple[str, ...] | None
+    path: Path, source: SourceSchema, *, cache: CacheMode, prefetch: str | tuple[str, ...] | None
 ) -> Reader:
     """The reader for ``path``: its cached copy when complete, else the file itself.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
@@ -26,6 +26,9 @@ from nsysq.fleet_analysis.partial import Job, TraceReport, read_trace
 from nsysq.fleet_analysis.result import FAIL_ON, TRACE_COLUMNS, FleetResult
 from nsysq.fleet_analysis.stats import MEDIAN_METHOD
 from nsysq.fleet_analysis.stragglers import measures, stragglers
+
+if TYPE_CHECKING:
+    from nsysq.export.reader import CacheMode
 
 __all__ = [
     "ENGINES",
@@ -55,7 +58,7 @@ def fleet(
     span: bool = True,
     names: str = "short",
     rules: str | Path | None = None,
-    cache: bool | str = "reuse",
+    cache: CacheMode = "reuse",
     limit: int = 0,
     threshold: float = DEFAULT_THRESHOLD,
     min_time_ms: float = DEFAULT_MIN_TIME_MS,
@@ -110,7 +113,7 @@ def _size(path: str) -> int:
 
 
 def _check_version(report: TraceReport) -> None:
-    from nsysq import __version__
+    from nsysq.base.version import __version__
 
     if report.nsysq_version != __version__:
         raise UsageError(

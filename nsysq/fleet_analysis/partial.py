@@ -18,7 +18,8 @@ from nsysq.export import engine
 from nsysq.fleet_analysis.stats import LOG_GAMMA
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.export.reader import CacheMode
+    from nsysq.session import Session
 
 Row = tuple[Any, ...]
 
@@ -33,7 +34,7 @@ class Job:
     span: bool = True
     names: str = "short"
     rules: str | None = None
-    cache: bool | str = "reuse"
+    cache: CacheMode = "reuse"
 
 
 @dataclass
@@ -59,7 +60,7 @@ class TraceReport:
 
 def read_trace(path: str, job: Job) -> TraceReport:
     """Answer ``job`` for the trace at ``path``; an NsysqError becomes a failed report."""
-    from nsysq import __version__
+    from nsysq.base.version import __version__
 
     report = TraceReport(path=path, nsysq_version=__version__)
     try:
@@ -74,10 +75,10 @@ def _answer(report: TraceReport, job: Job) -> None:
     from nsysq.trace import Trace
 
     with Trace(Path(report.path), cache=job.cache, prefetch="fleet_kernel_buckets") as trace:
-        answer(trace, job, report)
+        answer(trace.session, job, report)
 
 
-def answer(trace: Trace, job: Job, report: TraceReport) -> None:
+def answer(trace: Session, job: Job, report: TraceReport) -> None:
     """Fill ``report`` from an open trace (``--show-sql`` runs this on one trace and prints its SQL)."""
     from nsysq.analyses.info import identity
 
@@ -106,7 +107,7 @@ def answer(trace: Trace, job: Job, report: TraceReport) -> None:
     report.queries = tuple(dict.fromkeys(queries))
 
 
-def _lineup(trace: Trace, report: TraceReport, rules: str | None) -> tuple[str, ...]:
+def _lineup(trace: Session, report: TraceReport, rules: str | None) -> tuple[str, ...]:
     if rules is None:
         trace.use_rules()
     else:
@@ -118,7 +119,7 @@ def _lineup(trace: Trace, report: TraceReport, rules: str | None) -> tuple[str, 
     return table.queries
 
 
-def _idle(trace: Trace, report: TraceReport) -> tuple[str, ...]:
+def _idle(trace: Session, report: TraceReport) -> tuple[str, ...]:
     from nsysq.gputime.gaps import gaps
 
     devices = gaps(trace, top=0).devices

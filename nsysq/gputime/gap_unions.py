@@ -24,7 +24,7 @@ from nsysq.export import schema
 from nsysq.gputime.intervals import Coverage, Sorted, groups
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 NULL = -1
 """Stands for NULL in the id columns (device, stream, correlation, thread, name): ids are never negative."""
@@ -64,7 +64,7 @@ class Calls:
     timed: Any
 
 
-def read_ops(trace: Trace) -> list[Part]:
+def read_ops(trace: Session) -> list[Part]:
     """Every GPU op row (kernels, memcpys, memsets, graph executions), one Part per source."""
     tables = (schema.KERNEL, schema.MEMCPY, schema.MEMSET)
     decoded = [trace.decoded_arrays(t, _OP_COLUMNS) for t in tables]
@@ -76,7 +76,7 @@ def read_ops(trace: Trace) -> list[Part]:
     return [*parts, _part(graphs)] if len(graphs["s"][0]) else parts
 
 
-def read_calls(trace: Trace) -> Calls:
+def read_calls(trace: Session) -> Calls:
     """The CUDA API calls that have a thread."""
     decoded = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
     if decoded is None:

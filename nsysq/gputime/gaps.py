@@ -26,7 +26,7 @@ from nsysq.session.scope import stamp
 
 if TYPE_CHECKING:
     from nsysq.gputime.intervals import Union
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 DEFAULT_TOP = 10
 ANALYSIS = "gaps/1"
@@ -118,7 +118,7 @@ def call_cause(name: str | None, rules: tuple[CallRule, ...] | None = None) -> s
     return None
 
 
-def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsResult:
+def gaps(trace: Session, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsResult:
     """Busy, idle and idle-by-cause per device, busy per stream, and the ``top`` longest idle gaps
     of at least ``min_gap_ns``. Raises NoDataError when the trace has no kernel, memcpy or memset."""
     if top < 0:
@@ -132,7 +132,7 @@ def gaps(trace: Trace, *, top: int = DEFAULT_TOP, min_gap_ns: int = 0) -> GapsRe
         return _gaps(trace, call_rules, top, min_gap_ns)
 
 
-def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int) -> GapsResult:
+def _gaps(trace: Session, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int) -> GapsResult:
     import json
 
     note = trace.whole_graph_note()  # first: the result's own queries run last (see --show-sql)
@@ -155,7 +155,7 @@ def _gaps(trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: 
 
 
 def _kept_rows(
-    trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
+    trace: Session, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
 ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
     """The records of every section as (section, JSON) rows: what a kept answer holds."""
     import json
@@ -166,7 +166,7 @@ def _kept_rows(
 
 
 def _sections(
-    trace: Trace, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
+    trace: Session, call_rules: tuple[CallRule, ...], top: int, min_gap_ns: int
 ) -> dict[str, list[dict[str, Any]]]:
     """Device, gap and stream records, computed from the rows (nsysq.gputime.gap_unions)."""
     from nsysq.gputime import gap_unions as gu
@@ -194,7 +194,7 @@ def _sections(
 
 
 def _host_side(
-    trace: Trace, parts: list[Any], devices: list[int], call_rules: tuple[CallRule, ...]
+    trace: Session, parts: list[Any], devices: list[int], call_rules: tuple[CallRule, ...]
 ) -> tuple[dict[int, tuple[int, ...]], dict[tuple[int, ...], Any]]:
     """Each device's feeding threads and the coverage of their calls (see _call_coverages).
     ``parts`` is emptied once the feeding threads are known: its correlation columns can go."""
@@ -207,7 +207,7 @@ def _host_side(
 
 
 def _call_coverages(
-    trace: Trace,
+    trace: Session,
     calls: Any,
     feeding: dict[int, list[int]],
     devices: list[int],
@@ -228,7 +228,7 @@ def _call_coverages(
     return fed_by, dict(zip(keys, coverages, strict=True))
 
 
-def _feeding(trace: Trace, parts: list[Any], calls: Any, devices: list[int]) -> dict[int, list[int]]:
+def _feeding(trace: Session, parts: list[Any], calls: Any, devices: list[int]) -> dict[int, list[int]]:
     """The threads feeding each device; then the correlation columns' memory goes."""
     from nsysq.export import schema
     from nsysq.gputime import gap_unions as gu
@@ -245,7 +245,7 @@ def _feeding(trace: Trace, parts: list[Any], calls: Any, devices: list[int]) -> 
     return feeding
 
 
-def _call_classes(trace: Trace, names: list[int], call_rules: tuple[CallRule, ...]) -> dict[int, str]:
+def _call_classes(trace: Session, names: list[int], call_rules: tuple[CallRule, ...]) -> dict[int, str]:
     """The cause each API-call name id of ``names`` counts for (by the rules)."""
     table = trace.run(
         "gap_call_classes",
@@ -313,7 +313,9 @@ def _device(
     return record, {"device": device, "starts": starts, "ends": ends, **found}
 
 
-def _listed(trace: Trace, every_gap: list[dict[str, Any]], top: int, min_gap_ns: int) -> list[dict[str, Any]]:
+def _listed(
+    trace: Session, every_gap: list[dict[str, Any]], top: int, min_gap_ns: int
+) -> list[dict[str, Any]]:
     """The ``top`` longest gaps of at least ``min_gap_ns`` (longest first; ties: lower device,
     devices without an id last, then earlier start), with the ops before and after each."""
     import numpy as np

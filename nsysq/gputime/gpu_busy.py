@@ -25,14 +25,14 @@ from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, union
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 COLUMNS = ("device_id", "ops", "span_ns", "busy_ns", "idle_ns", "idle_gaps", "comm_exposed_ns")
 ANALYSIS = "gpu_busy/2"
 """This computation's name and version: part of the key its kept answers are stored under."""
 
 
-def gpu_busy(trace: Trace, comm_category: str) -> Table:
+def gpu_busy(trace: Session, comm_category: str) -> Table:
     """One row per device with GPU ops (COLUMNS; device_id None for ops without a deviceId); kept
     like a query's answer, so asking again (the same trace and rules) reads it back."""
     columns, rows = trace.kept(
@@ -41,7 +41,7 @@ def gpu_busy(trace: Trace, comm_category: str) -> Table:
     return Table(kind="gpu_busy", columns=columns, rows=rows, queries=gpu_ops.labels())
 
 
-def _rows(trace: Trace, comm_category: str) -> list[tuple[Any, ...]]:
+def _rows(trace: Session, comm_category: str) -> list[tuple[Any, ...]]:
     from nsysq.gputime.overlap import load_kind_rules
 
     kind_rules = load_kind_rules()

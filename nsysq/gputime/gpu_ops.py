@@ -19,7 +19,7 @@ import numpy as np
 from nsysq.export import schema
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 COMPUTE = 0
 """The class of a kernel outside the communication category."""
@@ -69,9 +69,9 @@ def labels() -> tuple[str, ...]:
     return tuple(catalog.get(name).label for name in _LABELS)
 
 
-def read(trace: Trace, comm_category: str, kind_names: list[str], kind_patterns: list[str]) -> GpuOps:
+def read(trace: Session, comm_category: str, kind_names: list[str], kind_patterns: list[str]) -> GpuOps:
     """The rows of queries/gpu_ops.sql, each kernel classed by queries/kernel/comm_pairs.sql (its
-    lineup category and collective kind; the lineup rules must be loaded: Trace.use_rules)."""
+    lineup category and collective kind; the lineup rules must be loaded: Session.use_rules)."""
     pairs = trace.run(
         "kernel_comm_pairs", comm_category=comm_category, kind_names=kind_names, kind_patterns=kind_patterns
     ).rows
@@ -82,7 +82,7 @@ def read(trace: Trace, comm_category: str, kind_names: list[str], kind_patterns:
     return GpuOps(*found, kinds=kinds)
 
 
-def _queried(trace: Trace, classes: dict[tuple[int, int], int]) -> tuple[Ops, Ops, Ops, Ops]:
+def _queried(trace: Session, classes: dict[tuple[int, int], int]) -> tuple[Ops, Ops, Ops, Ops]:
     """The rows of queries/gpu_ops.sql, run in DuckDB (scoped reads, cached copies, the scanner)."""
     rows = {key: np.ma.getdata(column) for key, column in trace.run_arrays("gpu_ops").items()}
     kind = rows["kind"]
@@ -97,7 +97,7 @@ def _queried(trace: Trace, classes: dict[tuple[int, int], int]) -> tuple[Ops, Op
     return Ops(kernels.dev, kernels.s, kernels.e, cls), of(MEMCPY), of(MEMSET), of(GRAPH)
 
 
-def _decoded(trace: Trace, classes: dict[tuple[int, int], int]) -> tuple[Ops, Ops, Ops, Ops] | None:
+def _decoded(trace: Session, classes: dict[tuple[int, int], int]) -> tuple[Ops, Ops, Ops, Ops] | None:
     """The rows of queries/gpu_ops.sql from the decoded columns (None: not read from pages)."""
     kernels = trace.decoded_arrays(schema.KERNEL, _KERNEL_COLUMNS)
     if kernels is None:
@@ -115,7 +115,7 @@ def _decoded(trace: Trace, classes: dict[tuple[int, int], int]) -> tuple[Ops, Op
     return kernel_ops, _ops(memcpy), _ops(memset), graphs
 
 
-def _copies(trace: Trace, table: str) -> dict[str, tuple[Any, Any]] | None:
+def _copies(trace: Session, table: str) -> dict[str, tuple[Any, Any]] | None:
     """A copy table's decoded columns; no rows when the export lacks the table (nsys leaves out
     empty tables); None when it has the table but its pages are not decoded."""
     if not trace.schema.has(table):

@@ -29,7 +29,7 @@ from nsysq.gputime.intervals import Coverage, Sorted, groups, union
 from nsysq.session.scope import stamp
 
 if TYPE_CHECKING:
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 COMM_CATEGORY = "NCCL / communication"
 """The lineup category whose kernels count as communication."""
@@ -112,7 +112,7 @@ def collective_kind(short_name: str | None, rules: tuple[KindRule, ...] | None =
     return UNKNOWN_KIND
 
 
-def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
+def overlap(trace: Session, *, rules: str | Path | None = None) -> OverlapResult:
     """Communication vs compute and memcpy vs compute overlap per device (and per collective kind).
 
     ``rules``: a lineup rules file replacing the packaged one (its "NCCL / communication" category
@@ -156,7 +156,7 @@ def overlap(trace: Trace, *, rules: str | Path | None = None) -> OverlapResult:
     )
 
 
-def _kept_rows(trace: Trace, params: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+def _kept_rows(trace: Session, params: dict[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
     """The device and collective records as (section, JSON) rows: what a kept answer holds."""
     ops = gpu_ops.read(trace, **params)
     every = (ops.kernels.dev, ops.memcpys.dev, ops.graphs.dev)

@@ -18,7 +18,7 @@ every CUDA API call and NVTX event of the process; a scope that picks ops within
 stream, NVTX ranges) keeps the calls that launched an op in scope and the NVTX ranges holding such a
 call on its thread (:func:`launches_only`), so every call written has its arrow.
 
-Timestamps are microseconds from the trace start (``Trace.t0``) with three decimals, so exact to the
+Timestamps are microseconds from the trace start (``Session.t0``) with three decimals, so exact to the
 ns; ``args`` holds ``start_ns``, ``end_ns`` (from the trace start) and ``duration_ns`` exactly. An
 NVTX event that began before the trace start is drawn from it (``args.before_trace_start_ns``):
 viewers drop negative timestamps.
@@ -40,8 +40,8 @@ from nsysq.base.table import Table
 from nsysq.base.units import ms_to_ns
 
 if TYPE_CHECKING:
+    from nsysq.session import Session
     from nsysq.session.scope import Scope
-    from nsysq.trace import Trace
 
 __all__ = [
     "EVENT_GUARD",
@@ -124,7 +124,7 @@ def check_output(path: Path) -> None:
     check_output_path(path, SUFFIXES)
 
 
-def collect(trace: Trace, *, start_ms: float | None = None, end_ms: float | None = None) -> ExportRows:
+def collect(trace: Session, *, start_ms: float | None = None, end_ms: float | None = None) -> ExportRows:
     """Read the GPU ops, CUDA API calls and NVTX events overlapping [start_ms, end_ms) (ms from the
     trace start; None = open), in the trace's scope: see :func:`launches_only` for what a scoped
     export keeps on the CPU side."""

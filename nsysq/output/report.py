@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from nsysq.base.table import Table
     from nsysq.diffing.result import DiffResult
-    from nsysq.trace import Trace
+    from nsysq.export.reader import CacheMode
+    from nsysq.session import Session
 
 __all__ = [
     "DIFF_SECTIONS",
@@ -67,7 +68,7 @@ DIFF_PLOT_ROWS = 25
 class TraceContext:
     """What the sections of a one-trace report share: the trace and results computed once."""
 
-    trace: Trace
+    trace: Session
     kept: dict[str, Any] = field(default_factory=dict)
 
     def once(self, key: str, compute: Callable[[], Any]) -> Any:
@@ -150,9 +151,10 @@ def _guarded(build: Callable[[Any], str], context: Any) -> str:
 
 # -- one trace -----------------------------------------------------------------------------------
 def _info(ctx: TraceContext) -> str:
+    from nsysq.analyses.info import info
     from nsysq.base.units import fmt_file_size, fmt_ms
 
-    data: dict[str, Any] = ctx.once("info", ctx.trace.info)
+    data: dict[str, Any] = ctx.once("info", lambda: info(ctx.trace))
     items: list[tuple[str, str, Any, str]] = [
         ("file", "path", data["path"], Path(data["path"]).name),
         ("size", "size_bytes", data["size_bytes"], fmt_file_size(int(data["size_bytes"]))),
@@ -221,7 +223,7 @@ def _nvtx_section(ctx: TraceContext) -> str:
         skipped = _unnested_note(ctx.trace)
         if skipped:
             return skipped
-        # Not within Trace.bounded_memory as gaps is: the attribution's temp tables (every GPU op
+        # Not within Session.bounded_memory as gaps is: the attribution's temp tables (every GPU op
         # with its call, the stacks, the pairs) are read again step after step, and at 5M kernels /
         # 1.25M ranges a 300 MB bound made them spill and reload for over 10 minutes (bench/README).
         table = nvtx(ctx.trace, limit=NVTX_ROWS)
@@ -240,7 +242,7 @@ def _nvtx_section(ctx: TraceContext) -> str:
     return picture + result_html(table, argv, "rows", footer_path="footer")
 
 
-def _unnested_note(trace: Trace) -> str:
+def _unnested_note(trace: Session) -> str:
     """The note shown instead of the NVTX section when its attribution would take the quadratic
     fallback on many ranges ("" when the section is computed)."""
     from nsysq.analyses.nvtx import stack_check
@@ -363,13 +365,15 @@ TRACE_SECTIONS: list[ReportSection] = [
 """The sections of a one-trace report, in order. Add one line to add a section."""
 
 
-def trace_report(trace: Trace, sections: Sequence[ReportSection] | None = None) -> Report:
+def trace_report(trace: Session, sections: Sequence[ReportSection] | None = None) -> Report:
     """The report of one trace."""
-    from nsysq import __version__
+    from nsysq.base.version import __version__
 
     ctx = TraceContext(trace)
     built = [PageSection(s.key, s.title, _guarded(s.build, ctx)) for s in sections or TRACE_SECTIONS]
-    data = ctx.kept.get("info") or trace.info()
+    from nsysq.analyses.info import info
+
+    data = ctx.kept.get("info") or info(trace)
     gpus = ", ".join(str(g["name"]) for g in data["gpus"]) or "unknown GPU"
     subtitle = [f"{gpus} · nsys {data['nsys_version']} · {Path(data['path']).name}"]
     html = page_html(f"nsysq report: {trace.path.name}", subtitle, built, f"nsysq {__version__}")
@@ -424,16 +428,19 @@ DIFF_SECTIONS: list[ReportSection] = [
 """The sections of a diff report, in order: the evidence board first."""
 
 
-def diff_report(a: Trace, b: Trace, sections: Sequence[ReportSection] | None = None) -> Report:
-    """The report of what changed from trace ``a`` to trace ``b`` (``nsysq diff`` with its defaults)."""
-    from nsysq import __version__
+def diff_report(
+    a: Path, b: Path, *, cache: CacheMode = True, sections: Sequence[ReportSection] | None = None
+) -> Report:
+    """The report of what changed from the trace at ``a`` to the one at ``b`` (``nsysq diff`` with its
+    defaults; ``cache`` as ``nsysq.open`` takes it)."""
+    from nsysq.base.version import __version__
     from nsysq.diffing import diff
     from nsysq.diffing.report import header
 
-    result = diff(a, b)
+    result = diff(a, b, cache=cache)
     ctx = DiffContext(result)
     built = [PageSection(s.key, s.title, _guarded(s.build, ctx)) for s in sections or DIFF_SECTIONS]
-    title = f"nsysq report: {a.path.name} → {b.path.name}"
+    title = f"nsysq report: {a.name} → {b.name}"
     subtitle = [header(result).removeprefix("nsysq diff").strip()]
     subtitle += [f"warning: {w}" for w in result.warnings]
     return Report(page_html(title, subtitle, built, f"nsysq {__version__}"), tuple(result.warnings))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from nsysq.gputime.overlap import OverlapResult
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 PLOT_TOP = 10**9
 """Gaps ``gaps_frame`` lists by default: all of them."""
@@ -29,7 +29,7 @@ CAUSE_COLORS: dict[str, str] = {
 }
 
 
-def gaps_frame(trace: Trace, *, top: int = PLOT_TOP) -> pd.DataFrame:
+def gaps_frame(trace: Session, *, top: int = PLOT_TOP) -> pd.DataFrame:
     """The ``top`` longest idle gaps (ns) as a DataFrame; ``df.attrs["devices"]`` holds the
     per-device rows of :func:`nsysq.gputime.gaps.gaps` and ``df.attrs["footer"]`` its footer."""
     return gaps_result_frame(gaps(trace, top=top))
@@ -149,7 +149,7 @@ GRAPH_COLOR = "#7f7f7f"
 """Exposed time during which a CUDA graph traced whole ran (its kernels, maybe compute, unseen)."""
 
 
-def overlap_frame(trace: Trace, *, rules: str | None = None) -> pd.DataFrame:
+def overlap_frame(trace: Session, *, rules: str | None = None) -> pd.DataFrame:
     """The bars ``plot_overlap`` draws, one per device and subject (all communication, each
     collective kind, memcpy): ``device_id``, ``subject``, ``overlap_ns``, ``exposed_ns`` and
     ``graph_overlap_ns`` (the part of the exposed time beside an execution of a CUDA graph traced

@@ -104,18 +104,46 @@ class OpFilter:
     keys: tuple[str, ...] = LAUNCH_KEYS
 
 
+#: How an NVTX selection gives GPU work to its ranges (``--nvtx-mode``): as ``nsysq nvtx``,
+#: ``--innermost`` and ``--window`` do. ``launch`` is the default.
+NVTX_MODES = ("launch", "innermost", "window")
+
+
+@dataclass(frozen=True)
+class NvtxSelection:
+    """The GPU work of some NVTX ranges: those ``selector`` names (``name[@domain][/index]``; with
+    ``like`` the name is a case-insensitive LIKE pattern), attributed by ``mode`` (NVTX_MODES). What
+    ``--nvtx``/``--nvtx-like``/``--nvtx-mode`` ask for and ``nsysq.open(path, nvtx=...)`` takes."""
+
+    selector: str
+    like: bool = False
+    mode: str = "launch"
+
+    def __post_init__(self) -> None:
+        if self.mode not in NVTX_MODES:
+            raise UsageError(f"--nvtx-mode {self.mode!r} is not one of {', '.join(NVTX_MODES)}.")
+
+    @property
+    def label(self) -> str:
+        """``nvtx NAME``, ``nvtx-like PATTERN (window)``: how footers and --show-sql name it."""
+        kind = "nvtx-like" if self.like else "nvtx"
+        return f"{kind} {self.selector}" + ("" if self.mode == "launch" else f" ({self.mode})")
+
+
 @dataclass(frozen=True)
 class Scope:
-    """The GPU work an analysis reads; the default (nothing set) is the whole trace."""
+    """The GPU work an analysis reads; the default (nothing set) is the whole trace. ``nvtx``: an NVTX
+    selection, turned into ``ops`` (the launches it keeps) when the trace opens."""
 
     device: int | None = None
     stream: int | None = None
     pid: int | None = None
     ops: OpFilter | None = None
+    nvtx: NvtxSelection | None = None
 
     @property
     def active(self) -> bool:
-        return any(v is not None for v in (self.device, self.stream, self.pid, self.ops))
+        return any(v is not None for v in (self.device, self.stream, self.pid, self.ops, self.nvtx))
 
     def with_ops(self, ops: OpFilter | None) -> Scope:
         return replace(self, ops=ops)
@@ -126,6 +154,8 @@ class Scope:
         parts = [f"{what} {value}" for what, value in named if value is not None]
         if self.ops is not None:
             parts.append(self.ops.label)
+        elif self.nvtx is not None:
+            parts.append(self.nvtx.label)
         return ", ".join(parts)
 
     def key(self) -> str:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from nsysq.export.check import SourceSchema
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 SOURCE_ALIAS = "src"
 # A $parameter, or a comment / string / quoted identifier to copy unchanged.
@@ -186,6 +186,6 @@ def _terminated(sql: str) -> str:
     return body + ("\n;" if "--" in body.rsplit("\n", 1)[-1] else ";")
 
 
-def script(trace: Trace) -> str:
+def script(trace: Session) -> str:
     """The script that reproduces everything ``trace`` ran so far, against its export."""
     return script_for(trace.path, trace.schema, trace.executed)

@@ -1,91 +1,98 @@
-"""``Trace``: one nsys export opened read-only in DuckDB, with the canonical views in place.
+"""``Trace``: an nsys export opened for a person at a notebook (``nsysq.open(path)``).
 
-DuckDB is imported where it is used, not at module level: opening a trace starts decoding its pages
-before the 0.07 s of ``import duckdb`` (see Trace.__init__)."""
+A Trace is the small face of nsysq: the analyses as methods that return pandas DataFrames, ad-hoc
+SQL, a summary, and closing. Everything else (running packaged queries in a scope, decoded
+columns, helper tables, kept answers) is the engine's: ``trace.session``, the
+:class:`nsysq.session.Session` every analysis receives. The analysis methods are built from the
+analyses themselves (:class:`Analysis`), so each takes exactly the analysis's parameters, including
+``unit``, the time unit of the frame's ``*_ns`` columns.
+
+Opening is one route: :class:`Trace` (whose public name is ``nsysq.open``) checks the path, picks
+the reader and opens the session, NVTX selection included in the scope (``nvtx=``: the session
+turns it into the launches it keeps as it opens, with :func:`nsysq.analyses.nvtx.selection_filter`).
+The CLI, the report, the diff and the fleet workers all open traces through it.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import functools
-import hashlib
-import shutil
-import tempfile
+import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, overload
 
-from nsysq import catalog
-from nsysq.base.errors import NoDataError, QueryError, UsageError
+from nsysq.analyses import census as census_mod
+from nsysq.analyses import graphs as graphs_mod
+from nsysq.analyses import lineup as lineup_mod
+from nsysq.analyses import nvtx as nvtx_mod
+from nsysq.analyses import stakeout as stakeout_mod
+from nsysq.analyses import timeline as timeline_mod
+from nsysq.analyses.info import info as info_of
+from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
-from nsysq.export import engine, schema
-from nsysq.export.cache import CacheState
-from nsysq.export.check import SourceSchema, check_path, read_schema
-from nsysq.export.decoded import DecodedTables
-from nsysq.export.reader import Reader, open_reader
-from nsysq.session import scope as scope_mod
-from nsysq.session.scope import Scope
-from nsysq.session.sqlscript import Statement, rows_table
+from nsysq.export.reader import CacheMode
+from nsysq.session import Session
+from nsysq.session.scope import NvtxSelection, Scope
 
 if TYPE_CHECKING:
+    import os
+
     import pandas as pd
 
-    from nsysq.analyses.census import NameField
-    from nsysq.catalog.rules import Rule
+P = ParamSpec("P")
 
-_KERNEL_HINT = (
-    "profile with nsys profile --trace=cuda (the default) and export again with nsys export --type=sqlite"
-)
+
+class Analysis(Generic[P]):
+    """A Trace method made from an analysis ``fn(session, ...) -> Table``: the method takes the
+    analysis's own parameters and returns its table as a DataFrame."""
+
+    def __init__(self, fn: Callable[Concatenate[Session, P], Table]) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        params = list(inspect.signature(fn).parameters.values())[1:]
+        self.__signature__ = inspect.Signature(params, return_annotation="pd.DataFrame")
+
+    @overload
+    def __get__(self, trace: None, owner: type[Trace]) -> Analysis[P]: ...
+    @overload
+    def __get__(self, trace: Trace, owner: type[Trace]) -> Callable[P, pd.DataFrame]: ...
+    def __get__(self, trace: Trace | None, owner: type[Trace]) -> Analysis[P] | Callable[P, pd.DataFrame]:
+        if trace is None:
+            return self
+        session = trace.session
+
+        @functools.wraps(self.fn)
+        def method(*args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
+            return self.fn(session, *args, **kwargs).to_pandas()
+
+        method.__signature__ = self.__signature__  # type: ignore[attr-defined]
+        return method
 
 
 class Trace:
-    """An nsys SQLite export, opened read-only. Use ``nsysq.open(path)``; close it (or use ``with``)."""
+    """An nsys SQLite export, opened read-only: ``nsysq.open(path)``; close it (or use ``with``)."""
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | os.PathLike[str],
         *,
-        cache: bool | str = True,
-        prefetch: str | tuple[str, ...] | None = "census",
         scope: Scope | None = None,
+        nvtx: str | NvtxSelection | None = None,
+        cache: CacheMode = True,
+        prefetch: str | tuple[str, ...] | None = "census",
     ) -> None:
-        """``cache``: True (use a cached copy, or start building one for a large trace), False
-        (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
-        (use a complete copy when there is one; never start building one).
-        ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding from the
-        file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand).
-        ``scope``: the GPU work every analysis reads (nsysq.session.scope; default the whole trace)."""
-        self.path: Path = check_path(path)
-        self.schema: SourceSchema = read_schema(self.path)
-        self._reader: Reader = open_reader(self.path, self.schema, cache=cache, prefetch=prefetch)
-        self._con = self._reader.con
-        self._rules_digest = ""
-        self._materialized: set[str] = set()
-        self._rules_loaded: str | None = None
-        # Every statement run after opening, in order: nsysq.session.sqlscript turns them into --show-sql.
-        self.executed: list[Statement] = []
-        self._macros_defined = False
-        self.scope: Scope = scope or Scope()
-        self._scope_ready = False
-        self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
-
-    @property
-    def _decoded(self) -> DecodedTables | None:
-        return self._reader.decoded
-
-    @property
-    def _cache(self) -> CacheState:
-        return self._reader.cache
-
-    def cache_status(self) -> str:
-        """How this Trace reads the file: from its cached copy, or directly (and why)."""
-        return self._reader.describe()
-
-    def close(self) -> None:
-        """Close the connection; after a direct read of a large trace, start building its copy."""
-        self._reader.close()
-        if self._spill is not None:
-            shutil.rmtree(self._spill, ignore_errors=True)
-            self._spill = None
+        """``scope``: the GPU work every analysis reads (:class:`nsysq.Scope`: a device, stream or
+        process; default the whole trace); ``nvtx``: only the GPU work of these NVTX ranges (a range
+        name, ``name[@domain][/index]``, or an :class:`nsysq.NvtxSelection` for a LIKE pattern or
+        another attribution mode), within ``scope``; ``cache``: see :data:`nsysq.export.reader.CacheMode`;
+        ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding
+        from the file's pages at once, while DuckDB loads (None: decode on demand)."""
+        scope = with_nvtx(scope, nvtx)
+        self.session: Session = Session(
+            path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter
+        )
+        self.path: Path = self.session.path
 
     def __enter__(self) -> Trace:
         return self
@@ -100,463 +107,33 @@ class Trace:
         """Jupyter shows a short summary card (see nsysq.trace.notebook.trace_html)."""
         from nsysq.trace.notebook import trace_html
 
-        return trace_html(self)
+        return trace_html(self.session)
 
-    # -- running queries ------------------------------------------------------------------------
-    def _define_macros(self) -> None:
-        """Define the packaged macros (queries/ files that create one) once, before any query."""
-        if not self._macros_defined:
-            for macro in catalog.macros():
-                self._fetch(macro.sql)
-            self._macros_defined = True
+    def close(self) -> None:
+        """Close the trace; after a direct read of a large trace, start building its cached copy."""
+        self.session.close()
 
-    def run(self, name: str, **params: Any) -> Table:
-        """Run the packaged query ``name`` with bound parameters, in this Trace's scope; return its
-        rows as a Table."""
-        return self._run(name, params, scoped=True)
-
-    def _run(self, name: str, params: dict[str, Any], *, scoped: bool) -> Table:
-        import duckdb
-
-        query = catalog.get(name)
-        if query.macro is not None:
-            raise QueryError(f"queries/{query.filename} defines the macro {query.macro}; it is not a query.")
-        missing = set(query.params) - set(params)
-        if missing:
-            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
-        bound = {p: params[p] for p in query.params}
-        self._define_macros()
-        sql, declared, salt = self._in_scope(query.sql, query.declared_columns, scoped=scoped)
-        self.executed.append(Statement(sql, bound, query.label))
-        if "nsysq_" in query.tables:
-            salt += self._rules_digest
-        digest = self._reader.answer_digest(sql, bound, salt + _macros_salt(query))
-        known = self._reader.recall(digest)
-        if known is not None:
-            return Table(kind=name, columns=known[0], rows=known[1], queries=_labels(query))
-        try:
-            columns, rows = self._fetch(sql, bound, declared)
-        except duckdb.Error as exc:
-            raise QueryError(
-                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
-                f"{str(exc).splitlines()[0]}"
-            ) from None
-        self._reader.remember(digest, columns, rows)
-        return Table(kind=name, columns=columns, rows=rows, queries=_labels(query))
-
-    def run_arrays(self, name: str, **params: Any) -> dict[str, Any]:
-        """Run the packaged query ``name`` in this Trace's scope; return its rows as one numpy array
-        per column (for the numeric work done outside SQL, such as nsysq.gputime.intervals). Recorded for
-        --show-sql like every query; never kept as an answer."""
-        import duckdb
-
-        query = catalog.get(name)
-        bound = {p: params[p] for p in query.params}
-        self._define_macros()
-        sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
-        self.executed.append(Statement(sql, bound, query.label))
-
-        def call() -> dict[str, Any]:
-            with engine.pandas_free_binding():
-                cur = self._con.execute(sql, bound) if bound else self._con.execute(sql)
-                return dict(cur.fetchnumpy())
-
-        try:
-            return self._reader.fetch(call, declared, sql)
-        except duckdb.Error as exc:
-            raise QueryError(
-                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
-                f"{str(exc).splitlines()[0]}"
-            ) from None
-
-    def decoded_arrays(self, table: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
-        """On a direct, unscoped read of ``table`` from the export's pages: its ``columns`` as the
-        decoded arrays, each with its NULL mask (None: no NULL; a column the table lacks is left
-        out). None otherwise: read the rows with SQL (run_arrays)."""
-        decoded = self._decoded
-        if decoded is None or self.scope.active or not decoded.from_pages(table):
-            return None
-        return self._reader.fetch(lambda: decoded.tables[table].arrays(columns), {table: columns})
-
-    def kept(
-        self,
-        name: str,
-        analysis: str,
-        params: dict[str, Any],
-        compute: Callable[[], tuple[tuple[str, ...], list[tuple[Any, ...]]]],
-    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-        """Rows an ``analysis`` (name and version, e.g. "gpu_busy/1") computes outside SQL from the
-        rows of packaged query ``name`` with ``params``: kept like a query's answer (same trace,
-        scope and lineup rules: read back, not computed again)."""
-        query = catalog.get(name)
-        sql, _, salt = self._in_scope(query.sql, query.declared_columns)
-        salt += self._rules_digest + analysis
-        digest = self._reader.answer_digest(sql, {k: params[k] for k in sorted(params)}, salt)
-        known = self._reader.recall(digest)
-        if known is not None:
-            self.note_query(name, f"{analysis}: its result kept from an earlier run", **params)
-            return known
-        columns, rows = compute()
-        self._reader.remember(digest, columns, rows)
-        return columns, rows
-
-    def note_query(self, name: str, note: str, **params: Any) -> None:
-        """Record packaged query ``name`` for --show-sql without running it: its rows were read
-        another way (``note`` says how), e.g. from decoded columns."""
-        query = catalog.get(name)
-        self.executed.append(
-            Statement(query.sql, {p: params[p] for p in query.params if p in params}, query.label, note)
-        )
-
-    # -- scope ----------------------------------------------------------------------------------
-    def set_scope(self, scope: Scope | None) -> None:
-        """Read only the GPU work in ``scope`` from now on (None: the whole
-        trace); see nsysq.session.scope."""
-        self.scope = scope or Scope()
-        self._scope_ready = False
-        self._materialized.clear()  # helper tables built from kernels are rebuilt in the new scope
-        self._rules_loaded = None
-        self.__dict__.pop("kernel_totals", None)
-        self.__dict__.pop("whole_graphs", None)
-
-    def _in_scope(
-        self, sql: str, declared: dict[str, tuple[str, ...]], *, scoped: bool = True
-    ) -> tuple[str, dict[str, tuple[str, ...]], str]:
-        """``sql`` as it runs in this Trace's scope, the columns it reads, and the salt of its answer."""
-        if not scoped or not self.scope.active:
-            return sql, declared, ""
-        self._apply_scope()
-        sql = scope_mod.rewrite(sql)
-        if scope_mod.reads_scoped(sql):
-            self._scoped_name_stats()
-        merged = scope_mod.merge_declared(declared, self.scope.declared_extra()) or declared
-        return sql, merged, self.scope.key()
-
-    def _apply_scope(self) -> None:
-        """Create the scoped views once, after checking the scope names GPU work the trace has."""
-        if self._scope_ready:
-            return
-        self._define_macros()
-        scope_mod.check(self.scope, self._run("scope_values", {}, scoped=False).rows, self.path.name)
-        ops = self.scope.ops_statement()
-        if ops is not None and self.scope.ops is not None:
-            self._record(ops, dict(self.scope.ops.declared))
-        for statement in self.scope.view_statements():
-            self._record(statement)
-        self._scope_ready = True
-
-    def _scoped_name_stats(self) -> None:
-        """Per-name statistics of the kernels in scope (the unscoped ones are precomputed)."""
-        table = scope_mod.SCOPED[scope_mod.NAME_STATS]
-        if table in self._materialized:
-            return
-        query = catalog.get(schema.DERIVED[scope_mod.NAME_STATS])
-        sql = scope_mod.rewrite(query.sql)
-        declared = scope_mod.merge_declared(query.declared_columns, self.scope.declared_extra())
-        self._record(
-            Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", label=query.label), declared
-        )
-        self._materialized.add(table)
-
-    def _fetch(
-        self, sql: str, params: Any = None, declared: dict[str, tuple[str, ...]] | None = None
-    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-        """Run one statement; return its column names and rows. ``declared``: the columns it reads
-        per table, decoded first on a direct read (any other is decoded when it asks)."""
-
-        def call() -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-            with engine.pandas_free_binding():
-                cur = self._con.execute(sql, params) if params else self._con.execute(sql)
-                return tuple(d[0] for d in cur.description or ()), cur.fetchall()
-
-        return self._reader.fetch(call, declared, sql)
-
-    def bounded_memory(self, limit: str) -> contextlib.AbstractContextManager[None]:
-        """Within the block, DuckDB's working memory on this trace's connection stays under
-        ``limit``: past it DuckDB spills into a private ``nsysq-spill-*`` directory in the system's
-        temporary directory, removed when the trace is closed (engine.bounded_memory)."""
-        if self._spill is None:
-            self._spill = Path(tempfile.mkdtemp(prefix="nsysq-spill-"))
-        return engine.bounded_memory(self._con, limit, self._spill)
-
-    @property
-    def kernel_reader(self) -> str:
-        """How kernel rows are read: "cached copy", "pages" (decoded from the file's pages) or
-        "sqlite (<why not pages>)"."""
-        return self._reader.kernel_reader
-
-    def prefetch(self, name: str | tuple[str, ...]) -> None:
-        """On a direct read, start decoding in the background the columns packaged query ``name``
-        declares; the query then only waits for what is left."""
-        if self._decoded is not None:
-            self._decoded.prefetch(catalog.declared(name))
-
-    def release_columns(self, table: str, columns: tuple[str, ...] | None = None) -> None:
-        """Free the decoded arrays of ``table``'s ``columns`` (None: every column) on a direct read;
-        a later query that reads them decodes them again. A no-op on a cached copy."""
-        decoded = self._decoded.tables.get(table) if self._decoded is not None else None
-        if decoded is None:
-            return
-        if columns is None:
-            decoded.release()
-        else:
-            decoded.release_columns(columns)
-
-    def release_kernel_rows(self) -> None:
-        """Free the kernel columns decoded so far (a later query decodes what it needs again)."""
-        if self._decoded is not None:
-            self._decoded.tables[schema.KERNEL].release()
+    def info(self) -> dict[str, Any]:
+        """What is in the trace: nsys version, GPUs, time span, row counts, tables, warnings."""
+        return info_of(self.session)
 
     def sql(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> pd.DataFrame:
-        """Run a read-only ad-hoc query (SELECT / WITH / PRAGMA-free) and return a DataFrame."""
-        return self.sql_table(text, params).to_pandas()
+        """Run one read-only ad-hoc SELECT (or WITH ... SELECT) and return a DataFrame."""
+        return self.session.sql_table(text, params).to_pandas()
 
-    def sql_table(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> Table:
-        import duckdb
-
-        try:
-            statements = duckdb.extract_statements(text)
-        except duckdb.Error as exc:
-            raise UsageError(f"the SQL does not parse: {str(exc).splitlines()[0]}") from None
-        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-            raise UsageError("nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement.")
-        try:
-            columns, rows = self._fetch(text, params)
-        except duckdb.Error as exc:
-            raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from None
-        return Table(kind="sql", columns=columns, rows=rows)
-
-    # -- facts every analysis needs -------------------------------------------------------------
-    @functools.cached_property
-    def span(self) -> dict[str, Any]:
-        """``t0`` (earliest GPU/API start, ns), ``t_end`` and ``span_ns``."""
-        return self._run("trace_span", {}, scoped=False).records()[0]  # one clock in every scope
-
-    @property
-    def t0(self) -> int:
-        return int(self.span["t0"] or 0)
-
-    @functools.cached_property
-    def kernel_totals(self) -> dict[str, Any]:
-        return self.run("kernel_totals").records()[0]
-
-    @functools.cached_property
-    def whole_graphs(self) -> dict[str, int]:
-        """CUDA graphs traced whole, in scope: ``executions``, ``graphs``, ``graph_ns``."""
-        return {k: int(v) for k, v in self.run("graph_executions").records()[0].items()}
-
-    def whole_graph_note(self) -> str | None:
-        """The one line that says graphs were traced whole and how to see inside them (None: none)."""
-        found = self.whole_graphs
-        if not found["executions"]:
-            return None
-        return WHOLE_GRAPH_NOTE.format(
-            executions=found["executions"], graphs=found["graphs"], ms=found["graph_ns"] / 1e6
-        )
-
-    def require_kernels(self) -> None:
-        """Raise NoDataError when the export (or the scope) holds no CUDA kernels and no executions of
-        CUDA graphs traced whole (their kernels are not in the kernel table)."""
-        if not self.schema.has(schema.KERNEL):
-            raise NoDataError(
-                f"{self.path.name} recorded no CUDA kernels (it has no {schema.KERNEL} table); "
-                + _KERNEL_HINT
-                + "."
-            )
-        if not self.run("kernel_presence").rows[0][0] and not self.whole_graphs["executions"]:
-            if self.scope.active:
-                raise NoDataError(f"{self.path.name} has no CUDA kernels in scope {self.scope.describe()}.")
-            raise NoDataError(
-                f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); " + _KERNEL_HINT + "."
-            )
-
-    def use_rules(self, rules: list[Rule] | None = None, *, source: str = "packaged") -> None:
-        """Load lineup rules into ``nsysq_lineup_rules`` and (re)build ``nsysq_kernel_category``."""
-        from nsysq.catalog import rules as rules_mod
-
-        if rules is None:
-            if self._rules_loaded == "packaged":
-                return
-            rules = rules_mod.load_lineup_rules()
-        self._define_macros()
-        rows = rules_mod.rules_rows(rules)
-        rules_sql = rows_table("nsysq_lineup_rules", _RULE_COLUMNS, rows)
-        self._record(Statement(rules_sql, note="the lineup rules"))
-        if "nsysq_kernel_pairs" not in self._materialized:
-            # The distinct name-id pairs: from the kernel groups when a diff already read them.
-            groups = "nsysq_kernel_groups"
-            pairs_from = groups if groups in self._materialized else schema.KERNEL
-            self._record(
-                Statement(
-                    "CREATE OR REPLACE TEMP TABLE nsysq_kernel_pairs AS "
-                    f"SELECT DISTINCT shortName, demangledName FROM {pairs_from}",
-                    note="the distinct kernel name-id pairs",
-                ),
-                declared={pairs_from: ("shortName", "demangledName")},
-            )
-            self._materialized.add("nsysq_kernel_pairs")
-        category = catalog.get("kernel_category")
-        self._record(
-            Statement(
-                f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS\n{category.sql}", label=category.label
-            ),
-            category.declared_columns,  # its header names what it reads (the parser cannot: macros)
-        )
-        self._rules_loaded = source
-        self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
-
-    def _record(self, statement: Statement, declared: dict[str, tuple[str, ...]] | None = None) -> None:
-        """Run one statement that builds a helper table (parameters bound from it), and record it."""
-        self.executed.append(statement)
-        self._fetch(statement.sql, dict(statement.params) or None, declared)
-
-    def materialize(self, name: str, table: str, *, rebuild: bool = False, **params: Any) -> None:
-        """Keep the rows of packaged query ``name`` (bound ``params``) as temp table ``table`` for
-        later queries; built once per table and parameters (other parameters, or ``rebuild``, build
-        it again: for a table made from another one that was rebuilt)."""
-        import duckdb
-
-        key = table if not params else f"{table} {sorted(params.items())!r}"
-        if key in self._materialized and not rebuild:
-            return
-        query = catalog.get(name)
-        missing = set(query.params) - set(params)
-        if missing:
-            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
-        self._define_macros()
-        bound = {p: params[p] for p in query.params}
-        sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
-        statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", bound, label=query.label)
-        try:
-            self._record(statement, declared)
-        except duckdb.Error as exc:
-            raise QueryError(
-                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
-                f"{str(exc).splitlines()[0]}"
-            ) from None
-        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
-        self._materialized.add(key)
-
-    def is_materialized(self, table: str, **params: Any) -> bool:
-        """Whether ``materialize`` has built temp table ``table`` in this scope: with ``params``,
-        from exactly those parameters; without, from any."""
-        if params:
-            return f"{table} {sorted(params.items())!r}" in self._materialized
-        return any(k.split(" ", 1)[0] == table for k in self._materialized)
-
-    def drop_materialized(self, *tables: str) -> None:
-        """Drop helper tables ``materialize`` built, to free their memory; a later ``materialize``
-        builds them again."""
-        for table in tables:
-            self._record(Statement(f"DROP TABLE IF EXISTS {table}", note="no longer needed"))
-        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] not in tables}
-
-    # -- analyses (DataFrames for notebooks) ----------------------------------------------------
-    def info(self) -> dict[str, Any]:
-        from nsysq.analyses.info import info
-
-        return info(self)
-
-    # Each method takes the keyword parameters of the analysis it calls (tests/test_cli.py checks
-    # that they match), plus ``unit``: the time unit of the frame's time columns.
-    def census(self, *, limit: int = 0, names: NameField = "short", unit: str = "ns") -> pd.DataFrame:
-        """Per kernel name: instances and time (:func:`nsysq.analyses.census.census`)."""
-        from nsysq.analyses.census import census
-
-        return census(self, limit=limit, names=names).in_unit(unit).to_pandas()
-
-    def lineup(self, *, rules: str | Path | None = None, unit: str = "ns") -> pd.DataFrame:
-        """Kernel time by category (:func:`nsysq.analyses.lineup.lineup`)."""
-        from nsysq.analyses.lineup import lineup
-
-        return lineup(self, rules=rules).in_unit(unit).to_pandas()
-
-    def stakeout(self, kernel: str, *, like: bool = False, limit: int = 0, unit: str = "ns") -> pd.DataFrame:
-        """Every launch of one kernel (:func:`nsysq.analyses.stakeout.stakeout`)."""
-        from nsysq.analyses.stakeout import stakeout
-
-        return stakeout(self, kernel, like=like, limit=limit).in_unit(unit).to_pandas()
-
-    def graphs(self, *, unit: str = "ns") -> pd.DataFrame:
-        """The CUDA graphs and their launches (:func:`nsysq.analyses.graphs.graphs`)."""
-        from nsysq.analyses.graphs import graphs
-
-        return graphs(self).in_unit(unit).to_pandas()
-
-    def timeline(
-        self,
-        *,
-        start_ms: float | None = None,
-        end_ms: float | None = None,
-        nvtx_lanes: bool = False,
-        limit: int = 200,  # nsysq.analyses.timeline.ROWS_TO_READ
-        nvtx: bool | str | None = None,
-        unit: str = "ns",
-    ) -> pd.DataFrame:
-        """GPU work (and NVTX lanes) on one clock, ordered by start
-        (:func:`nsysq.analyses.timeline.timeline`)."""
-        from nsysq.analyses.timeline import timeline
-
-        table = timeline(
-            self, start_ms=start_ms, end_ms=end_ms, nvtx_lanes=nvtx_lanes, limit=limit, nvtx=nvtx
-        )
-        return table.in_unit(unit).to_pandas()
-
-    def nvtx(
-        self,
-        *,
-        innermost: bool = False,
-        window: bool = False,
-        depth: int | None = None,
-        like: str | None = None,
-        domain: str | None = None,
-        group_names: bool = False,
-        limit: int = 0,
-        extend_unended: bool = False,
-        unit: str = "ns",
-    ) -> pd.DataFrame:
-        """Per NVTX range name: CPU time and the GPU work attributed to it
-        (:func:`nsysq.analyses.nvtx.nvtx`)."""
-        from nsysq.analyses.nvtx import nvtx
-
-        table = nvtx(
-            self, innermost=innermost, window=window, depth=depth, like=like, domain=domain,
-            group_names=group_names, limit=limit, extend_unended=extend_unended,
-        )  # fmt: skip
-        return table.in_unit(unit).to_pandas()
+    census = Analysis(census_mod.census)
+    lineup = Analysis(lineup_mod.lineup)
+    stakeout = Analysis(stakeout_mod.stakeout)
+    graphs = Analysis(graphs_mod.graphs)
+    timeline = Analysis(timeline_mod.timeline)
+    nvtx = Analysis(nvtx_mod.nvtx)
 
 
-WHOLE_GRAPH_NOTE = (
-    "{executions:,} executions of {graphs:,} CUDA graph(s) were traced whole ({ms:,.3f} ms of GPU time): "
-    "they appear as 'graph <id>' rows, their kernels are not in the kernel table; profile with "
-    "nsys profile --cuda-graph-trace=node to see inside them."
-)
-
-_RULE_COLUMNS = (
-    ("rule_order", "INTEGER"),
-    ("category", "VARCHAR"),
-    ("field", "VARCHAR"),
-    ("pattern", "VARCHAR"),
-)
-
-
-def _labels(query: catalog.Query) -> tuple[str, ...]:
-    """The labels of ``query`` and of the packaged queries behind the derived views it reads."""
-    derived = (catalog.get(schema.DERIVED[t]).label for t in query.table_names if t in schema.DERIVED)
-    return (query.label, *derived)
-
-
-def _macros_salt(query: catalog.Query) -> str:
-    """The macros ``query`` calls, so a kept answer is not reused after a macro changes."""
-    return "".join(m.sql for m in catalog.macros() if m.macro and m.macro in query.sql)
-
-
-def open_trace(
-    path: str | Path,
-    *,
-    cache: bool | str = True,
-    prefetch: str | tuple[str, ...] | None = "census",
-    scope: Scope | None = None,
-) -> Trace:
-    """Open an nsys SQLite export read-only. Raises an NsysqError subclass naming the fix."""
-    return Trace(path, cache=cache, prefetch=prefetch, scope=scope)
+def with_nvtx(scope: Scope | None, nvtx: str | NvtxSelection | None) -> Scope | None:
+    """``scope`` with the NVTX selection ``nvtx`` (a range selector, or a selection) in it."""
+    if nvtx is None:
+        return scope
+    selection = NvtxSelection(nvtx) if isinstance(nvtx, str) else nvtx
+    if not isinstance(selection, NvtxSelection):
+        raise UsageError(f"nvtx= takes a range name or an nsysq.NvtxSelection, not {type(nvtx).__name__}.")
+    return dataclasses.replace(scope or Scope(), nvtx=selection)

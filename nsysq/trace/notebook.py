@@ -1,6 +1,6 @@
 """Notebook helpers: the HTML summary a ``Trace`` shows in Jupyter, and small glue for the plots.
 
-``Trace._repr_html_`` calls :func:`trace_html`; :func:`kernel_category_map` gives
+``Trace._repr_html_`` calls :func:`trace_html` with its session; :func:`kernel_category_map` gives
 :func:`nsysq.plot.plot_timeline` each kernel short name's lineup category;
 :func:`timeline_frame` is ``Trace.timeline`` with a ``category`` column added
 (:func:`timeline_table_frame` the same for a timeline already read).
@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nsysq.analyses.info import info
 from nsysq.analyses.timeline import EVENTS_TO_DRAW, timeline
 from nsysq.base.errors import NsysqError
 from nsysq.base.units import fmt_file_size, fmt_ms
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nsysq.base.table import Table
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
 _COUNT_LABELS = {
     "kernels": "kernels",
@@ -31,11 +32,11 @@ _COUNT_LABELS = {
 }
 
 
-def trace_html(trace: Trace) -> str:
+def trace_html(trace: Session) -> str:
     """A short HTML card: file, nsys version, GPUs, span, event counts, kernel time, warnings."""
     esc = html.escape
     try:
-        data = trace.info()
+        data = info(trace)
     except NsysqError as exc:  # show what went wrong rather than an empty cell
         return f"<b>nsysq.Trace</b> <code>{esc(str(trace.path))}</code>: {esc(str(exc))}"
     gpus = data.get("gpus") or []
@@ -77,7 +78,7 @@ def trace_html(trace: Trace) -> str:
     )
 
 
-def kernel_category_map(trace: Trace, *, rules: str | Path | None = None) -> dict[str, str]:
+def kernel_category_map(trace: Session, *, rules: str | Path | None = None) -> dict[str, str]:
     """Each kernel short name's lineup category (when one short name spans several categories,
     the one with most launches). Empty when the trace recorded no kernels."""
     from nsysq.analyses.lineup import kernel_categories
@@ -100,7 +101,7 @@ def kernel_category_map(trace: Trace, *, rules: str | Path | None = None) -> dic
 
 
 def timeline_frame(
-    trace: Trace, *, rules: str | Path | None = None, limit: int = EVENTS_TO_DRAW, **kwargs: Any
+    trace: Session, *, rules: str | Path | None = None, limit: int = EVENTS_TO_DRAW, **kwargs: Any
 ) -> pd.DataFrame:
     """``trace.timeline(limit=limit, **kwargs)`` with a ``category`` column (kernels only) for
     plotting; by default as many events as a plot draws (``nsysq.analyses.timeline.EVENTS_TO_DRAW``)."""
@@ -109,7 +110,7 @@ def timeline_frame(
     return timeline_table_frame(trace, table, rules=rules)
 
 
-def timeline_table_frame(trace: Trace, table: Table, *, rules: str | Path | None = None) -> pd.DataFrame:
+def timeline_table_frame(trace: Session, table: Table, *, rules: str | Path | None = None) -> pd.DataFrame:
     """``timeline_frame`` of a timeline already read (:func:`nsysq.analyses.timeline.timeline`, ns), so a
     caller that shows the table too reads the window once."""
     df = table.to_pandas()
