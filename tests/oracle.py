@@ -194,7 +194,7 @@ def _like(pattern: str) -> re.Pattern[str]:
 
 
 def _toml_rules(name: str) -> list[dict[str, Any]]:
-    text = (Path(__file__).resolve().parents[1] / "queries" / name).read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[1] / "queries" / "rules" / name).read_text(encoding="utf-8")
     return list(tomllib.loads(text)["rule"])
 
 

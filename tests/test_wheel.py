@@ -47,8 +47,11 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     wheels = tmp_path / "wheels"
     wheel = _build_wheel(wheels)
     names = zipfile.ZipFile(wheel).namelist()
-    shipped = {Path(n).name for n in names if n.startswith("nsysq/queries/")}
-    expected = {p.name for p in (ROOT / "queries").iterdir() if p.suffix in (".sql", ".toml")}
+    shipped = {n.removeprefix("nsysq/queries/") for n in names if n.startswith("nsysq/queries/")}
+    queries = ROOT / "queries"
+    expected = {
+        p.relative_to(queries).as_posix() for p in queries.rglob("*") if p.suffix in (".sql", ".toml")
+    }
     assert expected and expected <= shipped
     if _compiler():  # hatch_build.py compiles the page decoder into the wheel
         assert "nsysq/export/_pages.so" in names
