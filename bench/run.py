@@ -196,7 +196,7 @@ def check_nvtx_stacks(path: Path, env: dict[str, str]) -> int:
     Reads the NVTX tables only (nsysq.analyses.nvtx.stack_check), never the projection itself."""
     code = (
         "import sys, nsysq\nfrom nsysq.analyses.nvtx import stack_check\n"
-        "with nsysq.open(sys.argv[1], cache=False) as t:\n    print(*stack_check(t))"
+        "with nsysq.open(sys.argv[1], cache=False) as t:\n    print(*stack_check(t.session))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True, check=True

@@ -24,7 +24,7 @@ from nsysq.analyses.stakeout import stakeout
 from nsysq.analyses.timeline import timeline
 from nsysq.base.errors import NoDataError
 from nsysq.export import cache, pages, schema
-from nsysq.trace import Trace
+from nsysq.session import Session
 from tests.conftest import sha256
 
 REAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "traces" / "real"
@@ -37,7 +37,7 @@ def _no_background(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
 
 
-def _answers(trace: Trace) -> dict[str, Any]:
+def _answers(trace: Session) -> dict[str, Any]:
     """Everything the commands answer, as plain rows."""
     out: dict[str, Any] = {"cache": trace.cache_status()}
     data = info(trace)
@@ -84,27 +84,27 @@ def _norm(value: Any) -> Any:
 def _compare(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Direct (kernel rows decoded from pages, and through SQLite), direct with answers kept,
     cached copy, answers recalled: identical answers."""
-    with Trace(path, cache=False) as t:
+    with Session(path, cache=False) as t:
         direct = _answers(t)
         if pages.available() and t.schema.has(schema.KERNEL):
             assert t.kernel_reader == "pages"
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
-    with Trace(path, cache=False) as t:
+    with Session(path, cache=False) as t:
         assert t.kernel_reader.startswith("sqlite")
         through_sqlite = _answers(t)
     monkeypatch.delenv("NSYSQ_PAGE_READER")
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    with Trace(path, cache=True) as t:  # no copy yet: read directly, answers kept
+    with Session(path, cache=True) as t:  # no copy yet: read directly, answers kept
         assert t._cache.mode == "direct", t.cache_status()
         kept = _answers(t)
-    with Trace(path, cache=True) as t:  # same questions again: recalled from the kept answers
+    with Session(path, cache=True) as t:  # same questions again: recalled from the kept answers
         assert t._cache.mode == "direct"
         recalled = _answers(t)
     cache.clear()
-    with Trace(path, cache="build") as t:
+    with Session(path, cache="build") as t:
         assert t._cache.mode == "cached", t.cache_status()
         built = _answers(t)
-    with Trace(path) as t:  # a later open reads the complete copy (and the kept answers)
+    with Session(path) as t:  # a later open reads the complete copy (and the kept answers)
         assert t._cache.mode == "cached"
         again = _answers(t)
     for got in (direct, through_sqlite, kept, recalled, built, again):
@@ -151,7 +151,7 @@ def test_small_traces_read_directly(
 ) -> None:
     monkeypatch.delenv("NSYSQ_CACHE_MIN_BYTES", raising=False)
     path = _copy(fixture_dir, tmp_path)
-    with Trace(path) as t:
+    with Session(path) as t:
         assert t._cache.mode == "small"
         census(t)
     assert not any(f.endswith(".duckdb") for f in _cache_files())
@@ -161,7 +161,7 @@ def test_modified_trace_never_answered_from_stale_cache(
     fixture_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _copy(fixture_dir, tmp_path)
-    with Trace(path, cache="build") as t:
+    with Session(path, cache="build") as t:
         before = census(t).records()
     st = path.stat()
     con = sqlite3.connect(path)  # same size, new content: every kernel 1000 ns longer
@@ -170,14 +170,14 @@ def test_modified_trace_never_answered_from_stale_cache(
     con.close()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with the old mtime restored
     assert path.stat().st_size == st.st_size
-    with Trace(path, cache=False) as t:
+    with Session(path, cache=False) as t:
         truth = census(t).records()
     assert truth != before
     for mode in (True, "build"):
-        with Trace(path, cache=mode) as t:
+        with Session(path, cache=mode) as t:
             assert _norm(census(t).records()) == _norm(truth)
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    with Trace(path) as t:
+    with Session(path) as t:
         assert _norm(census(t).records()) == _norm(truth)
 
 
@@ -211,7 +211,7 @@ def test_concurrent_builders_leave_one_valid_cache(fixture_dir: Path, tmp_path: 
     files = _cache_files()
     assert [f for f in files if f.endswith(".duckdb")] == [f"{key}.duckdb"]
     assert not [f for f in files if ".tmp" in f or f.endswith(".wal")]
-    with Trace(path) as t, Trace(path, cache=False) as d:
+    with Session(path) as t, Session(path, cache=False) as d:
         assert t._cache.mode == "cached"
         assert _norm(census(t).rows) == _norm(census(d).rows)
 
@@ -235,27 +235,27 @@ def test_killed_builder_leaves_nothing_valid(tmp_path: Path) -> None:
     assert not cache.entry_file(key).exists()
     assert not cache.valid(key)
     assert list(cache.cache_dir().glob(f"{key}.duckdb.tmp-*"))  # debris, never read
-    with Trace(path) as t:
+    with Session(path) as t:
         assert t._cache.mode != "cached"  # nothing valid to read
-    with Trace(path, cache="build") as t:  # the next build replaces it
+    with Session(path, cache="build") as t:  # the next build replaces it
         assert t._cache.mode == "cached"
         cached = census(t).rows
-    with Trace(path, cache=False) as d:
+    with Session(path, cache=False) as d:
         assert _norm(census(d).rows) == _norm(cached)
     assert not list(cache.cache_dir().glob(f"{key}.*tmp-*"))
 
 
 def test_corrupt_cache_file_is_ignored(fixture_dir: Path, tmp_path: Path) -> None:
     path = _copy(fixture_dir, tmp_path)
-    with Trace(path, cache="build") as t:
+    with Session(path, cache="build") as t:
         expected = census(t).rows
     file = cache.entry_file(cache.identity(path).key)
     file.write_bytes(b"not a duckdb file" * 100)
-    with Trace(path) as t:
+    with Session(path) as t:
         assert t._cache.mode != "cached"
         assert _norm(census(t).rows) == _norm(expected)
     cache.remove(cache.identity(path).key)
-    with Trace(path, cache="build") as t:
+    with Session(path, cache="build") as t:
         assert t._cache.mode == "cached"
         assert _norm(census(t).rows) == _norm(expected)
 
@@ -266,12 +266,12 @@ def test_eviction_keeps_total_under_limit(
     first = _copy(fixture_dir, tmp_path, "v2024_6")
     second = tmp_path / "trace" / "v2025_5.sqlite"
     shutil.copy(fixture_dir / "v2025_5.sqlite", second)
-    with Trace(first, cache="build"):
+    with Session(first, cache="build"):
         pass
     size = cache.entries()[0].size_bytes
     monkeypatch.setenv("NSYSQ_CACHE_MAX_BYTES", str(size + size // 2))
     time.sleep(0.05)
-    with Trace(second, cache="build"):
+    with Session(second, cache="build"):
         pass
     remaining = cache.entries()
     assert [e.trace for e in remaining] == [str(second)]
@@ -340,10 +340,10 @@ def test_recalled_answers_depend_on_rules_and_params(
     path = _copy(fixture_dir, tmp_path, "edge_cases")
     rules = tmp_path / "rules.toml"
     rules.write_text('version = 1\n[[rule]]\ncategory = "Everything"\nfield = "short"\nlike = "%"\n')
-    with Trace(path) as t:
+    with Session(path) as t:
         packaged = lineup(t).rows
         top2 = census(t, limit=2).rows
-    with Trace(path) as t:
+    with Session(path) as t:
         custom = lineup(t, rules=rules).rows
         assert [r[0] for r in custom] == ["Everything"]
         assert lineup(t).rows == packaged
@@ -375,7 +375,7 @@ def test_first_read_starts_a_background_build_that_keeps_default_answers(
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
     monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "1")
     path = _copy(fixture_dir, tmp_path, "edge_cases")
-    with Trace(path) as t:
+    with Session(path) as t:
         assert t._cache.mode == "direct"
         direct = census(t, limit=20).rows
     key = cache.identity(path).key
@@ -384,7 +384,7 @@ def test_first_read_starts_a_background_build_that_keeps_default_answers(
         assert time.monotonic() < deadline, "the background build did not finish"
         time.sleep(0.2)
     monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
-    with Trace(path) as t:
+    with Session(path) as t:
         assert t._cache.mode == "cached"
         assert _norm(census(t, limit=20).rows) == _norm(direct)
     (entry,) = cache.entries()
@@ -398,7 +398,7 @@ def test_copy_stores_per_name_statistics(fixture_dir: Path, tmp_path: Path) -> N
     import duckdb
 
     path = _copy(fixture_dir, tmp_path, "edge_cases")
-    with Trace(path, cache="build") as t:
+    with Session(path, cache="build") as t:
         assert t._cache.mode == "cached"
         file = t._cache.file
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)

@@ -139,28 +139,28 @@ def test_api_returns_dataframes(fixture_dir: Path) -> None:
         assert len(trace.stakeout(name)) == df["instances"].iloc[0]
 
 
-def test_api_methods_take_the_analyses_parameters() -> None:
-    """Trace.census() etc. spell out the keyword parameters of the analysis they call (for
-    notebooks' signatures), with the same defaults, plus ``unit``."""
+def test_api_methods_take_the_analyses_parameters(fixture_dir: Path) -> None:
+    """Trace.census() etc. take exactly the parameters of the analysis they call (``unit``
+    included), on the class and on an open trace (what a notebook shows), and return its table."""
     import inspect
 
+    import nsysq
     from nsysq.analyses import census, graphs, lineup, nvtx, stakeout, timeline
     from nsysq.trace import Trace
 
-    for name, analysis in [
-        ("census", census.census),
-        ("lineup", lineup.lineup),
-        ("stakeout", stakeout.stakeout),
-        ("graphs", graphs.graphs),
-        ("timeline", timeline.timeline),
-        ("nvtx", nvtx.nvtx),
-    ]:
-        method = inspect.signature(getattr(Trace, name)).parameters
-        wanted = list(inspect.signature(analysis).parameters.values())[1:]  # after the trace
-        assert [(p.name, p.kind, p.default) for p in wanted] == [
-            (p.name, p.kind, p.default) for p in method.values() if p.name not in ("self", "unit")
-        ], name
-        assert method["unit"].default == "ns", name
+    analyses = [census.census, lineup.lineup, stakeout.stakeout, graphs.graphs, timeline.timeline, nvtx.nvtx]
+    with nsysq.open(fixture_dir / "v2024_6.sqlite") as opened:
+        for analysis in analyses:
+            wanted = list(inspect.signature(analysis).parameters.values())[1:]  # after the session
+            for face in (getattr(Trace, analysis.__name__), getattr(opened, analysis.__name__)):
+                method = inspect.signature(face).parameters
+                assert [(p.name, p.kind, p.default) for p in wanted] == [
+                    (p.name, p.kind, p.default) for p in method.values() if p.name != "self"
+                ], analysis.__name__
+            assert inspect.signature(analysis).parameters["unit"].default == "ns"
+        frame = opened.census(limit=2, unit="ms")
+        table = census.census(opened.session, limit=2).in_unit("ms")
+    assert list(frame.columns) == list(table.columns) and len(frame) == len(table.rows)
 
 
 def test_duckdb_progress_bar_is_off() -> None:
@@ -280,7 +280,7 @@ def test_stakeout_summary_table_reconciles_with_sqlite3() -> None:
 
     path, name = EXAMPLES[0], "reshape_and_cache_flash_kernel"
     with nsysq.open(path) as trace:
-        launches = stakeout(trace, name, limit=3)
+        launches = stakeout(trace.session, name, limit=3)
     summary = summary_table(launches)
     assert summary.kind == "stakeout_summary" and summary.unit == "ns"
     assert summary.queries == (f"stakeout_summary@{catalog.get('stakeout_summary').version}",)

@@ -192,7 +192,7 @@ def _census(path: Path) -> dict[str, Any]:
     from nsysq.analyses.census import census
 
     with nsysq.open(path, cache=False) as trace:
-        table = census(trace)
+        table = census(trace.session)
     per_name: dict[str, list[int]] = {}
     for row in table.records():
         instances, total = per_name.setdefault(row["name"], [0, 0])
@@ -223,9 +223,10 @@ def _sweep(path: Path) -> dict[str, Any]:
     steps: dict[str, Any] = {}
     opened = _outcome(lambda: nsysq.open(path, cache=False))
     steps["open"] = {k: v for k, v in opened.items() if k != "answer"}
-    trace = opened.get("answer")
-    if trace is not None:
-        with trace:
+    face = opened.get("answer")
+    trace = face.session if face is not None else None
+    if face is not None and trace is not None:
+        with face:
             steps["info"] = _outcome(lambda: bool(info(trace)))
             steps["census"] = _outcome(lambda: len(census(trace).rows))
             steps["lineup"] = _outcome(lambda: len(lineup(trace).rows))

@@ -188,7 +188,7 @@ def test_open_traces_are_accepted_and_left_open(pair: tuple[Path, Path]) -> None
     with nsysq.open(pair[0]) as ta, nsysq.open(pair[1]) as tb:
         res = nsysq.diff(ta, tb)
         assert res.findings[0].subject == "Flash attention"
-        assert ta.kernel_totals["kernels"] == 8955  # still usable
+        assert ta.session.kernel_totals["kernels"] == 8955  # still usable
 
 
 # -- danger kernels ---------------------------------------------------------------------------------
@@ -355,7 +355,7 @@ def test_real_pairs_diff_cleanly(a: Path, b: Path) -> None:
         assert totals["memset_ops"][i] == oracle.count(path, "CUPTI_ACTIVITY_KIND_MEMSET")
         if has_kernels:
             with nsysq.open(path) as t:
-                if t.kernel_totals["kernels"]:
+                if t.session.kernel_totals["kernels"]:
                     assert totals["kernels"][i] == t.census().attrs["footer"]["total_kernels"]
     json.loads(res.to_json())
     for f in res.findings:

@@ -74,7 +74,7 @@ def test_gpu_totals_equal_the_gaps_command(pairs: dict[str, tuple[Path, Path]]) 
     totals = _totals(nsysq.diff(a, b))
     for side, path in (("a", a), ("b", b)):
         with nsysq.open(path) as t:
-            footer = gaps(t).devices.footer
+            footer = gaps(t.session).devices.footer
         assert (totals["gpu_busy_ns"][side], totals["gpu_idle_ns"][side]) == (
             footer["busy_ns"],
             footer["idle_ns"],
@@ -96,7 +96,7 @@ def test_gpu_totals_equal_gaps_and_overlap_with_whole_graphs(fixture_dir: Path, 
     for path in paths:
         totals = _totals(nsysq.diff(path, path))
         with nsysq.open(path) as t:
-            footer, exposed = gaps(t).devices.footer, overlap(t).devices.footer["exposed_ns"]
+            footer, exposed = gaps(t.session).devices.footer, overlap(t.session).devices.footer["exposed_ns"]
         assert footer["busy_ns"] > 0 and oracle.graph_executions(path), path.name
         assert (totals["gpu_busy_ns"]["a"], totals["gpu_idle_ns"]["a"], totals["comm_exposed_ns"]["a"]) == (
             footer["busy_ns"],
@@ -137,8 +137,8 @@ def test_a_synchronization_change_names_the_idle_time(pairs: dict[str, tuple[Pat
     (back,) = nsysq.diff(b, a).findings_of("idle_change")
     assert "more idle" in back.clue and back.numbers["excess_ns"] > 0
     with nsysq.open(a) as t:  # nsysq gaps, which the verdict points to, names the sync as the cause
-        assert gaps(t).devices.footer["idle_ns"] == expected[0]
-        assert gaps(t).devices.records()[0]["host_wait_ns"] > 0
+        assert gaps(t.session).devices.footer["idle_ns"] == expected[0]
+        assert gaps(t.session).devices.records()[0]["host_wait_ns"] > 0
 
 
 def test_idle_in_line_with_kernel_time_is_no_finding(pairs: dict[str, tuple[Path, Path]]) -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from nsysq.analyses.explain import explain
 from nsysq.catalog import kernel_names
+from nsysq.session import Session
 from nsysq.synth.scenarios import CUTLASS_GEMM, FA3_FWD
-from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import REAL_DIR, ROOT
 
@@ -220,7 +220,7 @@ def test_xmma_checks_on_the_tensorrt_export() -> None:
     path = _real("nsys2023.1_tensorrt-resnet_nvtx_RTX3090")
     names = [n for n in oracle.per_short_name(path) if n.startswith("sm80_xmma")]
     assert len(names) == 9
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         results = {n: explain(n, trace) for n in names}
         trt = explain("trt_ampere_h16816gemm_64x64_ldg8_relu_stages_64x5_tn_v1", trace)
     for name, data in results.items():
@@ -233,14 +233,14 @@ def test_xmma_checks_on_the_tensorrt_export() -> None:
 
 def test_nvjet_checks_on_the_h200_export() -> None:
     path = _real("nsys2025.1_pytorch-nvfuser_cublas_nvtx_H200")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         data = explain("nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NNT", trace)
     assert data["disagreements"] == 0 and len(data["checks"]) == 2
     assert data["launch_configs"][0]["threads_per_block"] == 384 and data["launch_configs"][0]["sms"] == 132
 
 
 def test_short_name_decodes_the_demangled_name_in_a_trace() -> None:
-    with Trace(ROOT / "examples" / "bs1.sqlite", cache=False) as trace:
+    with Session(ROOT / "examples" / "bs1.sqlite", cache=False) as trace:
         data = explain("device_kernel", trace)
     assert data["launcher"] == "cutlass::device_kernel" and data["family"] == "cutlass3"
     assert data["launch_configs"] and sum(c["launches"] for c in data["launch_configs"]) == 748
@@ -340,7 +340,7 @@ def test_cluster_check_against_launched_clusters(fixture_dir: Path) -> None:
         )
     con.commit()
     con.close()
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         data = explain(name, trace)
     clusters = [c for c in data["checks"] if c["check"] == "cluster shape vs launch"]
     by_launch = {

@@ -326,14 +326,13 @@ def scoped_rows(
     window: tuple[float, float] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The export's events (as the file holds them) and its summary document, computed in-process."""
-    from nsysq.analyses.nvtx import restrict
     from nsysq.output.chrome_trace import collect, events, summary
-    from nsysq.session.scope import Scope
+    from nsysq.session.scope import NvtxSelection, Scope
     from nsysq.trace import Trace
 
-    with Trace(path, scope=Scope(**(scope or {}))) as trace:
-        if nvtx is not None:
-            restrict(trace, nvtx, like=like)
+    selection = None if nvtx is None else NvtxSelection(nvtx, like=like)
+    with Trace(path, scope=Scope(**(scope or {})), nvtx=selection) as opened:
+        trace = opened.session
         start, end = window or (None, None)
         rows = collect(trace, start_ms=start, end_ms=end)
     table = summary(rows)
@@ -401,10 +400,11 @@ def check_nvtx_scopes(path: Path, names: int = 2) -> None:
     """For the range names with most kernels: the export --nvtx NAME@DOMAIN writes the kernels the
     scoped census counts, and every kind equals the oracle."""
     from nsysq.analyses.census import census
-    from nsysq.analyses.nvtx import nvtx, restrict
+    from nsysq.analyses.nvtx import nvtx
+    from nsysq.session import Session
     from nsysq.trace import Trace
 
-    with Trace(path) as trace:
+    with Session(path) as trace:
         top = [r for r in nvtx(trace, limit=0).records() if r["kernels"]][:names]
     assert top, path.name
     for row in top:
@@ -414,9 +414,8 @@ def check_nvtx_scopes(path: Path, names: int = 2) -> None:
         expected, flows = oracle.export_scoped(path, launches=launches)
         check_scoped(doc, printed, expected, flows)
         assert printed["footer"]["scope"] == f"nvtx {selector}"
-        with Trace(path) as trace:
-            restrict(trace, selector)
-            footer = census(trace, limit=0).footer
+        with Trace(path, nvtx=selector) as opened:
+            footer = census(opened.session, limit=0).footer
         assert expected["kernel"] == (footer["total_kernels"], footer["total_kernel_ns"]), row["name"]
         ranges = expected["nvtx_push_pop"][0] + expected["nvtx_start_end"][0]
         assert ranges >= 1  # at least one selected range holds its launches

@@ -15,7 +15,7 @@ from nsysq.base.errors import NoDataError, RulesError, UsageError
 from nsysq.gputime.gaps import CAUSES, GapsResult, call_cause, gaps, load_call_rules
 from nsysq.gputime.overlap import DEVICE_COLUMNS as OVERLAP_COLUMNS
 from nsysq.gputime.overlap import OverlapResult, collective_kind, load_kind_rules, overlap
-from nsysq.trace import Trace
+from nsysq.session import Session
 from tests import oracle
 from tests.conftest import NSYS_FIXTURES, ROOT, keep_answers
 from tests.fixtures import gaps_scenarios as scen
@@ -29,12 +29,12 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _gaps(path: Path, **kwargs: Any) -> GapsResult:
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         return gaps(trace, **kwargs)
 
 
 def _overlap(path: Path) -> OverlapResult:
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         return overlap(trace)
 
 
@@ -249,7 +249,7 @@ def test_overlap_counts_whole_graphs_as_their_own_class(tmp_path: Path) -> None:
     _reconcile_overlap(path)
 
 
-def _overlap_answer(trace: Trace) -> dict[str, Any]:
+def _overlap_answer(trace: Session) -> dict[str, Any]:
     result = overlap(trace)
     return {name: (table.rows, table.footer, table.notes) for name, table in result.tables().items()}
 
@@ -263,19 +263,19 @@ def test_overlap_reads_the_same_rows_every_way(
     from nsysq.session.scope import Scope
 
     path = scen.build(name, tmp_path)
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         pages = _overlap_answer(trace)
         assert trace.executed[-1].label.startswith("gpu_ops@") and trace.executed[-1].note
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         assert _overlap_answer(trace) == pages, "sqlite scanner"
         assert trace.executed[-1].label.startswith("gpu_ops@") and not trace.executed[-1].note
     monkeypatch.delenv("NSYSQ_PAGE_READER")
     monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    with Trace(path, cache="build") as trace:
+    with Session(path, cache="build") as trace:
         assert _overlap_answer(trace) == pages, "cached copy"
-    with Trace(path, cache=False, scope=Scope(device=0)) as trace:
+    with Session(path, cache=False, scope=Scope(device=0)) as trace:
         scoped = overlap(trace)
     whole = _overlap(path)
     assert scoped.devices.rows == [r for r in whole.devices.rows if r[0] == 0]
@@ -288,14 +288,14 @@ def test_overlap_is_a_kept_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     path = scen.build("graphs_overlap", tmp_path)
     keep_answers(monkeypatch, tmp_path / "kept")
-    with Trace(path, cache=True) as trace:
+    with Session(path, cache=True) as trace:
         first = _overlap_answer(trace)
 
     def refuse(*args: object) -> None:
         raise AssertionError("computed again")
 
     monkeypatch.setattr(overlap_mod, "_kept_rows", refuse)
-    with Trace(path, cache=True) as trace:
+    with Session(path, cache=True) as trace:
         assert _overlap_answer(trace) == first
         assert any("kept from an earlier run" in s.note for s in trace.executed)
 
@@ -428,7 +428,7 @@ def test_plot_gaps_draws_busy_and_each_cause(scenario: Path, tmp_path: Path) -> 
     matplotlib.use("Agg")
     from nsysq.plot.gaps import BUSY_COLOR, CAUSE_COLORS, gaps_frame, plot_gaps
 
-    with Trace(scenario, cache=False) as trace:
+    with Session(scenario, cache=False) as trace:
         df = gaps_frame(trace)
     assert len(df) == len(scen.EXPECTED_GAPS)
     ax = plot_gaps(df, bins=2000)
@@ -518,7 +518,7 @@ def test_plot_overlap_bars(scenario: Path, tmp_path: Path) -> None:
 
     from nsysq.plot.gaps import EXPOSED_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
 
-    with Trace(scenario, cache=False) as trace:
+    with Session(scenario, cache=False) as trace:
         df = overlap_frame(trace)
     assert list(df["subject"])[:5] == ["communication", "  AllReduce", "  AllGather", "  unknown", "memcpy"]
     ax = plot_overlap(df)
@@ -541,7 +541,7 @@ def test_plot_overlap_shows_time_beside_graph_executions(tmp_path: Path) -> None
 
     from nsysq.plot.gaps import EXPOSED_COLOR, GRAPH_COLOR, OVERLAP_COLOR, overlap_frame, plot_overlap
 
-    with Trace(scen.build("graphs_overlap", tmp_path), cache=False) as trace:
+    with Session(scen.build("graphs_overlap", tmp_path), cache=False) as trace:
         df = overlap_frame(trace)
     expected = scen.EXPECTED_GRAPH_OVERLAP[0]
     rows = {s.strip(): r for s, r in zip(df["subject"], df.to_dict("records"), strict=True)}
@@ -576,7 +576,7 @@ def test_bounded_memory_restores_the_limit_and_removes_its_spill_directory(scena
     import tempfile
 
     setting = "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
-    with Trace(scenario, cache=False) as t:
+    with Session(scenario, cache=False) as t:
         (before,) = t.sql_table(setting).rows
         with t.bounded_memory("64MB"):
             ((limit, spill),) = t.sql_table(setting).rows
@@ -592,7 +592,7 @@ def test_top_of_a_longer_list_is_the_shorter_list(fixture_dir: Path) -> None:
     """GapsResult.top(n) of a result listing every gap equals gaps(top=n) (the report computes gaps
     once and shows the top 10 beside a plot of all of them)."""
     for path in (fixture_dir / "edge_cases.sqlite", ROOT / "examples" / "bs1.sqlite"):
-        with Trace(path) as trace:
+        with Session(path) as trace:
             every = gaps(trace, top=10**9)
             for n in (0, 1, 3, 10):
                 want, got = gaps(trace, top=n), every.top(n)
@@ -600,7 +600,7 @@ def test_top_of_a_longer_list_is_the_shorter_list(fixture_dir: Path) -> None:
                     assert got.tables()[name].rows == table.rows, (path.name, n, name)
                     assert got.tables()[name].footer == table.footer, (path.name, n, name)
             assert len(every.gaps.rows) > 3
-        with Trace(path) as trace, pytest.raises(UsageError, match="at least 11 gaps"):
+        with Session(path) as trace, pytest.raises(UsageError, match="at least 11 gaps"):
             gaps(trace, top=10).top(11)
 
 

@@ -13,7 +13,7 @@ from nsysq.analyses.census import census, underfilled
 from nsysq.analyses.info import info
 from nsysq.analyses.lineup import lineup
 from nsysq.analyses.stakeout import stakeout
-from nsysq.trace import Trace
+from nsysq.session import Session
 from tests import oracle
 from tests.conftest import REAL_DIR, REAL_TRACES, ROOT
 
@@ -53,7 +53,7 @@ def test_stakeout_fill_matches_the_oracle(path: Path) -> None:
 
 def check_fill(path: Path) -> None:
     expected = oracle.launch_fill(path)
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         rows = stakeout(trace, "%", like=True).records()
     # LIKE '%' selects every launch with a resolvable short or demangled name
     named = oracle.scalar(
@@ -80,7 +80,7 @@ def check_fill(path: Path) -> None:
 @pytest.mark.parametrize("path", WITH_KERNELS, ids=_ids(WITH_KERNELS))
 def test_underfilled_time_matches_the_oracle(path: Path) -> None:
     expected = oracle.underfilled_by_short_name(path)
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         rows = census(trace).records()
         view = underfilled(trace)
         lineup_rows = lineup(trace).records()
@@ -107,11 +107,11 @@ def test_underfilled_time_matches_the_oracle(path: Path) -> None:
 
 
 def test_underfilled_view_on_the_example() -> None:
-    with Trace(EXAMPLES[1], cache=False) as trace:
+    with Session(EXAMPLES[1], cache=False) as trace:
         rows = underfilled(trace, limit=1).records()
     assert rows[0]["name"] == "vectorized_elementwise_kernel"
     assert rows[0]["meaning"] == "grid 64x1x1 on 132 SMs: 64 SMs busy, 68 idle"
-    with Trace(REAL_DIR / "nsys2025.1_pytorch-nvfuser_cublas_nvtx_H200.sqlite", cache=False) as trace:
+    with Session(REAL_DIR / "nsys2025.1_pytorch-nvfuser_cublas_nvtx_H200.sqlite", cache=False) as trace:
         if not trace.path.exists():
             pytest.skip("real exports not present")
         top = underfilled(trace, limit=1).records()[0]
@@ -157,7 +157,7 @@ def test_theoretical_occupancy_of_known_launches(
     path = REAL_DIR / f"{stem}.sqlite"
     if not path.exists():
         pytest.skip("real exports not present")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         first = stakeout(trace, kernel, limit=1).records()[0]
     assert (first["blocks_per_sm"], first["limited_by"]) == (per_sm, limit)
     assert first["waves"] == pytest.approx(waves)
@@ -168,7 +168,7 @@ def test_unknown_limit_leaves_waves_unknown() -> None:
     path = REAL_DIR / "nsys2021.2_cuda-hashjoin_memcpy-memset_RTX6000.sqlite"
     if not path.exists():
         pytest.skip("real exports not present")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         rows = stakeout(trace, "%", like=True).records()
         data = info(trace)
     assert all(r["sms"] == 72 and r["waves"] is None and r["limited_by"] is None for r in rows)
@@ -180,7 +180,7 @@ def test_info_maps_devices_by_cuda_ordinal_not_gpu_id() -> None:
     path = REAL_DIR / "nsys2024.5export_cloverleaf_4xA100.sqlite"
     if not path.exists():
         pytest.skip("real exports not present")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         devices = trace.sql_table("SELECT device_id, gpu_id, mapping, sms FROM nsysq_launch_devices").rows
         data = info(trace)
     assert devices == [(0, 3, "cuDevice", 108)]
@@ -194,7 +194,7 @@ def test_legacy_gpu_table_gives_sms_per_process() -> None:
     path = REAL_DIR / "nsys2020.3_openmp-offload_2xV100.sqlite"
     if not path.exists():
         pytest.skip("real exports not present")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         data = info(trace)
         devices = trace.sql_table(
             "SELECT mapping, sms, reserved_shared_memory_per_block FROM nsysq_launch_devices"
@@ -216,7 +216,7 @@ def test_no_gpu_info_gives_nulls(fixture_dir: Path) -> None:
         con.execute(f"DROP TABLE IF EXISTS {table}")
     con.commit()
     con.close()
-    with Trace(tmp, cache=False) as trace:
+    with Session(tmp, cache=False) as trace:
         rows = census(trace).records()
         launches = stakeout(trace, "%", like=True, limit=5).records()
         view = underfilled(trace)
@@ -231,7 +231,7 @@ def test_plots_show_fill() -> None:
     matplotlib.use("Agg")
     from nsysq.plot import plot_census, plot_stakeout
 
-    with Trace(EXAMPLES[1], cache=False) as trace:
+    with Session(EXAMPLES[1], cache=False) as trace:
         census_df = trace.census(limit=5)
         stake_df = trace.stakeout("vectorized_elementwise_kernel")
     ax = plot_census(census_df, top=5, fill=True)
@@ -304,7 +304,7 @@ def test_grids_beyond_32_bits_are_counted_exactly(fixture_dir: Path) -> None:
         "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
         f"WHERE k.rowid = {first}",
     )
-    with Trace(tmp, cache=False) as trace:
+    with Session(tmp, cache=False) as trace:
         assert census(trace).rows and lineup(trace).rows and underfilled(trace).footer
         configs = trace.run("launch_configs", kernel=name).records()
     assert 2**31 in {c["blocks"] for c in configs}
@@ -366,12 +366,12 @@ def test_ordinals_map_through_cuda_visible_devices(fixture_dir: Path, case: str)
     sms, mapping = VISIBLE[case][2]
     assert set(oracle.device_sms(path).values()) == ({sms} if sms else set())
     for cache in (False, "build"):
-        with Trace(path, cache=cache) as trace:
+        with Session(path, cache=cache) as trace:
             rows = trace.sql_table("SELECT sms, mapping FROM nsysq_launch_devices").rows
         assert rows == [(sms, mapping)]
     check_fill(path)
     if sms is None:  # no SM count known: the under-filled share is unknown, never 0
-        with Trace(path, cache=False) as trace:
+        with Session(path, cache=False) as trace:
             assert underfilled(trace).footer["underfilled_kernel_ns"] is None
     else:
         test_underfilled_time_matches_the_oracle(path)

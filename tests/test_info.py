@@ -7,14 +7,14 @@ import sqlite3
 from pathlib import Path
 
 from nsysq.analyses.info import info
-from nsysq.trace import Trace
+from nsysq.session import Session
 from tests import oracle
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _warnings(path: Path) -> list[str]:
-    with Trace(path) as trace:
+    with Session(path) as trace:
         return info(trace)["warnings"]
 
 
@@ -71,7 +71,7 @@ def test_unresolved_names_are_counted(fixture_dir: Path) -> None:
         "WHERE s.id IS NULL",
     )
     assert unresolved > 0
-    with Trace(path) as trace:
+    with Session(path) as trace:
         data = info(trace)
     assert data["unresolved_kernel_names"] == unresolved
     assert any(f"{unresolved} kernel launches have a name id missing" in w for w in data["warnings"])

@@ -128,8 +128,8 @@ def test_read_only_directory_and_file_stay_byte_identical(tmp_path: Path, fixtur
 def test_missing_extension_names_the_fix(monkeypatch: pytest.MonkeyPatch, fixture_dir: Path) -> None:
     from nsysq.base.errors import ExtensionUnavailableError
     from nsysq.export import engine
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
     monkeypatch.setattr(engine, "extension_path", lambda: Path("/nonexistent/sqlite_scanner.ext"))
     with pytest.raises(ExtensionUnavailableError, match="pip install 'duckdb-extension-sqlite-scanner=="):
-        Trace(fixture_dir / "v2024_6.sqlite")
+        Session(fixture_dir / "v2024_6.sqlite")

@@ -13,8 +13,8 @@ import pytest
 from nsysq.gputime import intervals
 from nsysq.gputime.gpu_busy import gpu_busy
 from nsysq.gputime.overlap import COMM_CATEGORY
+from nsysq.session import Session
 from nsysq.session.scope import Scope
-from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import keep_answers
 from tests.fixtures import gaps_scenarios
@@ -86,7 +86,7 @@ def _expected(path: Path, devices: set[int] | None = None) -> dict[object, tuple
     }
 
 
-def _busy(trace: Trace) -> dict[object, tuple[int, int, int]]:
+def _busy(trace: Session) -> dict[object, tuple[int, int, int]]:
     trace.use_rules()
     table = gpu_busy(trace, COMM_CATEGORY)
     return {r["device_id"]: (r["busy_ns"], r["idle_ns"], r["comm_exposed_ns"]) for r in table.records()}
@@ -94,20 +94,20 @@ def _busy(trace: Trace) -> dict[object, tuple[int, int, int]]:
 
 def _every_reader(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = _expected(path)
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         assert _busy(trace) == expected, "decoded pages"
         assert trace.executed[-1].label.startswith("gpu_ops@")
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         assert _busy(trace) == expected, "sqlite scanner"
     monkeypatch.delenv("NSYSQ_PAGE_READER")
     monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    with Trace(path, cache="build") as trace:
+    with Session(path, cache="build") as trace:
         assert _busy(trace) == expected, "cached copy"
     first = min((d for d in expected if d is not None), default=None)
     if first is not None:
-        with Trace(path, cache=False, scope=Scope(device=first)) as trace:
+        with Session(path, cache=False, scope=Scope(device=first)) as trace:
             assert _busy(trace) == _expected(path, {first}), "scoped to one device"
 
 
@@ -139,7 +139,7 @@ def test_covered_is_the_length_of_each_window_under_the_union(seed: int) -> None
     assert [(a, b) for a, b in zip(starts.tolist(), ends.tolist(), strict=True) if b > a] == islands
 
 
-def _gaps_answer(trace: Trace) -> dict[str, list[tuple[object, ...]]]:
+def _gaps_answer(trace: Session) -> dict[str, list[tuple[object, ...]]]:
     from nsysq.gputime.gaps import gaps
 
     result = gaps(trace, top=10**6)
@@ -151,17 +151,17 @@ def _gaps_every_reader(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     from nsysq.base.errors import NoDataError
 
     try:
-        with Trace(path, cache=False) as trace:
+        with Session(path, cache=False) as trace:
             pages = _gaps_answer(trace)
     except NoDataError:
         return
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         assert _gaps_answer(trace) == pages, "sqlite scanner"
     monkeypatch.delenv("NSYSQ_PAGE_READER")
     monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "gaps-cache"))
     monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
-    with Trace(path, cache="build") as trace:
+    with Session(path, cache="build") as trace:
         assert _gaps_answer(trace) == pages, "cached copy"
 
 
@@ -183,12 +183,12 @@ def test_feeding_threads_by_sql_and_by_arrays_agree(
     from nsysq.gputime import gap_unions
 
     try:
-        with Trace(real_trace, cache=False) as trace:
+        with Session(real_trace, cache=False) as trace:
             arrays = _gaps_answer(trace)
     except NoDataError:
         return
     monkeypatch.setattr(gap_unions, "feeders", lambda parts, calls, devices: None)
-    with Trace(real_trace, cache=False) as trace:
+    with Session(real_trace, cache=False) as trace:
         assert _gaps_answer(trace) == arrays
         assert any(s.label.startswith("gap_feeders@") and not s.note for s in trace.executed)
 
@@ -200,7 +200,7 @@ def test_gaps_and_gpu_busy_are_kept_answers(tmp_path: Path, monkeypatch: pytest.
 
     scenario = gaps_scenarios.build("gaps_overlap", tmp_path)
     keep_answers(monkeypatch, tmp_path / "kept")
-    with Trace(scenario, cache=True) as trace:
+    with Session(scenario, cache=True) as trace:
         first = (_gaps_answer(trace), _busy(trace))
 
     def refuse(*args: object) -> None:
@@ -208,7 +208,7 @@ def test_gaps_and_gpu_busy_are_kept_answers(tmp_path: Path, monkeypatch: pytest.
 
     monkeypatch.setattr(gap_unions, "read_ops", refuse)
     monkeypatch.setattr(gpu_busy_mod, "_rows", refuse)
-    with Trace(scenario, cache=True) as trace:
+    with Session(scenario, cache=True) as trace:
         assert (_gaps_answer(trace), _busy(trace)) == first
         assert any("kept from an earlier run" in s.note for s in trace.executed)
 

@@ -1,8 +1,11 @@
-"""The layers hold: the import contracts in pyproject.toml ([tool.importlinter]) are kept, the CLI
-has no runtime cycle, and the library and ``nsysq --help`` load no heavy module they do not need."""
+"""The layers hold: the import contracts in pyproject.toml ([tool.importlinter]) are kept, every
+module belongs to a layer, no import statement anywhere in nsysq/ (at the top, inside a function or
+under TYPE_CHECKING) closes a circle, the package has at most 14 entries and ``nsysq.Trace`` at most
+12 public names, and the library and ``nsysq --help`` load no heavy module they do not need."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import tomllib
@@ -23,7 +26,77 @@ CONTRACTS = [
     "Nothing in nsysq imports the fixture generator nsysq.synth",
     "The fixture generator nsysq.synth stands alone (it writes exports, it never reads them)",
 ]
-COMMAND_MODULES = ["analyses", "sql", "diff", "cache", "plot"]
+COMMAND_MODULES = sorted(
+    p.stem for p in (ROOT / "nsysq" / "cli").glob("*.py") if p.stem not in ("__init__", "root")
+)
+PACKAGE = ROOT / "nsysq"
+#: The fixture generator has contracts of its own (it imports nothing of nsysq, nothing imports it).
+OUTSIDE_LAYERS = ("nsysq", "nsysq.__main__", "nsysq.synth")
+
+
+def module_names() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its __init__)."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def imported(tree: ast.AST, modules: set[str]) -> set[str]:
+    """The nsysq modules every import statement of ``tree`` names, wherever the statement stands
+    (module level, a function, ``if TYPE_CHECKING:``). ``from a import b`` names ``a.b`` when that
+    is a module, else ``a``."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                out.add(full if full in modules else node.module)
+    return {name for name in out if name in modules}
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = module_names()
+    return {
+        name: imported(ast.parse(path.read_text(encoding="utf-8")), set(modules)) - {name}
+        for name, path in modules.items()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles of ``graph``: its strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
 
 
 def lint_imports(config: Path) -> subprocess.CompletedProcess[str]:
@@ -91,3 +164,53 @@ def test_help_loads_no_engine() -> None:
     )
     heavy = ("rich", "matplotlib", "duckdb", "pandas", "numpy", "nsysq.trace")
     assert loaded_modules(code, *heavy) == []
+
+
+def test_no_import_circle_anywhere() -> None:
+    """No circle among nsysq's modules, counting every import statement: module level, inside
+    functions and under TYPE_CHECKING (only imports of third-party libraries may be lazy)."""
+    assert cycles(import_graph()) == []
+
+
+def test_the_circle_check_can_fail() -> None:
+    """A function-level import back to a module's importer is a circle the check reports."""
+    a = ast.parse("from nsysq.session import Session\n")
+    b = ast.parse("def f():\n    from nsysq import trace\n")
+    modules = {"nsysq.trace", "nsysq.session"}
+    graph = {"nsysq.trace": imported(a, modules), "nsysq.session": imported(b, modules)}
+    assert cycles(graph) == [["nsysq.session", "nsysq.trace"]]
+
+
+def test_every_module_is_in_a_layer() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
+    packages = [p.strip(" ()") for layer in layers for p in layer.replace("|", ":").split(":")]
+    homeless = [
+        name
+        for name in module_names()
+        if name not in OUTSIDE_LAYERS
+        and not name.startswith("nsysq.synth.")
+        and not any(name == p or name.startswith(p + ".") for p in packages)
+    ]
+    assert homeless == [], f"modules in no layer of pyproject.toml's layers contract: {homeless}"
+
+
+def test_the_house_has_at_most_14_rooms() -> None:
+    """Directly under nsysq/: at most 14 modules and packages (__init__ and __main__ not counted)."""
+    rooms = [
+        p.name
+        for p in PACKAGE.iterdir()
+        if not p.is_symlink()
+        and ((p.suffix == ".py" and p.stem not in ("__init__", "__main__")) or (p / "__init__.py").is_file())
+    ]
+    assert len(rooms) <= 14, sorted(rooms)
+
+
+def test_the_trace_face_is_small() -> None:
+    """``nsysq.Trace`` keeps what a notebook user calls: at most 12 public names."""
+    from nsysq.trace import Trace
+
+    with_session = {"session", "path"}  # set in __init__
+    public = {n for n in dir(Trace) if not n.startswith("_")} | with_session
+    assert len(public) <= 12, sorted(public)
+    assert {"census", "lineup", "stakeout", "timeline", "nvtx", "graphs", "info", "sql", "close"} <= public

@@ -22,7 +22,7 @@ import pytest
 
 from nsysq.export import pages, schema
 from nsysq.export.decoded import CORE as DECODED
-from nsysq.trace import Trace
+from nsysq.session import Session
 from tests.conftest import REAL_TRACES, sha256
 from tests.corpus import Pages, image_rowid
 
@@ -164,7 +164,7 @@ def test_trace_views_read_columns_holding_one_value(fixture_dir: Path, tmp_path:
     """A column the decoder kept as one value is a constant in the view: queries read it as SQLite
     has it (here every launch of the export in one process, on one device)."""
     path = fixture_dir / "v2024_6.sqlite"
-    with Trace(path, cache=False) as trace:
+    with Session(path, cache=False) as trace:
         got = trace.sql(
             "SELECT count(*) AS n, count(DISTINCT globalPid) AS pids, min(globalPid) AS pid, "
             "count(DISTINCT deviceId) AS devices FROM CUPTI_ACTIVITY_KIND_KERNEL"
@@ -268,7 +268,7 @@ def test_trace_falls_back_to_sqlite_with_the_same_answers(fixture_dir: Path, tmp
     con.close()
     before = sha256(path)
     sql = f'SELECT count(*), sum(gridX), sum("end" - start) FROM {schema.KERNEL}'
-    with Trace(path, cache=False) as t:
+    with Session(path, cache=False) as t:
         assert t.kernel_reader == "pages"
         rows = t.sql_table(sql).rows
         assert t.kernel_reader == "sqlite (a record spills into overflow pages)"
@@ -288,7 +288,7 @@ def _oracle_sql(path: Path, sql: str) -> tuple[object, ...]:
 def test_columns_are_decoded_on_first_use(fixture_dir: Path) -> None:
     """A query reading a kernel column nobody declared still gets it (decoded, then run again)."""
     path = fixture_dir / "edge_cases.sqlite"
-    with Trace(path, cache=False) as t:
+    with Session(path, cache=False) as t:
         assert t.kernel_reader == "pages"
         got = t.sql_table(f"SELECT sum(gridZ), sum(localMemoryTotal), count(*) FROM {schema.KERNEL}").rows
         assert "gridZ" in t._decoded.tables[schema.KERNEL].loaded
@@ -405,7 +405,7 @@ def test_cancelled_read_stops(fixture_dir: Path) -> None:
     stop.set()
     with pytest.raises(pages.PagesUnsupported, match="cancelled"):
         pages.read_columns(fixture_dir / "v2024_6.sqlite", schema.KERNEL, ["start"], cancel=stop)
-    t = Trace(fixture_dir / "v2024_6.sqlite", cache=False)  # prefetches the census columns
+    t = Session(fixture_dir / "v2024_6.sqlite", cache=False)  # prefetches the census columns
     pending = t._decoded.tables[schema.KERNEL]._pending
     t.close()
     assert t._decoded.tables[schema.KERNEL]._cancel.is_set()

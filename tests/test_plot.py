@@ -408,7 +408,7 @@ def test_picture_helpers_refuse_in_one_sentence(tmp_path: Path) -> None:
 # -- every real trace ----------------------------------------------------------------------------------
 def test_every_plot_on_real_trace(real_trace: Path, tmp_path: Path) -> None:
     with nsysq.open(real_trace) as t:
-        df = timeline_frame(t, nvtx_lanes=True, limit=20000)
+        df = timeline_frame(t.session, nvtx_lanes=True, limit=20000)
         ax = plot.plot_timeline(df)
         gpu_events = int((df["kind"] != "nvtx").sum())
         if "not drawn" in ax.get_title("left"):  # NVTX nested deeper than the lanes shown

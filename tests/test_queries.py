@@ -11,7 +11,7 @@ import pytest
 from nsysq import catalog
 from nsysq.base.errors import QueryError
 from nsysq.export.schema import CANONICAL, DERIVED, VISIBLE_DEVICES
-from nsysq.trace import Trace
+from nsysq.session import Session
 from tests import oracle
 from tests.conftest import REAL_TRACES
 
@@ -131,7 +131,7 @@ def test_params_must_match_the_sql() -> None:
 @pytest.mark.parametrize("name", QUERIES)
 def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
     query = catalog.get(name)
-    with Trace(fixture_trace) as trace:
+    with Session(fixture_trace) as trace:
         trace.materialize("kernel_groups", "nsysq_kernel_groups")
         trace.use_rules()
         for table_name, step in NVTX_BUILT.items():  # on empty views too: no NVTX table, no ranges
@@ -164,7 +164,7 @@ def test_portable_query_matches_sqlite3(name: str, fixture_dir: Path) -> None:
                 expected = con.execute(query.sql).fetchall()
             except sqlite3.OperationalError as exc:
                 pytest.fail(f"{name} does not run in sqlite3 on {path.name}: {exc}")
-        with Trace(path) as trace:
+        with Session(path) as trace:
             got = trace.run(name).rows
         assert [tuple(r) for r in got] == expected, path.name
         checked += 1

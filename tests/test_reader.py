@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-import nsysq
 from nsysq.analyses.census import census
 from nsysq.base.errors import DamagedTraceError
 from nsysq.export import cache, pages, schema
 from nsysq.export.check import read_schema
+from nsysq.session import Session
 from tests import oracle
 from tests.conftest import ROOT
 from tests.corpus import Damaged, damaged_copies
@@ -50,7 +50,7 @@ def _hidden_by_scanner(items: list[Damaged]) -> Path:
 def test_guard_checks_scanned_tables_and_leaves_decoded_ones_alone() -> None:
     if not pages.available():
         pytest.skip("page decoder not built")
-    with nsysq.open(BS16, cache=False) as t:
+    with Session(BS16, cache=False) as t:
         census(t)
         guard = t._reader.guard
         assert guard is not None
@@ -64,7 +64,7 @@ def test_guard_checks_only_what_the_rules_pass_declares() -> None:
     at 5M kernels, reading NVTX_EVENTS it never uses)."""
     if not pages.available():
         pytest.skip("page decoder not built")
-    with nsysq.open(BS16, cache=False) as t:
+    with Session(BS16, cache=False) as t:
         t.use_rules()
         guard = t._reader.guard
         assert guard is not None
@@ -75,7 +75,7 @@ def test_guard_checks_only_what_the_rules_pass_declares() -> None:
 
 def test_guard_checks_every_table_in_scanner_only_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
-    with nsysq.open(BS16, cache=False) as t:
+    with Session(BS16, cache=False) as t:
         table = census(t)
         guard = t._reader.guard
         assert guard is not None
@@ -89,7 +89,7 @@ def test_guard_refuses_the_partial_scan(
 ) -> None:
     path = _hidden_by_scanner(damaged["rowid-order"])
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
-    with nsysq.open(path, cache=False) as t, pytest.raises(DamagedTraceError) as caught:
+    with Session(path, cache=False) as t, pytest.raises(DamagedTraceError) as caught:
         census(t)
     assert caught.value.table == schema.KERNEL
     assert "rows where SQLite counts" in str(caught.value)
@@ -100,7 +100,7 @@ def test_ad_hoc_sql_checks_the_tables_it_names(
 ) -> None:
     path = _hidden_by_scanner(damaged["rowid-order"])
     monkeypatch.setenv("NSYSQ_PAGE_READER", "0")
-    with nsysq.open(path, cache=False) as t:
+    with Session(path, cache=False) as t:
         assert t.sql_table("SELECT count(*) FROM StringIds").rows[0][0] == oracle.count(path, "StringIds")
         with pytest.raises(DamagedTraceError):
             t.sql_table(f"SELECT count(*) FROM {schema.KERNEL}")
@@ -108,7 +108,7 @@ def test_ad_hoc_sql_checks_the_tables_it_names(
 
 def test_invalid_utf8_is_damage_before_duckdb_reads_it(damaged: dict[str, list[Damaged]]) -> None:
     for item in damaged["string-utf8"]:
-        with nsysq.open(item.path, cache=False) as t, pytest.raises(DamagedTraceError) as caught:
+        with Session(item.path, cache=False) as t, pytest.raises(DamagedTraceError) as caught:
             t.sql_table("SELECT value FROM StringIds")
         assert caught.value.table == schema.STRINGS
         assert "not valid UTF-8" in str(caught.value)
@@ -137,11 +137,11 @@ def test_no_background_build_after_damage(
         return True
 
     monkeypatch.setattr(cache, "spawn_background", spawn)
-    with nsysq.open(BS16) as t:  # control: an undamaged direct read starts the copy on close
+    with Session(BS16) as t:  # control: an undamaged direct read starts the copy on close
         census(t)
     assert spawned == [BS16.resolve()]
     path = _hidden_by_scanner(damaged["rowid-order"])
-    with nsysq.open(path) as t, pytest.raises(DamagedTraceError):
+    with Session(path) as t, pytest.raises(DamagedTraceError):
         census(t)
     assert spawned == [BS16.resolve()]
 
@@ -157,7 +157,7 @@ def test_use_rules_loads_the_packaged_rules_once(monkeypatch: pytest.MonkeyPatch
         return real()
 
     monkeypatch.setattr(rules, "load_lineup_rules", counted)
-    with nsysq.open(BS16, cache=False) as t:
+    with Session(BS16, cache=False) as t:
         t.use_rules()
         first = t.run("lineup").rows
         t.use_rules()
@@ -173,8 +173,8 @@ sys.modules["msvcrt"] = None
 import nsysq
 from nsysq.export import cache
 trace = nsysq.open(sys.argv[1])
-out = {"locking": cache.locking_available(), "status": trace.cache_status(),
-       "kernels": int(trace.kernel_totals["kernels"])}
+out = {"locking": cache.locking_available(), "status": trace.session.cache_status(),
+       "kernels": int(trace.session.kernel_totals["kernels"])}
 trace.close()
 print(json.dumps(out))
 sys.argv = ["nsysq", "info", sys.argv[1], "--format", "json"]
@@ -224,8 +224,8 @@ with cache._locked(key, wait=False) as got:
 built = cache.build(path, read_schema(path), progress=False)
 with nsysq.open(sys.argv[1]) as trace:
     print(json.dumps({"got": got, "running": running, "built": built is not None,
-                      "status": trace.cache_status(),
-                      "kernels": int(trace.kernel_totals["kernels"])}))
+                      "status": trace.session.cache_status(),
+                      "kernels": int(trace.session.kernel_totals["kernels"])}))
 """
 
 
@@ -253,7 +253,7 @@ def test_pages_damaged_is_the_damage_message_never_a_fallback(monkeypatch: pytes
         raise pages.PagesDamaged(table, 42, "rowids out of order")
 
     monkeypatch.setattr(pages, "read_columns", contradicted)
-    with nsysq.open(BS16, cache=False, prefetch=None) as t:
+    with Session(BS16, cache=False, prefetch=None) as t:
         with pytest.raises(DamagedTraceError) as caught:
             census(t)
         assert t.kernel_reader == "pages"  # not fallen back to the scanner

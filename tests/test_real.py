@@ -17,7 +17,7 @@ from nsysq.analyses.lineup import lineup
 from nsysq.analyses.stakeout import stakeout
 from nsysq.analyses.timeline import timeline
 from nsysq.base.errors import NoDataError
-from nsysq.trace import Trace
+from nsysq.session import Session
 from tests import oracle
 from tests.conftest import sha256
 
@@ -34,7 +34,7 @@ def _close(a: float | None, b: float | None) -> bool:
 
 def check_census(path: Path) -> None:
     expected = oracle.per_short_name(path)
-    with Trace(path) as trace:
+    with Session(path) as trace:
         full = census(trace).records()
         top = census(trace, limit=3)
     assert {r["name"]: (r["instances"], r["total_ns"]) for r in full} == expected
@@ -56,7 +56,7 @@ def check_census(path: Path) -> None:
 
 
 def check_lineup(path: Path) -> None:
-    with Trace(path) as trace:
+    with Session(path) as trace:
         rows = lineup(trace).records()
     assert sum(r["instances"] for r in rows) == oracle.kernel_count(path)
     assert sum(r["total_ns"] for r in rows) == oracle.kernel_ns(path)
@@ -65,7 +65,7 @@ def check_lineup(path: Path) -> None:
 
 def check_stakeout(path: Path) -> None:
     name = max(oracle.per_short_name(path).items(), key=lambda kv: (kv[1][1], kv[1][0], kv[0]))[0]
-    with Trace(path) as trace:
+    with Session(path) as trace:
         table = stakeout(trace, name)
         t0 = trace.t0
     records = table.records()
@@ -84,7 +84,7 @@ def check_stakeout(path: Path) -> None:
 
 def check_timeline(path: Path) -> None:
     present = oracle.tables(path)
-    with Trace(path) as trace:
+    with Session(path) as trace:
         rows = timeline(trace, nvtx_lanes=True, limit=0).records()
         span = trace.span
     kinds = {k: sum(1 for r in rows if r["kind"] == k) for k in ("kernel", "memcpy", "memset", "nvtx")}
@@ -97,14 +97,14 @@ def check_timeline(path: Path) -> None:
     assert starts == sorted(starts)
     if rows and span["span_ns"]:
         mid = span["span_ns"] / 2 / 1e6
-        with Trace(path) as trace:
+        with Session(path) as trace:
             window = timeline(trace, start_ms=mid, end_ms=mid + 50, limit=0).records()
         for r in window:
             assert r["start_ns"] < (mid + 50) * 1e6 and r["end_ns"] >= mid * 1e6
 
 
 def check_info(path: Path) -> None:
-    with Trace(path) as trace:
+    with Session(path) as trace:
         data = info(trace)
     counts = data["counts"]
     assert counts["kernels"] == oracle.count(path, "CUPTI_ACTIVITY_KIND_KERNEL")
@@ -127,7 +127,7 @@ def test_commands_on_real_trace(real_trace: Path) -> None:
         check_lineup(real_trace)
         check_stakeout(real_trace)
     else:
-        with Trace(real_trace) as trace, pytest.raises(NoDataError, match="--trace=cuda"):
+        with Session(real_trace) as trace, pytest.raises(NoDataError, match="--trace=cuda"):
             census(trace)
     check_timeline(real_trace)
     assert sha256(real_trace) == digest

@@ -159,14 +159,14 @@ def test_nvtx_section_skips_many_unnested_ranges(monkeypatch: pytest.MonkeyPatch
     why it is not computed instead of running the quadratic interval join."""
     from nsysq.analyses.nvtx import unnested_ranges
     from nsysq.output import report
-    from nsysq.trace import Trace
+    from nsysq.session import Session
 
     section = [s for s in report.TRACE_SECTIONS if s.key == "nvtx"]
-    with Trace(EXAMPLES[1]) as trace:
+    with Session(EXAMPLES[1]) as trace:
         shown = report.trace_report(trace, section).html
     assert "$ nsysq nvtx TRACE --limit 20" in shown
     monkeypatch.setattr(report, "NVTX_UNNESTED_LIMIT", 10)
-    with Trace(EXAMPLES[1]) as trace:
+    with Session(EXAMPLES[1]) as trace:
         noted = report.trace_report(trace, section).html
         unnested = unnested_ranges(trace)
     assert unnested > 0

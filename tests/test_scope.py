@@ -23,8 +23,8 @@ from nsysq.analyses.timeline import timeline
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.diffing import diff
 from nsysq.gputime.gaps import gaps
+from nsysq.session import Session
 from nsysq.session.scope import OpFilter, Scope, rewrite
-from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import NSYS_FIXTURES
 from tests.test_show_sql import run_script
@@ -53,7 +53,7 @@ def check_reconciles(path: Path) -> None:
     the unscoped totals."""
     values = oracle.gpu_scope_values(path)
     has_kernels = oracle.scoped_kernels(path)[0] > 0
-    with Trace(path) as trace:
+    with Session(path) as trace:
         whole = census(trace).footer if has_kernels else None
         for dim in DIMENSIONS:
             launches = kernel_ns = 0
@@ -93,13 +93,13 @@ def test_scope_with_two_processes(fixture_dir: Path) -> None:
     """graph_node has two processes whose correlation ids overlap: each pid keeps its own kernels."""
     path = fixture_dir / "graph_node.sqlite"
     assert oracle.gpu_scope_values(path)["pid"] == [4242, 5151]
-    with Trace(path, scope=Scope(pid=5151)) as trace:
+    with Session(path, scope=Scope(pid=5151)) as trace:
         rows = stakeout(trace, "rms_norm_kernel")
         assert {r["device_id"] for r in rows.records()} == {1}
         assert rows.footer["launches"] == 5
         records = timeline(trace, limit=0).records()
         assert records and {r["device_id"] for r in records if r["kind"] != "nvtx"} == {1}
-    with Trace(path) as trace:
+    with Session(path) as trace:
         processes = {p["pid"]: p for p in info(trace)["processes"]}
     expected = oracle.process_work(path)
     assert {pid: (p["kernels"], p["kernel_ns"]) for pid, p in processes.items()} == expected
@@ -110,20 +110,23 @@ def test_stakeout_suggests_names_in_scope(fixture_dir: Path) -> None:
     """A kernel that ran only outside the scope is not offered back as "did you mean" (the names
     suggested used to be read from the whole trace)."""
     path = fixture_dir / "graph_node.sqlite"
-    with Trace(path, scope=Scope(pid=5151)) as trace, pytest.raises(UsageError) as caught:
+    with Session(path, scope=Scope(pid=5151)) as trace, pytest.raises(UsageError) as caught:
         stakeout(trace, "device_kernel")  # launched by pid 4242 only
     message = str(caught.value)
     assert message.count("device_kernel") == 1, message
-    with Trace(path, scope=Scope(pid=5151)) as trace, pytest.raises(UsageError, match="did you mean Kernel2"):
+    with (
+        Session(path, scope=Scope(pid=5151)) as trace,
+        pytest.raises(UsageError, match="did you mean Kernel2"),
+    ):
         stakeout(trace, "Kernel3")
 
 
 def test_gaps_device_scope_keeps_that_device(fixture_dir: Path) -> None:
     path = fixture_dir / "edge_cases.sqlite"
-    with Trace(path) as trace:
+    with Session(path) as trace:
         whole = {r["device_id"]: r for r in gaps(trace).devices.records()}
     for device, row in whole.items():
-        with Trace(path, scope=Scope(device=device)) as trace:
+        with Session(path, scope=Scope(device=device)) as trace:
             result = gaps(trace)
         (got,) = result.devices.records()
         assert result.devices.footer["scope"] == f"device {device}"
@@ -133,7 +136,7 @@ def test_gaps_device_scope_keeps_that_device(fixture_dir: Path) -> None:
 
 def test_diff_scopes_both_sides(fixture_dir: Path) -> None:
     path = fixture_dir / "edge_cases.sqlite"
-    with Trace(path, scope=Scope(device=1)) as a, Trace(path, scope=Scope(device=1)) as b:
+    with Session(path, scope=Scope(device=1)) as a, Session(path, scope=Scope(device=1)) as b:
         result = diff(a, b)
     assert result.a["scope"] == result.b["scope"] == "device 1"
     totals = {r["metric"]: r["a"] for r in result.to_dict()["totals"]}
@@ -160,7 +163,7 @@ def test_launch_set_slot(fixture_dir: Path) -> None:
         'SELECT count(*), sum("end" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL '
         "WHERE correlationId % 2 = 0 AND (globalPid >> 24) & 16777215 = 4242",
     )
-    with Trace(path, scope=Scope(pid=4242, ops=ops)) as trace:
+    with Session(path, scope=Scope(pid=4242, ops=ops)) as trace:
         footer = census(trace).footer
     assert footer["scope"] == "pid 4242, even launches"
     assert (footer["total_kernels"], footer["total_kernel_ns"]) == (rows[0][0], rows[0][1])
@@ -214,7 +217,7 @@ def test_whole_graphs_are_rows_that_add_up(fixture_dir: Path) -> None:
     path = fixture_dir / "graph_trace.sqlite"
     executions = oracle.graph_executions(path)
     kernels = oracle.scoped_kernels(path)
-    with Trace(path) as trace:
+    with Session(path) as trace:
         table = census(trace)
         rows = {r["name"]: r for r in table.records()}
         for graph_id, (n, ns) in executions.items():
@@ -244,7 +247,7 @@ def test_whole_graphs_are_rows_that_add_up(fixture_dir: Path) -> None:
 
 def check_graphs(path: Path) -> None:
     expected = oracle.graph_table(path)
-    with Trace(path) as trace:
+    with Session(path) as trace:
         table = graphs(trace)
     got = {r["graph"]: r for r in table.records()}
     assert set(got) == set(expected)
@@ -272,7 +275,7 @@ def test_graphs_both_modes(name: str, fixture_dir: Path) -> None:
 
 def test_graphs_before_graph_ids(fixture_dir: Path) -> None:
     """nsys 2024.6 kernels carry graphNodeId only: a graph is named by its lowest node id."""
-    with Trace(fixture_dir / "graph_node_v2024_6.sqlite") as trace:
+    with Session(fixture_dir / "graph_node_v2024_6.sqlite") as trace:
         rows = {r["graph"]: r for r in graphs(trace).records()}
     assert set(rows) == {"graph of node 1000", "graph of node 2000"}
     assert rows["graph of node 1000"]["graph_id"] is None
@@ -292,7 +295,7 @@ def test_graphs_show_sql_reproduces_the_result(name: str, fixture_dir: Path) -> 
 
 def test_graphs_node_mode_values(fixture_dir: Path) -> None:
     """Node mode: kernels in the kernel table, 3 per launch, launched inside 'decode_step'."""
-    with Trace(fixture_dir / "graph_node.sqlite") as trace:
+    with Session(fixture_dir / "graph_node.sqlite") as trace:
         rows = {r["graph"]: r for r in graphs(trace).records()}
         names = {r["name"] for r in census(trace).records()}
     assert rows["graph 1"]["launches"] == 8 and rows["graph 2"]["launches"] == 5
@@ -301,14 +304,14 @@ def test_graphs_node_mode_values(fixture_dir: Path) -> None:
 
 
 def test_graphs_without_graphs_is_no_data(fixture_dir: Path) -> None:
-    with Trace(fixture_dir / "v2024_6.sqlite") as trace, pytest.raises(NoDataError, match="no CUDA graph"):
+    with Session(fixture_dir / "v2024_6.sqlite") as trace, pytest.raises(NoDataError, match="no CUDA graph"):
         graphs(trace)
 
 
 def test_graphs_on_real_exports(real_trace: Path) -> None:
     """None of the real exports uses graphs: the oracle agrees there is nothing, nsysq says so."""
     expected = oracle.graph_table(real_trace)
-    with Trace(real_trace) as trace:
+    with Session(real_trace) as trace:
         if expected:
             check_graphs(real_trace)
         else:
@@ -317,7 +320,7 @@ def test_graphs_on_real_exports(real_trace: Path) -> None:
 
 
 def test_info_processes_on_real_exports(real_trace: Path) -> None:
-    with Trace(real_trace) as trace:
+    with Session(real_trace) as trace:
         data = info(trace)
     got = {p["pid"]: (p["kernels"], p["kernel_ns"]) for p in data["processes"] if p["kernels"]}
     assert got == oracle.process_work(real_trace)
@@ -342,7 +345,7 @@ def test_scope_and_graph_keys_are_documented(fixture_dir: Path) -> None:
 def test_diff_warns_about_whole_graphs(fixture_dir: Path) -> None:
     path = fixture_dir / "graph_trace.sqlite"
     executions = sum(n for n, _ in oracle.graph_executions(path).values())
-    with Trace(path) as a, Trace(path) as b:
+    with Session(path) as a, Session(path) as b:
         result = diff(a, b)
     graph_warnings = [w for w in result.warnings if "traced whole" in w]
     assert len(graph_warnings) == 2 and all(f"{executions:,} executions" in w for w in graph_warnings)
@@ -361,8 +364,8 @@ def test_info_warns_when_graph_launches_were_not_traced(fixture_dir: Path, tmp_p
         "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass IN (0, 1) AND nameId IN "
         "(SELECT id FROM StringIds WHERE value LIKE 'cudaGraphLaunch%')",
     )[0][0]
-    with Trace(copy) as trace:
+    with Session(copy) as trace:
         (warning,) = [w for w in info(trace)["warnings"] if "graph" in w.lower()]
     assert f"({launches} cudaGraphLaunch calls) but neither" in warning
-    with Trace(fixture_dir / "graph_node.sqlite") as trace:  # traced per node: nothing missing
+    with Session(fixture_dir / "graph_node.sqlite") as trace:  # traced per node: nothing missing
         assert not [w for w in info(trace)["warnings"] if "graph" in w.lower()]

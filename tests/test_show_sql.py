@@ -148,7 +148,7 @@ def test_diff_per_trace_scripts_reproduce_each_side(fixture_dir: Path) -> None:
         nsysq.open(fixture_dir / "edge_cases.sqlite") as tb,
     ):
         totals = {r["metric"]: r for r in diff(ta, tb).tables["totals"].records()}
-        scripts = {"a": sqlscript.script(ta), "b": sqlscript.script(tb)}
+        scripts = {"a": ta.session.script(), "b": tb.session.script()}
     for side, text in scripts.items():
         kernels = statement_rows(text, catalog.get("diff_side_kernels").label)
         assert sum(r[3] for r in kernels) == totals["kernels"][side]  # calls
@@ -167,7 +167,8 @@ def test_rules_load_once() -> None:
     """A second use_rules() with the packaged rules runs (and records) nothing."""
     import nsysq
 
-    with nsysq.open(ROOT / "examples" / "bs1.sqlite") as trace:
+    with nsysq.open(ROOT / "examples" / "bs1.sqlite") as opened:
+        trace = opened.session
         trace.use_rules()
         ran = len(trace.executed)
         trace.use_rules()

@@ -87,7 +87,7 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
         "import json, sys, nsysq; t = nsysq.open(sys.argv[1]);"
         "from nsysq.export import pages;"
         "print(json.dumps({'file': nsysq.__file__, 'rows': len(t.census()), 'cats': len(t.lineup()),"
-        " 'reader': t.kernel_reader, 'decoder': pages.available()}))"
+        " 'reader': t.session.kernel_reader, 'decoder': pages.available()}))"
     )
     out = subprocess.run(
         [str(py), "-c", code, str(fixture_dir / "v2024_6.sqlite")],

@@ -42,7 +42,7 @@ def timeline(
         if not isinstance(nvtx, bool):
             raise UsageError(
                 "timeline(nvtx=...) is the NVTX-lanes switch (now nvtx_lanes=True); to keep only the "
-                "GPU work of NVTX ranges, open the trace so: nsysq.open(path, nvtx=NAME) (restrict it)."
+                "GPU work of NVTX ranges, open the trace so: nsysq.open(path, nvtx=NAME)."
             )
         nvtx_lanes = nvtx
     if start_ms is not None and end_ms is not None and end_ms <= start_ms:

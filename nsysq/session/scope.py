@@ -2,7 +2,7 @@
 of launches), applied in one place so census, lineup, stakeout, timeline, diff, gaps, overlap and
 the plots all honour it the same way.
 
-How it works. A :class:`Scope` that restricts anything makes the :class:`~nsysq.trace.Trace` create
+How it works. A :class:`Scope` that restricts anything makes the :class:`~nsysq.session.Session` create
 one temp view per table of GPU work (``nsysq_scope_kernel`` over ``CUPTI_ACTIVITY_KIND_KERNEL``,
 and the same for memcpys, memsets and whole-graph executions) holding only the rows in scope, and
 ``nsysq_scope_runtime`` / ``nsysq_scope_nvtx`` holding the CUDA API calls and NVTX events of the
@@ -10,7 +10,7 @@ processes in scope. Every packaged query then runs with those names in place of 
 ones (:func:`rewrite`), so the queries themselves never change and ``--show-sql`` prints the
 views and the rewritten queries as they ran. Per-name statistics, which the unscoped census reads
 precomputed (``nsysq_kernel_name_stats``, stored in the cached copy), are computed from the scoped
-kernels into ``nsysq_scope_kernel_name_stats``. An unscoped Trace runs the packaged queries as
+kernels into ``nsysq_scope_kernel_name_stats``. An unscoped session runs the packaged queries as
 written: no view, no rewrite, no cost.
 
 What each field keeps (all that are set must hold):
@@ -21,6 +21,9 @@ What each field keeps (all that are set must hold):
 * ``pid``: GPU ops of process N (``(globalPid >> 24) & 0xFFFFFF``, the operating-system pid) and
   that process's CUDA API calls and NVTX events (``(globalTid >> 24) & 0xFFFFFF``).
 * ``ops``: an :class:`OpFilter`, GPU ops given as a set of launches (see below).
+* ``nvtx``: an :class:`NvtxSelection`, the GPU work of some NVTX ranges: when the trace opens, the
+  session turns it into the ``ops`` of those ranges' launches (``nsysq.analyses.nvtx`` attributes
+  them; device, stream and pid apply to that attribution too).
 
 Device and stream do not restrict CUDA API calls or NVTX events (a call has no device); the pid
 does. A row whose deviceId, streamId or globalPid is NULL is in no scope of that dimension (nsys
@@ -32,7 +35,7 @@ stream or pid with no GPU op in the trace is a UsageError that lists the ones th
 Plugging in another filter (NVTX attribution, a time window, ...). Build an :class:`OpFilter`
 whose ``sql`` is one SELECT returning the columns ``globalPid`` and ``correlationId`` (BIGINT)
 of the launches to keep, and pass ``Scope(..., ops=OpFilter(label, sql, declared))`` (or
-``scope.with_ops(f)``) to ``Trace(path, scope=...)`` / ``trace.set_scope(...)``. The Trace runs
+``scope.with_ops(f)``) to ``nsysq.open(path, scope=...)``. The session runs
 ``CREATE TEMP TABLE nsysq_scope_ops AS SELECT DISTINCT globalPid, correlationId FROM (<sql>)``
 once, then keeps a GPU op (kernel, memcpy, memset, graph execution) when its
 ``(globalPid, correlationId)`` pair is in that table, on top of device/stream/pid. The SELECT reads
@@ -48,7 +51,7 @@ op is kept when those four match. ``label`` says what the filter is ("nvtx decod
 footers (``scope`` key) and ``--show-sql``, and is part of the scope's key (kept answers): two
 selections can share one SELECT over helper tables built for each. A filter that selects nothing
 is the filter's own error to raise (with the names that do exist) before it builds the Scope; the
-Trace does not check ``ops``.
+session does not check ``ops``.
 
 Wiring it into the CLI: every command that reads GPU work builds its scope with
 ``nsysq.cli.common.scope_of(device, stream, pid)`` and passes ``scope=`` to ``open_trace`` /

@@ -1,12 +1,12 @@
 """``--show-sql``: the SQL behind a result as one script that runs as printed in the ``duckdb`` CLI.
 
-A :class:`~nsysq.trace.Trace` records every statement it runs as a :class:`Statement` (the packaged
-query, the temp tables nsysq builds, the lineup rules as literal rows). :func:`script` puts in front
-of them what the Trace set up when it opened the export: DuckDB's sqlite extension loaded from the
-installed package's file (no INSTALL, nothing from the network), the export attached read-only, the
-canonical views (``nsysq.export.schema``: every nsys version looks the same), the macros and derived views
-of ``queries/``; and writes each parameter as an SQL literal. The last statement's rows are the
-command's result.
+A :class:`~nsysq.session.Session` records every statement it runs as a :class:`Statement` (the
+packaged query, the temp tables nsysq builds, the lineup rules as literal rows). :func:`script_for`
+(``Session.script()``) puts in front of them what the session set up when it opened the export:
+DuckDB's sqlite extension loaded from the installed package's file (no INSTALL, nothing from the
+network), the export attached read-only, the canonical views (``nsysq.export.schema``: every nsys
+version looks the same), the macros and derived views of ``queries/``; and writes each parameter as
+an SQL literal. The last statement's rows are the command's result.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     import duckdb
 
     from nsysq.export.check import SourceSchema
-    from nsysq.session import Session
 
 SOURCE_ALIAS = "src"
 # A $parameter, or a comment / string / quoted identifier to copy unchanged.
@@ -184,8 +183,3 @@ def _terminated(sql: str) -> str:
     """``sql`` ending in exactly one ``;``, on a line of its own when the last line has a comment."""
     body = sql.rstrip().rstrip(";").rstrip()
     return body + ("\n;" if "--" in body.rsplit("\n", 1)[-1] else ";")
-
-
-def script(trace: Session) -> str:
-    """The script that reproduces everything ``trace`` ran so far, against its export."""
-    return script_for(trace.path, trace.schema, trace.executed)

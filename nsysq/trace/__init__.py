@@ -49,9 +49,15 @@ class Analysis(Generic[P]):
 
     def __init__(self, fn: Callable[Concatenate[Session, P], Table]) -> None:
         self.fn = fn
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
         params = list(inspect.signature(fn).parameters.values())[1:]
-        self.__signature__ = inspect.Signature(params, return_annotation="pd.DataFrame")
+        self.bound_signature = inspect.Signature(params, return_annotation="pd.DataFrame")
+        this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.__signature__ = self.bound_signature.replace(parameters=[this, *params])
+
+    def __call__(self, trace: Trace, /, *args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
+        """Called on the class: ``Trace.census(trace, ...)``."""
+        return self.fn(trace.session, *args, **kwargs).to_pandas()
 
     @overload
     def __get__(self, trace: None, owner: type[Trace]) -> Analysis[P]: ...
@@ -66,7 +72,7 @@ class Analysis(Generic[P]):
         def method(*args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
             return self.fn(session, *args, **kwargs).to_pandas()
 
-        method.__signature__ = self.__signature__  # type: ignore[attr-defined]
+        method.__signature__ = self.bound_signature  # type: ignore[attr-defined]
         return method
 
 

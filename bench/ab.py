@@ -1,0 +1,101 @@
+"""Two trees of nsysq side by side: the same commands, old and new alternating, in one run.
+
+    python bench/ab.py OLD_TREE                 # 5M kernels, 5 rounds
+    python bench/ab.py OLD_TREE --kernels 200000 --rounds 3
+
+OLD_TREE is a checkout of nsysq (for example ``git worktree add /tmp/old <commit>``) with its page
+decoder built (``python -c "import hatch_build, pathlib; hatch_build.compile_decoder(...)"`` or a
+test run there). Each command runs once per round under each tree (``PYTHONPATH`` names the tree;
+the same interpreter and packages), in the order old, new, old, new, ..., so the machine's drift
+falls on both alike. Cold runs get a fresh cache directory; "cached copy" runs read a copy built
+once per tree, with the kept answers dropped before each run. Prints, per command, the median wall
+time, CPU and peak RSS of each tree and the median of the per-round ratios new/old.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import NSYSQ, Result, Spec, interleaved, trace  # noqa: E402
+
+NEW_TREE = Path(__file__).resolve().parents[1]
+
+
+def tree_env(tree: Path, cache_dir: Path) -> dict[str, str]:
+    """The environment that runs nsysq from ``tree``, with its own cache directory."""
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=str(tree),
+        NSYSQ_CACHE_DIR=str(cache_dir),
+        NSYSQ_CACHE_BACKGROUND="0",
+        MPLBACKEND="Agg",
+    )
+    return env
+
+
+def commands(big: Path, other: Path, small: Path) -> list[tuple[str, list[str], dict[str, bool]]]:
+    """(name, arguments, Spec options) of every command timed."""
+    cold = {"fresh_cache": True}
+    return [
+        ("census (first, cold cache)", ["census", str(big)], cold),
+        ("census --no-cache", ["census", str(big), "--no-cache"], {}),
+        ("census (cached copy, new question)", ["census", str(big), "-n", "30"], {"forget_answers": True}),
+        ("lineup (cached copy, new question)", ["lineup", str(big)], {"forget_answers": True}),
+        ("census (asked before)", ["census", str(big)], {}),
+        ("census --nvtx (first, cold cache)", ["census", str(big), "--nvtx-like", "%/0"], cold),
+        ("diff A B (first, cold)", ["diff", str(big), str(other)], cold),
+        ("gaps (first, cold cache)", ["gaps", str(big)], cold),
+        ("--help", ["--help"], {}),
+        ("census, 2 MB trace", ["census", str(small), "--no-cache"], {}),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("old", type=Path, help="the other checkout of nsysq")
+    ap.add_argument("--kernels", type=int, default=5_000_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    big, other, small = trace(args.kernels), trace(args.kernels, seed=1), trace(20_000)
+    work = Path(tempfile.mkdtemp(prefix="nsysq-ab-"))
+    trees = {"old": args.old.resolve(), "new": NEW_TREE}
+    envs = {label: tree_env(tree, work / label) for label, tree in trees.items()}
+    try:
+        for env in envs.values():  # the copy each tree's "cached copy" runs read
+            subprocess.run([*NSYSQ, "cache", "build", str(big)], env=env, check=True, capture_output=True)
+        specs = [
+            Spec(f"{label}: {name}", [*NSYSQ, *cmd], envs[label], **options)
+            for name, cmd, options in commands(big, other, small)
+            for label in trees
+        ]
+        results = interleaved(specs, args.rounds)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print_table(results, args)
+    return 0
+
+
+def print_table(results: list[Result], args: argparse.Namespace) -> None:
+    print(f"{args.kernels:,} kernels, {args.rounds} rounds, old = {args.old}, new = {NEW_TREE}\n")
+    print("| command | old | new | new/old (median of rounds) |")
+    print("|---|---:|---:|---:|")
+    for old, new in zip(results[::2], results[1::2], strict=True):
+        ratio = statistics.median(n / o for n, o in zip(new.walls, old.walls, strict=True))
+        name = old.name.removeprefix("old: ")
+        print(f"| {name} | {_cell(old)} | {_cell(new)} | {ratio:.3f} |")
+
+
+def _cell(res: Result) -> str:
+    return f"{res.wall:.3f} s, {res.cpu:.2f} s CPU, {res.rss_mb:.0f} MB"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
