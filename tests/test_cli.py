@@ -251,6 +251,59 @@ def test_usage_errors_stay_the_parsers(fixture_dir: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_trace_options_are_declared_once() -> None:
+    """Every command that takes a trace option takes the one TraceOptions declares (same click
+    option), the trace options in TraceOptions' field order (fleet declares --no-cache itself)."""
+    from dataclasses import fields
+    from typing import Any
+
+    import typer.main
+
+    from nsysq.cli.common import TraceOptions, trace_options
+    from nsysq.cli.root import app
+
+    def walk(cmd: Any) -> Any:
+        yield cmd
+        for sub in getattr(cmd, "commands", {}).values():
+            yield from walk(sub)
+
+    order = [f.name for f in fields(TraceOptions)]
+    commands = list(walk(typer.main.get_command(app)))
+    census = next(cmd for cmd in commands if cmd.name == "census")
+    reference = {p.name: (p.opts, p.help, p.default) for p in census.params}
+    taking = 0
+    for cmd in commands:
+        params = [p for p in cmd.params if p.name in order]
+        assert [p.name for p in params] == sorted((p.name for p in params), key=order.index), cmd.name
+        assert all((p.opts, p.help, p.default) == reference[p.name] for p in params), cmd.name
+        taking += "device" in {p.name for p in params}
+    assert taking == 18
+    with pytest.raises(TypeError, match="keyword-only"):
+        trace_options()(lambda options: None)
+
+
+def test_a_commands_own_checks_come_before_the_nvtx_options(fixture_dir: Path, tmp_path: Path) -> None:
+    """The NVTX options are checked where the trace opens (TraceOptions.nvtx), after the command's
+    own checks, as when each command called nvtx_of itself."""
+    trace = fixture_dir / "v2024_6.sqlite"
+    both = ("--nvtx", "a", "--nvtx-like", "b")
+    proc = subprocess.run(
+        [sys.executable, "-m", "nsysq", "plot", "census", trace, "-o", tmp_path / "p.txt", *both],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "nsysq: error: end the output name 'p.txt' with .png, .svg or .pdf.\n",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "nsysq", "census", trace, *both], capture_output=True, text=True, timeout=120
+    )
+    assert (proc.returncode, proc.stderr) == (
+        2,
+        "nsysq: error: give --nvtx NAME or --nvtx-like PATTERN, not both.\n",
+    )
+
+
 # -- renderers live in the library: the CLI prints what they write ------------------------------------
 EXAMPLES = (ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite")
 

@@ -1,14 +1,16 @@
 """The commands that answer one question about one trace: info, census, lineup, stakeout, timeline.
 
-Each parses its options, calls the library function of the same name and prints the Table it
-returns through :func:`nsysq.cli.common.emit`. Registered by :mod:`nsysq.cli.root`.
+Each takes its trace options from :func:`nsysq.cli.common.trace_options`, opens the trace
+(:func:`~nsysq.cli.common.open_trace`), calls the library function of the same name and prints
+the Table it returns, or with --show-sql the SQL that made it (:func:`~nsysq.cli.common.print_table`).
+Registered by :mod:`nsysq.cli.root`.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -16,48 +18,39 @@ from nsysq.analyses.census import DEFAULT_LIMIT
 from nsysq.analyses.timeline import ROWS_TO_READ
 from nsysq.cli.common import (
     CensusLimitOpt,
-    DeviceOpt,
     Format,
     FormatOpt,
     KernelArg,
     LikeOpt,
     Names,
     NamesOpt,
-    NoCacheOpt,
     NvtxLanesOpt,
-    NvtxLikeOpt,
-    NvtxMode,
-    NvtxModeOpt,
-    NvtxOpt,
-    PidOpt,
     RulesOpt,
     ShowSqlOpt,
-    StreamOpt,
+    Takes,
     TimelineEndOpt,
     TimelineStartOpt,
     TraceArg,
+    TraceOptions,
     Unit,
     UnitOpt,
     emit,
-    nvtx_of,
     open_trace,
-    run_table,
+    print_table,
     say,
-    scope_of,
+    sql_if,
+    trace_options,
 )
 
-if TYPE_CHECKING:
-    from nsysq.base.table import Table
-    from nsysq.session import Session
 
-
-def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, no_cache: NoCacheOpt = False) -> None:
+@trace_options(Takes.NO_CACHE)
+def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, *, options: TraceOptions) -> None:
     """What is in a trace: nsys version, GPUs, time span, row counts, tables, and warnings."""
     import json
 
     from nsysq.analyses.info import info, info_table
 
-    with open_trace(trace, no_cache=no_cache) as t:
+    with open_trace(trace, options) as t:
         data = info(t)
     if fmt == Format.json:
         sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
@@ -67,6 +60,7 @@ def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, no_cache: NoCac
         say("warning: " + warning)
 
 
+@trace_options()
 def census_command(
     trace: TraceArg,
     limit: CensusLimitOpt = DEFAULT_LIMIT,
@@ -82,69 +76,41 @@ def census_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Where GPU time goes: per kernel name, instances, total/avg/median/min/max/stddev, share."""
     from nsysq.analyses import census as census_mod
 
-    def compute(t: Session) -> Table:
+    with open_trace(trace, options) as t:
         if underfilled:
-            return census_mod.underfilled(t, limit=limit, names=names.value)
-        return census_mod.census(t, limit=limit, names=names.value)
-
-    run_table(
-        trace,
-        compute,
-        fmt,
-        unit,
-        sql=show_sql,
-        no_cache=no_cache,
-        scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
-        title="under-filled launches" if underfilled else "census",
-    )
+            table = census_mod.underfilled(t, limit=limit, names=names.value)
+        else:
+            table = census_mod.census(t, limit=limit, names=names.value)
+        sql = sql_if(show_sql, t)
+    print_table(table, sql, fmt, unit, title="under-filled launches" if underfilled else "census")
 
 
+@trace_options()
 def lineup_command(
     trace: TraceArg,
     rules: RulesOpt = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Kernel time by category (GEMM, attention, normalization, ...), from ordered rules."""
     from nsysq.analyses.lineup import lineup
 
-    def compute(t: Session) -> Table:
-        return lineup(t, rules=rules)
-
-    run_table(
-        trace,
-        compute,
-        fmt,
-        unit,
-        sql=show_sql,
-        no_cache=no_cache,
-        scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
-        title="lineup",
-        prefetch="lineup",
-    )
+    with open_trace(trace, options, prefetch="lineup") as t:
+        table = lineup(t, rules=rules)
+        sql = sql_if(show_sql, t)
+    print_table(table, sql, fmt, unit, title="lineup")
 
 
+@trace_options()
 def stakeout_command(
     trace: TraceArg,
     kernel: KernelArg,
@@ -153,38 +119,22 @@ def stakeout_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Every launch of one kernel: start, duration, grid, block, registers, shared memory."""
     from nsysq.analyses.stakeout import stakeout, summary_table
 
-    def compute(t: Session) -> Table:
-        return stakeout(t, kernel, like=like, limit=limit)
-
-    title = f"stakeout {kernel}"
-    launches = run_table(
-        trace,
-        compute,
-        fmt,
-        unit,
-        sql=show_sql,
-        no_cache=no_cache,
-        scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
-        title=title,
-        prefetch="stakeout",
-    )
-    if launches is not None and fmt in (Format.table, Format.markdown):
+    with open_trace(trace, options, prefetch="stakeout") as t:
+        launches = stakeout(t, kernel, like=like, limit=limit)
+        sql = sql_if(show_sql, t)
+    print_table(launches, sql, fmt, unit, title=f"stakeout {kernel}")
+    if sql is None and fmt in (Format.table, Format.markdown):
         sys.stdout.write("\n")
         emit(summary_table(launches), fmt, unit, title="summary")
 
 
+@trace_options()
 def timeline_command(
     trace: TraceArg,
     start: TimelineStartOpt = None,
@@ -194,30 +144,14 @@ def timeline_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Kernels, memcpys (by copy kind), memsets, CUDA graph executions and (--nvtx-lanes) NVTX
     ranges on one clock, ordered by start."""
     from nsysq.analyses.timeline import timeline
 
-    def compute(t: Session) -> Table:
-        return timeline(t, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)
-
-    run_table(
-        trace,
-        compute,
-        fmt,
-        unit,
-        sql=show_sql,
-        no_cache=no_cache,
-        scope=scope_of(device, stream, pid),
-        nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
-        title="timeline",
-        prefetch="timeline",
-    )
+    with open_trace(trace, options, prefetch="timeline") as t:
+        table = timeline(t, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)
+        sql = sql_if(show_sql, t)
+    print_table(table, sql, fmt, unit, title="timeline")

@@ -1,4 +1,6 @@
-"""What every command module shares: the option types, opening a trace, writing a result.
+"""What every command module shares: the option types, the trace options (declared once, in
+:class:`TraceOptions`, and put on a command by :func:`trace_options`), opening a trace, writing a
+result.
 
 Nothing here imports a command module or the root (:mod:`nsysq.cli.root`). Heavy modules (duckdb,
 pandas, rich) load inside the helpers, so importing this module stays as cheap as typer itself.
@@ -6,12 +8,15 @@ pandas, rich) load inside the helpers, so importing this module stays as cheap a
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from enum import StrEnum
+from dataclasses import Field, dataclass, field, fields
+from enum import Flag, StrEnum, auto
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 
@@ -27,16 +32,19 @@ __all__ = [
     "Format",
     "Names",
     "NvtxMode",
+    "Takes",
+    "TraceOptions",
     "Unit",
     "diff_traces",
     "emit",
     "open_trace",
-    "run_table",
+    "print_table",
     "save_picture",
     "say",
     "nvtx_of",
-    "scope_of",
     "show_sql",
+    "sql_if",
+    "trace_options",
     "unit_for",
 ]
 
@@ -235,13 +243,6 @@ def unit_for(fmt: Format, unit: Unit | None) -> str:
     return "ms" if fmt in (Format.table, Format.markdown) else "ns"
 
 
-def scope_of(device: int | None = None, stream: int | None = None, pid: int | None = None) -> Scope:
-    """The scope ``--device``, ``--stream`` and ``--pid`` ask for (nsysq.session.scope)."""
-    from nsysq.session.scope import Scope
-
-    return Scope(device=device, stream=stream, pid=pid)
-
-
 def nvtx_of(
     name: str | None = None, like: str | None = None, mode: NvtxMode = NvtxMode.launch
 ) -> NvtxSelection | None:
@@ -260,44 +261,133 @@ def nvtx_of(
     return NvtxSelection(str(name), like=False, mode=mode.value)
 
 
+class Takes(Flag):
+    """Which of the trace options a command takes (:func:`trace_options`)."""
+
+    NO_CACHE = auto()  # --no-cache
+    SCOPE = auto()  # --device, --stream, --pid
+    NVTX = auto()  # --nvtx, --nvtx-like
+    NVTX_MODE = auto()  # --nvtx-mode
+    GPU_WORK = NO_CACHE | SCOPE
+    ALL = NO_CACHE | SCOPE | NVTX | NVTX_MODE
+
+
+_TAKES = "takes"  # a TraceOptions field's metadata key: the Takes member that brings its option
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """A command's trace options as parsed: which GPU work it reads (``scope``, ``nvtx``) and
+    whether it reads the trace directly (``no_cache``). Each field is one option, declared here and
+    nowhere else: its annotation is the typer option, its metadata the :class:`Takes` member that
+    brings it; :func:`trace_options` puts the fields on a command. A command that does not take an
+    option gets its default.
+
+    ``scope`` and ``nvtx`` are built where they are read (:func:`open_trace`), so a command's own
+    checks of its other options come first, as they did before the options were shared."""
+
+    device: DeviceOpt = field(default=None, metadata={_TAKES: Takes.SCOPE})
+    stream: StreamOpt = field(default=None, metadata={_TAKES: Takes.SCOPE})
+    pid: PidOpt = field(default=None, metadata={_TAKES: Takes.SCOPE})
+    nvtx_name: NvtxOpt = field(default=None, metadata={_TAKES: Takes.NVTX})
+    nvtx_like: NvtxLikeOpt = field(default=None, metadata={_TAKES: Takes.NVTX})
+    nvtx_mode: NvtxModeOpt = field(default=NvtxMode.launch, metadata={_TAKES: Takes.NVTX_MODE})
+    no_cache: NoCacheOpt = field(default=False, metadata={_TAKES: Takes.NO_CACHE})
+
+    @property
+    def scope(self) -> Scope:
+        """The scope ``--device``, ``--stream`` and ``--pid`` ask for (nsysq.session.scope)."""
+        from nsysq.session.scope import Scope
+
+        return Scope(device=self.device, stream=self.stream, pid=self.pid)
+
+    @property
+    def nvtx(self) -> NvtxSelection | None:
+        """The NVTX scope ``--nvtx`` / ``--nvtx-like`` and ``--nvtx-mode`` ask for (:func:`nvtx_of`)."""
+        return nvtx_of(self.nvtx_name, self.nvtx_like, self.nvtx_mode)
+
+
+Command = Callable[..., None]
+"""A typer command: typer calls it with one keyword argument per parameter of its signature."""
+
+OPTIONS = "options"
+"""The parameter of a command that receives its :class:`TraceOptions`."""
+
+
+def trace_options(takes: Takes = Takes.ALL) -> Callable[[Command], Command]:
+    """Give a command the trace options ``takes`` names (the fields of :class:`TraceOptions`).
+
+    The command declares a keyword-only parameter ``options: TraceOptions``. In the signature
+    typer reads (``__signature__``) it becomes the options' parameters: ``--no-cache`` last, as
+    every command lists it, the others where ``options`` stands. typer's values for them reach
+    the command as one TraceOptions."""
+    offered = [f for f in fields(TraceOptions) if f.metadata[_TAKES] in takes]
+    here = _parameters(f for f in offered if f.metadata[_TAKES] != Takes.NO_CACHE)
+    last = _parameters(f for f in offered if f.metadata[_TAKES] == Takes.NO_CACHE)
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        params = list(signature.parameters.values())
+        at = list(signature.parameters).index(OPTIONS)
+        if params[at].kind is not inspect.Parameter.KEYWORD_ONLY:
+            raise TypeError(f"{command.__name__}: make {OPTIONS} keyword-only (after *).")
+        params[at : at + 1] = here
+
+        @functools.wraps(command)
+        def run(**values: Any) -> None:
+            parsed = {p.name: values.pop(p.name) for p in (*here, *last)}
+            command(**values, options=TraceOptions(**parsed))
+
+        run.__signature__ = signature.replace(parameters=[*params, *last])  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in (*params, *last)} | {"return": None}
+        return run
+
+    return decorate
+
+
+def _parameters(options: Iterable[Field[Any]]) -> list[inspect.Parameter]:
+    """TraceOptions fields as keyword-only parameters, annotated with their typer options."""
+    hints = get_type_hints(TraceOptions, include_extras=True)
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return [inspect.Parameter(f.name, keyword, default=f.default, annotation=hints[f.name]) for f in options]
+
+
 @contextmanager
 def open_trace(
     path: Path,
+    options: TraceOptions,
     *,
-    no_cache: bool = False,
     prefetch: str | tuple[str, ...] | None = "census",
-    scope: Scope | None = None,
-    nvtx: NvtxSelection | None = None,
 ) -> Iterator[Session]:
     """Open a trace for one command (``nsysq.open``) and give its session to the analyses;
     ``prefetch``: the packaged query whose kernel columns the command needs first (they start
-    decoding while DuckDB loads). ``scope``: the GPU work every query reads (nsysq.session.scope);
-    ``nvtx``: what ``--nvtx``/``--nvtx-like``/``--nvtx-mode`` ask for, part of that scope."""
+    decoding while DuckDB loads). From ``options``: ``scope``, the GPU work every query reads
+    (nsysq.session.scope), with ``nvtx``, what ``--nvtx``/``--nvtx-like``/``--nvtx-mode`` ask for,
+    part of it; ``no_cache``."""
     from nsysq.trace import Trace
 
-    with Trace(path, scope=scope, nvtx=nvtx, cache=not no_cache, prefetch=prefetch) as trace:
+    scope, nvtx, cache = options.scope, options.nvtx, not options.no_cache
+    with Trace(path, scope=scope, nvtx=nvtx, cache=cache, prefetch=prefetch) as trace:
         yield trace.session
 
 
 def diff_traces(
     a: Path,
     b: Path,
+    options: TraceOptions,
     *,
-    scope: Scope,
-    nvtx: NvtxSelection | None,
-    no_cache: bool,
     rules: Path | None,
     danger_rules: Path | None,
     min_time_ms: float,
     threshold: float,
 ) -> DiffResult:
-    """Compare trace ``b`` with ``a``, both in one scope (:func:`nsysq.diffing.diff`), and say the
-    comparison's warnings on stderr."""
+    """Compare trace ``b`` with ``a``, both opened with ``options`` (one scope), with
+    :func:`nsysq.diffing.diff`, and say the comparison's warnings on stderr."""
     from nsysq.diffing import diff
 
     result = diff(
         a, b, rules=rules, danger_rules=danger_rules, min_time_ms=min_time_ms, threshold=threshold,
-        scope=scope, nvtx=nvtx, cache=not no_cache,
+        scope=options.scope, nvtx=options.nvtx, cache=not options.no_cache,
     )  # fmt: skip
     for warning in result.warnings:
         say("warning: " + warning)
@@ -318,29 +408,18 @@ def emit(table: Table, fmt: Format, unit: Unit | None, *, title: str | None = No
         say(note)
 
 
-def run_table(
-    path: Path,
-    compute: Callable[[Session], Table],
-    fmt: Format,
-    unit: Unit | None,
-    *,
-    sql: bool,
-    no_cache: bool,
-    title: str | None = None,
-    prefetch: str = "census",
-    scope: Scope | None = None,
-    nvtx: NvtxSelection | None = None,
-) -> Table | None:
-    """Open ``path``, compute one table and print it (or, with ``sql``, the SQL that made it).
+def sql_if(asked: bool, trace: Session) -> str | None:
+    """``--show-sql``: when ``asked``, the script of what ``trace`` ran so far; else None."""
+    return trace.script() if asked else None
 
-    Returns the table that was printed, None when the SQL was printed instead."""
-    with open_trace(path, no_cache=no_cache, prefetch=prefetch, scope=scope, nvtx=nvtx) as trace:
-        table = compute(trace)
-        if sql:
-            show_sql([trace])
-            return None
-    emit(table, fmt, unit, title=title)
-    return table
+
+def print_table(table: Table, sql: str | None, fmt: Format, unit: Unit | None, *, title: str | None) -> None:
+    """A command's one output: ``sql`` when there is some (``--show-sql``, :func:`sql_if`), else
+    ``table`` (:func:`emit`)."""
+    if sql is not None:
+        sys.stdout.write(sql)
+    else:
+        emit(table, fmt, unit, title=title)
 
 
 def save_picture(ax: Axes, output: Path, dpi: int, title: str | None) -> None:

@@ -14,26 +14,18 @@ import typer
 
 from nsysq.cli.common import (
     DangerRulesOpt,
-    DeviceOpt,
     Format,
     FormatOpt,
     MinTimeOpt,
-    NoCacheOpt,
-    NvtxLikeOpt,
-    NvtxMode,
-    NvtxModeOpt,
-    NvtxOpt,
-    PidOpt,
     RulesOpt,
-    StreamOpt,
     ThresholdOpt,
     TraceAArg,
     TraceBArg,
+    TraceOptions,
     UnitOpt,
     diff_traces,
-    nvtx_of,
     say,
-    scope_of,
+    trace_options,
     unit_for,
 )
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
@@ -56,6 +48,7 @@ class Section(StrEnum):
     copies = "copies"
 
 
+@trace_options()
 def diff_command(
     a: TraceAArg,
     b: TraceBArg,
@@ -84,13 +77,8 @@ def diff_command(
             help="Print only this section (csv prints the kernels section unless told otherwise).",
         ),
     ] = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Compare two traces: totals, categories, kernels, variants, copies, and which change is out of line."""
     from nsysq.diffing import parse_fail_on
@@ -100,9 +88,8 @@ def diff_command(
     section_name = section.value if section else None
     check_options(section_name, limit)
     result = diff_traces(
-        a, b, scope=scope_of(device, stream, pid), nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
-        no_cache=no_cache, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold,
-    )  # fmt: skip
+        a, b, options, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
+    )
     render_diff(result, fmt.value, sys.stdout, unit=unit_for(fmt, unit), section=section_name, limit=limit)
     hits = result.fails_on(kinds) if kinds else []
     if hits:

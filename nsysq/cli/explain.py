@@ -13,16 +13,19 @@ import typer
 from nsysq.cli.common import (
     Format,
     FormatOpt,
-    NoCacheOpt,
     ShowSqlOpt,
+    Takes,
+    TraceOptions,
     UnitOpt,
     emit,
     open_trace,
     say,
     show_sql,
+    trace_options,
 )
 
 
+@trace_options(Takes.NO_CACHE)
 def explain_command(
     name: Annotated[
         str,
@@ -40,7 +43,8 @@ def explain_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     sql: ShowSqlOpt = False,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """What a kernel's name says: each field with its meaning and confidence (documented, inferred,
     unknown), for cuBLASLt nvjet, cuBLAS, xmma, CUTLASS 2/3, cuDNN, TensorRT, FlashAttention 2/3,
@@ -52,7 +56,7 @@ def explain_command(
             raise typer.BadParameter("--show-sql needs --trace: without a trace explain runs no SQL.")
         data = explain(name)
     else:
-        with open_trace(trace, no_cache=no_cache, prefetch="launch_configs") as t:
+        with open_trace(trace, options, prefetch="launch_configs") as t:
             data = explain(name, t)
             if sql:
                 show_sql([t])

@@ -19,25 +19,23 @@ from nsysq.base.errors import UsageError
 from nsysq.base.units import ms_to_ns
 from nsysq.cli.common import (
     DEFAULT_DPI,
-    DeviceOpt,
     DpiOpt,
     Format,
     FormatOpt,
-    NoCacheOpt,
     OutputOpt,
-    PidOpt,
     RulesOpt,
     ShowSqlOpt,
     SizeOpt,
-    StreamOpt,
+    Takes,
     TitleOpt,
     TraceArg,
+    TraceOptions,
     UnitOpt,
     open_trace,
     save_picture,
     say,
-    scope_of,
     show_sql,
+    trace_options,
     unit_for,
 )
 
@@ -65,6 +63,7 @@ class OverlapSection(StrEnum):
     collectives = "collectives"
 
 
+@trace_options(Takes.GPU_WORK)
 def gaps_command(
     trace: TraceArg,
     top: Annotated[int, typer.Option("--top", "-n", help="List the N longest idle gaps (0 = none).")] = 10,
@@ -78,10 +77,8 @@ def gaps_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql_: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Why the GPU waited: busy and idle time per device and stream, the longest idle gaps, and
     idle time by cause (host waiting on the GPU, launch-bound, host busy elsewhere, unknown)."""
@@ -90,7 +87,7 @@ def gaps_command(
 
     if min_gap < 0:
         raise UsageError("--min-gap must be 0 or more (ms).")
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=PREFETCH) as t:
+    with open_trace(trace, options, prefetch=PREFETCH) as t:
         result = gaps(t, top=top, min_gap_ns=ms_to_ns(min_gap))
         if show_sql_:
             show_sql([t])
@@ -103,6 +100,7 @@ def gaps_command(
         say("causes: " + "; ".join(f"{code} = {text}" for code, text in CAUSES.items()) + " (docs/gaps.md).")
 
 
+@trace_options(Takes.GPU_WORK)
 def overlap_command(
     trace: TraceArg,
     rules: RulesOpt = None,
@@ -113,17 +111,15 @@ def overlap_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql_: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Is communication hidden behind compute: per device, NCCL/communication kernel time that ran
     while compute kernels ran (overlap) or alone (exposed), per collective kind, and memcpy overlap."""
     from nsysq.base.sections import render_sections
     from nsysq.gputime.overlap import overlap
 
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gpu_ops") as t:
+    with open_trace(trace, options, prefetch="gpu_ops") as t:
         result = overlap(t, rules=rules)
         if show_sql_:
             show_sql([t])
@@ -138,6 +134,7 @@ def _value(section: StrEnum | None) -> str | None:
     return None if section is None else section.value
 
 
+@trace_options(Takes.GPU_WORK)
 def plot_gaps_command(
     trace: TraceArg,
     output: OutputOpt,
@@ -145,10 +142,8 @@ def plot_gaps_command(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Per GPU a utilization strip over time: busy share and idle share by cause in each slice of time."""
     from nsysq.gputime.gaps import PREFETCH
@@ -158,11 +153,12 @@ def plot_gaps_command(
     if not 1 <= bins <= 100_000:
         raise UsageError("--bins must be between 1 and 100000.")
     check_picture_path(output)
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch=PREFETCH) as t:
+    with open_trace(trace, options, prefetch=PREFETCH) as t:
         df = gaps_frame(t)
     save_picture(plot_gaps(df, ax=sized_axes(size), bins=bins), output, dpi, title)
 
 
+@trace_options(Takes.GPU_WORK)
 def plot_overlap_command(
     trace: TraceArg,
     output: OutputOpt,
@@ -170,16 +166,14 @@ def plot_overlap_command(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Per GPU, communication (each collective kind) and memcpy time: hidden behind compute or exposed."""
     from nsysq.plot import check_picture_path, sized_axes
     from nsysq.plot.gaps import overlap_frame, plot_overlap
 
     check_picture_path(output)
-    with open_trace(trace, no_cache=no_cache, scope=scope_of(device, stream, pid), prefetch="gpu_ops") as t:
+    with open_trace(trace, options, prefetch="gpu_ops") as t:
         df = overlap_frame(t, rules=None if rules is None else str(rules))
     save_picture(plot_overlap(df, ax=sized_axes(size)), output, dpi, title)

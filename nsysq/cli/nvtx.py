@@ -6,7 +6,7 @@ Registered by :mod:`nsysq.cli.root` (``plot nvtx`` on the plot sub-app).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -14,28 +14,23 @@ from nsysq.analyses.nvtx import DEFAULT_LIMIT
 from nsysq.base.errors import UsageError
 from nsysq.cli.common import (
     DEFAULT_DPI,
-    DeviceOpt,
     DpiOpt,
     Format,
     FormatOpt,
-    NoCacheOpt,
     OutputOpt,
-    PidOpt,
     ShowSqlOpt,
     SizeOpt,
-    StreamOpt,
+    Takes,
     TitleOpt,
     TraceArg,
+    TraceOptions,
     UnitOpt,
     open_trace,
-    run_table,
+    print_table,
     save_picture,
-    scope_of,
+    sql_if,
+    trace_options,
 )
-
-if TYPE_CHECKING:
-    from nsysq.base.table import Table
-    from nsysq.session import Session
 
 InnermostOpt = Annotated[
     bool,
@@ -85,6 +80,7 @@ GroupNamesOpt = Annotated[
 ]
 
 
+@trace_options(Takes.GPU_WORK)
 def nvtx_command(
     trace: TraceArg,
     limit: Annotated[
@@ -100,27 +96,23 @@ def nvtx_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Where in the program: per NVTX range name, instances, CPU time, and the GPU work its
     ranges launched (kernels, kernel time, projected span, busy time, memcpys, memsets)."""
     from nsysq.analyses.nvtx import nvtx
 
-    def compute(t: Session) -> Table:
-        return nvtx(
+    with open_trace(trace, options, prefetch="nvtx_ops") as t:
+        table = nvtx(
             t, innermost=innermost, window=window, depth=depth, like=like, domain=domain,
             group_names=group_names, limit=limit, extend_unended=extend_unended,
         )  # fmt: skip
-
-    run_table(
-        trace, compute, fmt, unit, sql=show_sql, no_cache=no_cache, title="nvtx", prefetch="nvtx_ops",
-        scope=scope_of(device, stream, pid),
-    )  # fmt: skip
+        sql = sql_if(show_sql, t)
+    print_table(table, sql, fmt, unit, title="nvtx")
 
 
+@trace_options(Takes.GPU_WORK)
 def plot_nvtx_command(
     trace: TraceArg,
     output: OutputOpt,
@@ -135,10 +127,8 @@ def plot_nvtx_command(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Range names by GPU time: per name, CPU time (total duration) beside GPU kernel and busy time."""
     from nsysq.plot import check_picture_path, plot_nvtx, sized_axes
@@ -146,7 +136,7 @@ def plot_nvtx_command(
     check_picture_path(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of range names.")
-    with open_trace(trace, no_cache=no_cache, prefetch="nvtx_ops", scope=scope_of(device, stream, pid)) as t:
+    with open_trace(trace, options, prefetch="nvtx_ops") as t:
         from nsysq.analyses.nvtx import nvtx as nvtx_of_trace
 
         df = nvtx_of_trace(

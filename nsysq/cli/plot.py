@@ -9,7 +9,7 @@ added to the root by :mod:`nsysq.cli.root`.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -19,7 +19,6 @@ from nsysq.base.errors import UsageError
 from nsysq.cli.common import (
     DEFAULT_DPI,
     DangerRulesOpt,
-    DeviceOpt,
     DpiOpt,
     KernelArg,
     LikeOpt,
@@ -27,17 +26,10 @@ from nsysq.cli.common import (
     MinTimeOpt,
     Names,
     NamesOpt,
-    NoCacheOpt,
     NvtxLanesOpt,
-    NvtxLikeOpt,
-    NvtxMode,
-    NvtxModeOpt,
-    NvtxOpt,
     OutputOpt,
-    PidOpt,
     RulesOpt,
     SizeOpt,
-    StreamOpt,
     ThresholdOpt,
     TimelineEndOpt,
     TimelineStartOpt,
@@ -45,17 +37,14 @@ from nsysq.cli.common import (
     TraceAArg,
     TraceArg,
     TraceBArg,
+    TraceOptions,
     diff_traces,
-    nvtx_of,
     open_trace,
     save_picture,
     say,
-    scope_of,
+    trace_options,
 )
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
-
-if TYPE_CHECKING:
-    pass
 
 plot_app = typer.Typer(
     name="plot",
@@ -66,6 +55,7 @@ plot_app = typer.Typer(
 
 
 @plot_app.command("census")
+@trace_options()
 def plot_census_cmd(
     trace: TraceArg,
     output: OutputOpt,
@@ -77,17 +67,12 @@ def plot_census_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
+    *,
+    options: TraceOptions,
     fill: Annotated[
         bool,
         typer.Option("--fill", help="Hatch the part of each bar spent in launches filling < 50% of the SMs."),
     ] = False,
-    no_cache: NoCacheOpt = False,
 ) -> None:
     """Horizontal bars of the top kernels by total time, labelled with time, share and calls."""
     from nsysq.plot import check_picture_path, plot_census, sized_axes
@@ -95,10 +80,7 @@ def plot_census_cmd(
     check_picture_path(output)
     if limit < 1:
         raise UsageError("--limit must be a positive number of bars.")
-    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
-    with open_trace(
-        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="census"
-    ) as t:
+    with open_trace(trace, options, prefetch="census") as t:
         from nsysq.analyses.census import census
 
         df = census(t, limit=limit, names=names.value).to_pandas()
@@ -106,6 +88,7 @@ def plot_census_cmd(
 
 
 @plot_app.command("lineup")
+@trace_options()
 def plot_lineup_cmd(
     trace: TraceArg,
     output: OutputOpt,
@@ -114,22 +97,14 @@ def plot_lineup_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """One bar per kernel category, coloured by category, with time, share, calls, top kernel."""
     from nsysq.plot import check_picture_path, plot_lineup, sized_axes
 
     check_picture_path(output)
-    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
-    with open_trace(
-        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="lineup"
-    ) as t:
+    with open_trace(trace, options, prefetch="lineup") as t:
         from nsysq.analyses.lineup import lineup
 
         df = lineup(t, rules=rules).to_pandas()
@@ -137,6 +112,7 @@ def plot_lineup_cmd(
 
 
 @plot_app.command("stakeout")
+@trace_options()
 def plot_stakeout_cmd(
     trace: TraceArg,
     kernel: KernelArg,
@@ -148,22 +124,14 @@ def plot_stakeout_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Duration of every launch of one kernel in launch order, with a histogram beside it."""
     from nsysq.plot import check_picture_path, plot_stakeout, sized_axes
 
     check_picture_path(output)
-    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
-    with open_trace(
-        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="stakeout"
-    ) as t:
+    with open_trace(trace, options, prefetch="stakeout") as t:
         from nsysq.analyses.stakeout import stakeout
 
         df = stakeout(t, kernel, like=like, limit=limit).to_pandas()
@@ -171,6 +139,7 @@ def plot_stakeout_cmd(
 
 
 @plot_app.command("timeline")
+@trace_options()
 def plot_timeline_cmd(
     trace: TraceArg,
     output: OutputOpt,
@@ -184,23 +153,15 @@ def plot_timeline_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """A Gantt chart: one lane per GPU stream, kernels coloured by category, memcpy by copy kind."""
     from nsysq.plot import check_picture_path, plot_timeline, sized_axes
     from nsysq.trace.notebook import timeline_frame
 
     check_picture_path(output)
-    selector = nvtx_of(nvtx, nvtx_like, nvtx_mode)
-    with open_trace(
-        trace, no_cache=no_cache, scope=scope_of(device, stream, pid), nvtx=selector, prefetch="timeline"
-    ) as t:
+    with open_trace(trace, options, prefetch="timeline") as t:
         df = timeline_frame(t, rules=rules, start_ms=start, end_ms=end, nvtx_lanes=nvtx_lanes, limit=limit)
     if df.attrs.get("footer", {}).get("truncated"):
         say(f"only the first {len(df):,} events are drawn; narrow --from/--to or raise --limit.")
@@ -213,6 +174,7 @@ class DiffSection(StrEnum):
 
 
 @plot_app.command("diff")
+@trace_options()
 def plot_diff_cmd(
     a: TraceAArg,
     b: TraceBArg,
@@ -231,13 +193,8 @@ def plot_diff_cmd(
     size: SizeOpt = None,
     dpi: DpiOpt = DEFAULT_DPI,
     title: TitleOpt = None,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    nvtx_mode: NvtxModeOpt = NvtxMode.launch,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Paired A/B bars per category (or kernel) with the B/A ratio on each; outliers in red."""
     from nsysq.plot import check_picture_path, plot_diff, sized_axes
@@ -246,8 +203,7 @@ def plot_diff_cmd(
     if limit < 1:
         raise UsageError("--limit must be a positive number of rows.")
     result = diff_traces(
-        a, b, scope=scope_of(device, stream, pid), nvtx=nvtx_of(nvtx, nvtx_like, nvtx_mode),
-        no_cache=no_cache, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold,
-    )  # fmt: skip
+        a, b, options, rules=rules, danger_rules=danger_rules, min_time_ms=min_time, threshold=threshold
+    )
     ax = plot_diff(result, ax=sized_axes(size), section=section.value, top=limit, log=not linear)
     save_picture(ax, output, dpi, title)

@@ -15,25 +15,20 @@ import typer
 from nsysq.base.errors import UsageError
 from nsysq.base.output_path import check_output_path
 from nsysq.cli.common import (
-    DeviceOpt,
     Format,
     FormatOpt,
-    NoCacheOpt,
-    NvtxLikeOpt,
-    NvtxOpt,
-    PidOpt,
     ShowSqlOpt,
-    StreamOpt,
+    Takes,
     TimelineEndOpt,
     TimelineStartOpt,
     TraceArg,
+    TraceOptions,
     UnitOpt,
     emit,
-    nvtx_of,
     open_trace,
     say,
-    scope_of,
     show_sql,
+    trace_options,
 )
 
 ReportOutputOpt = Annotated[
@@ -48,6 +43,7 @@ ExportOutputOpt = Annotated[
 ]
 
 
+@trace_options(Takes.NO_CACHE)
 def report_command(
     traces: Annotated[
         list[Path],
@@ -57,7 +53,8 @@ def report_command(
         ),
     ],
     output: ReportOutputOpt,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """One self-contained HTML file to share: tables (sortable) and plots of one trace, or of a diff."""
     from nsysq.output.report import diff_report, trace_report, write_report
@@ -66,16 +63,17 @@ def report_command(
         raise UsageError("give one trace (a report of it) or two, A then B (a report of what changed).")
     check_output_path(output, (".html", ".htm"))
     if len(traces) == 1:
-        with open_trace(traces[0], no_cache=no_cache) as t:
+        with open_trace(traces[0], options) as t:
             page = trace_report(t)
     else:
-        page = diff_report(traces[0], traces[1], cache=not no_cache)
+        page = diff_report(traces[0], traces[1], cache=not options.no_cache)
     size = write_report(page, output)
     for warning in page.warnings:
         say("warning: " + warning)
     say(f"wrote {output} ({size:,} bytes)")
 
 
+@trace_options(Takes.GPU_WORK | Takes.NVTX)
 def export_command(
     trace: TraceArg,
     output: ExportOutputOpt,
@@ -84,24 +82,18 @@ def export_command(
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
     show_sql_: ShowSqlOpt = False,
-    device: DeviceOpt = None,
-    stream: StreamOpt = None,
-    pid: PidOpt = None,
-    nvtx: NvtxOpt = None,
-    nvtx_like: NvtxLikeOpt = None,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Write a Chrome Trace Event Format file (Perfetto, chrome://tracing): GPU streams, CPU threads
     with CUDA API calls and NVTX ranges, launch arrows; prints what it wrote per kind of event.
     With --device, --stream, --nvtx or --nvtx-like: the GPU ops in scope, the calls that launched
     them and the NVTX ranges around those calls (docs/export.md)."""
-    from nsysq.base.version import __version__
+    from nsysq import __version__
     from nsysq.output.chrome_trace import EVENT_GUARD, check_output, collect, suggested_window, summary, write
 
     check_output(output)
-    scope = scope_of(device, stream, pid)
-    selector = nvtx_of(nvtx, nvtx_like)
-    with open_trace(trace, no_cache=no_cache, prefetch="timeline", scope=scope, nvtx=selector) as t:
+    with open_trace(trace, options, prefetch="timeline") as t:
         rows = collect(t, start_ms=start, end_ms=end)
         span_ns = int(t.span["span_ns"] or 0)
         if show_sql_:

@@ -9,9 +9,20 @@ from typing import Annotated
 
 import typer
 
-from nsysq.cli.common import Format, FormatOpt, NoCacheOpt, TraceArg, Unit, emit, open_trace
+from nsysq.cli.common import (
+    Format,
+    FormatOpt,
+    Takes,
+    TraceArg,
+    TraceOptions,
+    Unit,
+    emit,
+    open_trace,
+    trace_options,
+)
 
 
+@trace_options(Takes.NO_CACHE)
 def sql_command(
     trace: TraceArg,
     query: Annotated[
@@ -23,10 +34,11 @@ def sql_command(
         ),
     ],
     fmt: FormatOpt = Format.table,
-    no_cache: NoCacheOpt = False,
+    *,
+    options: TraceOptions,
 ) -> None:
     """Run your own read-only SQL against a trace (DuckDB dialect)."""
-    with open_trace(trace, no_cache=no_cache, prefetch=None) as t:
+    with open_trace(trace, options, prefetch=None) as t:
         table = t.sql_table(query)
     emit(table, fmt, Unit.ns)
 

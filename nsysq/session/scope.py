@@ -53,10 +53,15 @@ selections can share one SELECT over helper tables built for each. A filter that
 is the filter's own error to raise (with the names that do exist) before it builds the Scope; the
 session does not check ``ops``.
 
-Wiring it into the CLI: every command that reads GPU work builds its scope with
-``nsysq.cli.common.scope_of(device, stream, pid)`` and passes ``scope=`` to ``open_trace`` /
-``run_table`` (``diff`` and ``plot diff`` give the same scope to both traces). Add the new options
-there and return ``Scope(device, stream, pid, ops=OpFilter(...))``: nothing else changes.
+Wiring it into the CLI: the trace options are declared once, as the fields of
+``nsysq.cli.common.TraceOptions`` (each annotated with its typer option and tagged with the
+``Takes`` member that brings it); ``@trace_options(...)`` puts them on every command that reads GPU
+work, and the property ``TraceOptions.scope`` builds the Scope that ``open_trace`` opens each trace
+in (``diff`` and ``plot diff`` give the same options to both traces). A new option is one field of
+TraceOptions, tagged ``Takes.SCOPE`` and placed after ``pid`` (fields are listed in ``--help`` in
+their order), which ``TraceOptions.scope`` passes on (``Scope(device, stream, pid,
+ops=OpFilter(...))``): every command that takes --device then takes it. Nothing else changes but
+docs/cli.md, which ``python docs/gen_cli.py`` regenerates.
 """
 
 from __future__ import annotations
