@@ -1,7 +1,7 @@
 """The ``nsysq`` command: the root app registers every command module, and :func:`main` is the one
 place where errors become messages and exit codes.
 
-Command modules (analyses, sql, diff, cache, plot) never import this module; they share
+Command modules (every other module of nsysq.cli, see its docstring) never import this module; they share
 :mod:`nsysq.cli.common`. Heavy imports (duckdb, pandas, matplotlib) happen inside the commands,
 so ``nsysq --help`` stays fast.
 """
