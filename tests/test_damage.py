@@ -233,7 +233,7 @@ def _sweep(path: Path) -> dict[str, Any]:
             steps["stakeout"] = _outcome(lambda: len(stakeout(trace, "%", like=True, limit=5).rows))
             steps["timeline"] = _outcome(lambda: len(timeline(trace, nvtx_lanes=True).rows))
             steps["sql"] = _outcome(lambda: len(trace.sql_table(f"SELECT count(*) FROM {KERNEL}").rows))
-            steps["plot"] = _outcome(lambda: _plot(trace))
+            steps["plot"] = _outcome(lambda: _plot(face))
             _sweep_later_analyses(trace, steps)
     steps["diff"] = _outcome(lambda: bool(nsysq.diff(ROOT / "examples" / "bs1.sqlite", path)))
     return {"file": str(path), "steps": steps}

@@ -14,6 +14,7 @@ from nsysq.analyses.info import info
 from nsysq.analyses.lineup import lineup
 from nsysq.analyses.stakeout import stakeout
 from nsysq.session import Session
+from nsysq.trace import Trace
 from tests import oracle
 from tests.conftest import REAL_DIR, REAL_TRACES, ROOT
 
@@ -47,7 +48,10 @@ def test_fixtures_fill_matches_the_oracle(fixture_trace: Path) -> None:
 @pytest.mark.parametrize("path", WITH_KERNELS, ids=_ids(WITH_KERNELS))
 def test_stakeout_fill_matches_the_oracle(path: Path) -> None:
     expected = oracle.launch_fill(path)
-    assert any(sms for _, sms, _ in expected.values()), "every export here has GPU info"
+    # GPU info (SM counts) is recorded by most exports; where it is not (the 2026.2 derived
+    # exports have no TARGET_INFO_GPU), every launch's SM count and fill are unknown, never 0.
+    if not any(sms for _, sms, _ in expected.values()):
+        assert not oracle.device_sms(path)
     check_fill(path)
 
 
@@ -100,7 +104,10 @@ def test_underfilled_time_matches_the_oracle(path: Path) -> None:
         assert r["meaning"].endswith(f", {r['sms'] - r['blocks']} idle")
         per_name[r["name"]] = per_name.get(r["name"], 0) + r["total_ns"]
     assert per_name == expected
-    assert view.footer["underfilled_kernel_ns"] == sum(expected.values())
+    if oracle.device_sms(path):
+        assert view.footer["underfilled_kernel_ns"] == sum(expected.values())
+    else:  # no SM count for any launch: the under-filled time is unknown, not 0
+        assert view.footer["underfilled_kernel_ns"] is None and expected == {}
     assert sum((r["underfilled_pct"] or 0) * r["total_ns"] for r in lineup_rows) == pytest.approx(
         100.0 * sum(expected.values())
     )
@@ -232,7 +239,7 @@ def test_plots_show_fill() -> None:
     matplotlib.use("Agg")
     from nsysq.plot import plot_census, plot_stakeout
 
-    with Session(EXAMPLES[1], cache=False) as trace:
+    with Trace(EXAMPLES[1], cache=False) as trace:
         census_df = trace.census(limit=5)
         stake_df = trace.stakeout("vectorized_elementwise_kernel")
     ax = plot_census(census_df, top=5, fill=True)

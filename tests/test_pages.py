@@ -165,10 +165,10 @@ def test_trace_views_read_columns_holding_one_value(fixture_dir: Path, tmp_path:
     has it (here every launch of the export in one process, on one device)."""
     path = fixture_dir / "v2024_6.sqlite"
     with Session(path, cache=False) as trace:
-        got = trace.sql(
+        got = trace.sql_table(
             "SELECT count(*) AS n, count(DISTINCT globalPid) AS pids, min(globalPid) AS pid, "
             "count(DISTINCT deviceId) AS devices FROM CUPTI_ACTIVITY_KIND_KERNEL"
-        ).iloc[0]
+        ).records()[0]
         assert trace._decoded is not None and trace._decoded.from_pages(schema.KERNEL)
         values = trace._decoded.tables[schema.KERNEL].arrays(("globalPid", "start"))
     assert values is not None and pages.is_constant(values["globalPid"][0])

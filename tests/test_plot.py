@@ -173,7 +173,7 @@ def _bars(ax: Any) -> int:
 
 
 def test_timeline_lanes_colours_and_nvtx(bs1: nsysq.Trace, tmp_path: Path) -> None:
-    df = timeline_frame(bs1, start_ms=95, end_ms=110, nvtx_lanes=True, limit=0)
+    df = timeline_frame(bs1.session, start_ms=95, end_ms=110, nvtx_lanes=True, limit=0)
     ax = plot.plot_timeline(df)
     assert _ticks(ax) == ["NVTX 1", "NVTX 2", "GPU 0 · stream 7"]
     assert _bars(ax) == len(df)  # every event drawn, NVTX included
@@ -264,7 +264,7 @@ def test_timeline_title_legend_order_and_nvtx_cut() -> None:
 
 
 def test_kernel_category_map(bs1: nsysq.Trace) -> None:
-    mapping = kernel_category_map(bs1)
+    mapping = kernel_category_map(bs1.session)
     assert mapping[FLASH] == "Flash attention"
     assert mapping["device_kernel"] == "CUTLASS GEMM"
 
@@ -327,7 +327,7 @@ def test_category_colours_match_the_packaged_lineup_rules() -> None:
 # -- notebook ----------------------------------------------------------------------------------------
 def test_trace_html_summary(bs1: nsysq.Trace) -> None:
     html = bs1._repr_html_()
-    assert html == trace_html(bs1)
+    assert html == trace_html(bs1.session)
     for needle in ("bs1.sqlite", "NVIDIA H200", "8,955", "kernels", "1,099", "memcpy", "2025.1"):
         assert needle in html
 
