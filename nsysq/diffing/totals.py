@@ -1,11 +1,10 @@
-"""The totals section: kernel, copy and span facts of each side side by side, and its unit conversion."""
+"""The totals section: kernel, copy and span facts of each side side by side."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from nsysq.base.table import TIME_UNITS, Table
+from nsysq.diffing.result import TotalsTable
 
 BUSY_METRICS = ("gpu_busy_ns", "gpu_idle_ns", "comm_exposed_ns")
 """Totals from each side's GPU unions: busy and idle time summed over devices (``nsysq gaps``) and
@@ -32,7 +31,7 @@ def _delta(a: Any, b: Any) -> int | float | None:
     return b - a if numbers else None
 
 
-def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
+def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> TotalsTable:
     def kernel_facts(side: dict[str, Any]) -> dict[str, Any]:
         recs = side["kernels"].records()
         return {
@@ -77,7 +76,7 @@ def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
     gb = ", ".join(side_b["about"]["gpus"]) or "unknown"
     rows.append(("gpus", ga, gb, None))
     rows.append(("nsys_version", side_a["about"]["nsys_version"], side_b["about"]["nsys_version"], None))
-    return Table(
+    return TotalsTable(
         kind="diff_totals",
         columns=("metric", "a", "b", "ratio", "delta"),
         rows=[(*row, _delta(row[1], row[2])) for row in rows],
@@ -94,23 +93,3 @@ def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
             )
         ),
     )
-
-
-def _totals_in_unit(table: Table, unit: str) -> Table:
-    if unit == "ns":
-        return table
-    scale = TIME_UNITS[unit]
-    rows = [
-        (
-            (
-                m[:-3] + "_" + unit,
-                *(None if v is None else v / scale for v in (a, b)),
-                r,
-                None if d is None else d / scale,
-            )
-            if m.endswith("_ns")
-            else (m, a, b, r, d)
-        )
-        for m, a, b, r, d in table.rows
-    ]
-    return replace(table, rows=rows, unit=unit)
