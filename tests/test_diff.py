@@ -17,7 +17,9 @@ from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
 from nsysq.catalog.rules import load_danger_rules
 from nsysq.cli import app
-from nsysq.diffing import FINDING_KINDS, DiffResult, _combine, parse_fail_on
+from nsysq.diffing import FINDING_KINDS, DiffResult, parse_fail_on
+from nsysq.diffing.combine import combine
+from nsysq.diffing.side import GpuTotals, Side, SideInfo, Span
 from tests import oracle
 from tests.conftest import REAL_TRACES, ROOT
 
@@ -230,7 +232,7 @@ def test_packaged_danger_rules_on_real_cublas_pair() -> None:
 
 
 # -- family matching (variants) ---------------------------------------------------------------------
-def _side(rows: list[tuple[str, str, int, int]]) -> dict[str, Any]:
+def _side(rows: list[tuple[str, str, int, int]]) -> Side:
     from nsysq import catalog
 
     columns = (
@@ -245,7 +247,17 @@ def _side(rows: list[tuple[str, str, int, int]]) -> dict[str, Any]:
     ]
     kernels = Table(kind="diff_side_kernels", columns=tuple(columns), rows=full)
     copies = Table(kind="copies", columns=("operation", "kind", "operations", "bytes", "total_ns"), rows=[])
-    return {"kernels": kernels, "copies": copies}
+    info = SideInfo("t.sqlite", "t.sqlite", "2025.1", ("GPU",), sum(r[2] for r in rows), True, None, 132)
+    return Side(
+        info=info,
+        kernels=kernels,
+        copies=copies,
+        span=Span(None, None),
+        busy=GpuTotals(None, None, 0),
+        whole_graphs={},
+        kernel_types={},
+        copy_types={},
+    )
 
 
 def test_families_match_tiles_and_inductor_counters() -> None:
@@ -266,7 +278,7 @@ def test_families_match_tiles_and_inductor_counters() -> None:
             ("shared_kernel", "Other", 10, 1 * MS),
         ]
     )
-    tables = _combine(a, b, [], min_ns=0.5 * MS, threshold=3.0)
+    tables = combine(a, b, [], min_ns=0.5 * MS, threshold=3.0)
     groups = {(v["category"], v["family"]): v for v in _rows(tables["variants"])}
     assert groups[(tri, "triton_poi_fused_cat_*")]["new_kernels"] == 1
     assert groups[(tri, "triton_poi_fused_cat_*")]["removed_kernels"] == 1

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from nsysq.catalog.rules import DangerRule
+    from nsysq.diffing.side import Side
 
 # A side table's columns keep the SQL types the per-trace query gave them (each side's "types",
 # read by nsysq.diffing.sides); a column with no known type is typed from its Python values (they
@@ -55,9 +56,9 @@ def _load(
     engine.table_from_rows(con, name, typed, rows)
 
 
-def _side_types(side_a: dict[str, Any], side_b: dict[str, Any], key: str) -> dict[str, str]:
+def _side_types(a: Mapping[str, str], b: Mapping[str, str]) -> dict[str, str]:
     """The SQL types of one side table's columns, as the sides' queries returned them."""
-    return {"side": "VARCHAR", **side_a.get(key, {}), **side_b.get(key, {})}
+    return {"side": "VARCHAR", **a, **b}
 
 
 def _run(con: duckdb.DuckDBPyConnection, name: str, **params: Any) -> Table:
@@ -106,14 +107,16 @@ def score_rows(
     return Table(kind=source, columns=cols, rows=cur.fetchall()), label
 
 
-def _combine(
-    side_a: dict[str, Any],
-    side_b: dict[str, Any],
+def combine(
+    side_a: Side,
+    side_b: Side,
     danger: list[DangerRule],
     *,
     min_ns: float,
     threshold: float,
 ) -> dict[str, Table]:
+    """Both sides joined: the categories, kernels, variants, launch_config, danger and copies
+    sections, each labelled with the queries behind it (the sides' and queries/diff/*.sql)."""
     from nsysq.export import engine
 
     con = engine.connect(sqlite=False)  # small tables only: no sqlite extension, no progress bar
@@ -121,8 +124,8 @@ def _combine(
     with contextlib.closing(con), engine.pandas_free_binding():
         _load_sides(con, side_a, side_b, danger)
         # The labels of the per-trace queries behind the side tables, as the sides' Tables carry them.
-        kernel_labels = tuple(dict.fromkeys(side_a["kernels"].queries + side_b["kernels"].queries))
-        copy_labels = tuple(dict.fromkeys(side_a["copies"].queries + side_b["copies"].queries))
+        kernel_labels = tuple(dict.fromkeys(side_a.kernels.queries + side_b.kernels.queries))
+        copy_labels = tuple(dict.fromkeys(side_a.copies.queries + side_b.copies.queries))
 
         k_label = _materialize(con, "kernel_rows", "diff_kernels")
         kernels, s_label = score_rows(
@@ -168,39 +171,28 @@ def _combine(
     }
 
 
-def _load_sides(
-    con: duckdb.DuckDBPyConnection, side_a: dict[str, Any], side_b: dict[str, Any], danger: list[DangerRule]
-) -> None:
+def _load_sides(con: duckdb.DuckDBPyConnection, side_a: Side, side_b: Side, danger: list[DangerRule]) -> None:
     """Load what the diff queries (queries/diff/*.sql) read: both sides' kernels (side_kernels) and
     copies (side_copies), a column ``side`` saying 'a' or 'b', and the danger rules."""
     from nsysq.export import engine
 
-    kcols = ("side", *side_a["kernels"].columns)
     _load(
         con,
         "side_kernels",
-        kcols,
-        [("a", *r) for r in side_a["kernels"].rows] + [("b", *r) for r in side_b["kernels"].rows],
-        _side_types(side_a, side_b, "kernel_types"),
+        ("side", *side_a.kernels.columns),
+        [("a", *r) for r in side_a.kernels.rows] + [("b", *r) for r in side_b.kernels.rows],
+        _side_types(side_a.kernel_types, side_b.kernel_types),
     )
-    ccols = ("side", "operation", "kind", "operations", "bytes", "total_ns")
     _load(
         con,
         "side_copies",
-        ccols,
+        ("side", "operation", "kind", "operations", "bytes", "total_ns"),
         [
-            (
-                "a" if s is side_a else "b",
-                r["operation"],
-                r["kind"],
-                r["operations"],
-                r["bytes"],
-                r["total_ns"],
-            )
-            for s in (side_a, side_b)
-            for r in s["copies"].records()
+            (label, r["operation"], r["kind"], r["operations"], r["bytes"], r["total_ns"])
+            for label, side in (("a", side_a), ("b", side_b))
+            for r in side.copies.records()
         ],
-        _side_types(side_a, side_b, "copy_types"),
+        _side_types(side_a.copy_types, side_b.copy_types),
     )
     danger_rows = [(r.order, r.kind, r.field, r.like, r.reason) for r in danger]
     engine.table_from_rows(con, "danger_rules", _DANGER_COLUMNS, danger_rows)

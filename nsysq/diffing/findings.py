@@ -37,7 +37,7 @@ _LAUNCH_FIELDS = (
 )
 
 
-def _findings(
+def findings(
     tables: dict[str, Table],
     threshold: float,
     sms: tuple[int | None, int | None] = (None, None),

@@ -20,6 +20,7 @@ from nsysq.base.sections import render_sections
 if TYPE_CHECKING:
     from nsysq.base.table import Table
     from nsysq.diffing.result import DiffResult
+    from nsysq.diffing.side import SideInfo
 
 __all__ = [
     "BOARD",
@@ -120,10 +121,10 @@ _NO_FINDINGS = "nothing out of line at the current --threshold and --min-time"
 def header(result: DiffResult) -> str:
     """One line naming both sides: ``nsysq diff   A: name (GPU, nsys v)   →   B: ...``."""
 
-    def side(label: str, about: dict[str, object]) -> str:
-        gpus = ", ".join(str(g) for g in about["gpus"]) or "unknown GPU"  # type: ignore[attr-defined]
-        scope = f", scope {about['scope']}" if about.get("scope") else ""
-        return f"{label}: {about['name']} ({gpus}, nsys {about['nsys_version']}{scope})"
+    def side(label: str, info: SideInfo) -> str:
+        gpus = ", ".join(info.gpus) or "unknown GPU"
+        scope = f", scope {info.scope}" if info.scope else ""
+        return f"{label}: {info.name} ({gpus}, nsys {info.nsys_version}{scope})"
 
     return f"nsysq diff   {side('A', result.a)}   →   {side('B', result.b)}"
 

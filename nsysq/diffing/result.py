@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from nsysq.base.errors import UsageError
 from nsysq.base.table import TIME_UNITS, Table, check_unit
+from nsysq.diffing.side import SideInfo
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,8 +96,8 @@ class DiffResult:
     ``tables`` holds the same sections as :class:`nsysq.base.table.Table` for rendering without pandas.
     """
 
-    a: dict[str, Any]
-    b: dict[str, Any]
+    a: SideInfo
+    b: SideInfo
     tables: dict[str, Table]
     findings: list[Finding]
     warnings: list[str]
@@ -163,8 +164,8 @@ class DiffResult:
         out: dict[str, Any] = {
             "kind": "diff",
             "unit": unit,
-            "a": self.a,
-            "b": self.b,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
             "params": self.params,
             "warnings": list(self.warnings),
             "queries": sorted({q for t in self.tables.values() for q in t.queries}),
