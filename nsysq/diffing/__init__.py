@@ -12,9 +12,10 @@ median absolute deviation (scaled by 1.4826 to match a standard deviation), neve
 
 Modules: ``compare`` (the entry point :func:`diff`), ``sides`` (reading one trace into a
 :class:`~nsysq.diffing.side.Side`), ``side`` (that data), ``combine`` (the scratch-DuckDB joins
-and outlier scores), ``totals`` (the totals section), ``findings`` (the evidence board),
-``result`` (:class:`Finding`, :class:`DiffResult`, JSON), ``format`` (text helpers), ``params``
-(tuning constants). They call each other by public names only.
+and outlier scores), ``lineage`` (a result's queries, read off the statements recorded for it),
+``totals`` (the totals section), ``findings`` (the evidence board), ``result`` (:class:`Finding`,
+:class:`DiffResult`, JSON), ``format`` (text helpers), ``params`` (tuning constants). They call
+each other by public names only.
 """
 
 from __future__ import annotations

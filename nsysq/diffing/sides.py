@@ -8,11 +8,17 @@ from typing import TYPE_CHECKING
 
 from nsysq import catalog
 from nsysq.base.table import Table
+from nsysq.diffing.lineage import lineage
 from nsysq.diffing.side import GpuTotals, Side, SideInfo, Span
+from nsysq.session.scope import OPS_TABLE, SCOPED
 
 if TYPE_CHECKING:
     from nsysq.catalog.rules import Rule
     from nsysq.trace import Trace
+
+_SCOPE_TABLES = (*SCOPED.values(), OPS_TABLE)
+"""The tables a scope reads the trace through (nsysq.session.scope): a side's queries do not
+follow them, so they are the same in every scope."""
 
 
 def kernel_pass(trace: Trace, rules: list[Rule] | None, source: str) -> Table:
@@ -46,11 +52,8 @@ def read_side(trace: Trace, rules: list[Rule] | None, source: str, busy: Table |
     _use_rules(trace, rules, source)  # a no-op when loaded already
     whole_graphs = trace.whole_graphs  # CUDA graphs traced whole: not in the kernel rows compared
     nsys_version, gpus = _identity(trace)  # first: the script's last statement stays the span's
-    kernels = trace.run("diff_side_kernels")
-    # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
-    built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
-    kernels = replace(kernels, queries=(*kernels.queries, *built_from))
-    copies = trace.run("copies")
+    kernels = _run(trace, "diff_side_kernels")
+    copies = _run(trace, "copies")
     info = SideInfo(
         path=str(trace.path),
         name=trace.path.name,
@@ -73,6 +76,15 @@ def read_side(trace: Trace, rules: list[Rule] | None, source: str, busy: Table |
     )
 
 
+def _run(trace: Trace, name: str) -> Table:
+    """Packaged query ``name``'s rows on ``trace``, labelled with the query, then the lineage of the
+    statement the trace recorded for it (the statements that built the helper tables it reads,
+    such as nsysq_kernel_groups, in the order they ran)."""
+    table = trace.run(name)
+    built_from = lineage(trace.executed, len(trace.executed) - 1, base=_SCOPE_TABLES)
+    return replace(table, queries=tuple(dict.fromkeys((*table.queries, *built_from))))
+
+
 def _column_types(trace: Trace, name: str) -> dict[str, str]:
     """Each result column of packaged query ``name`` with its SQL type, as DuckDB binds it on this
     trace (DESCRIBE plans the query without running it); the diff loads its rows with these types."""
@@ -85,13 +97,13 @@ def _gpu_span(trace: Trace, copies: Table) -> Span:
     """First GPU operation's start to the last one's end (kernels, memcpys, memsets), from rows
     already read: no extra pass over the trace (the CUDA API table alone is as large as the
     kernel table)."""
-    kernel_span = trace.run("kernel_groups_span")
+    kernel_span = _run(trace, "kernel_groups_span")
     ((first, last),) = kernel_span.rows
     starts = [first, *(r["first_start"] for r in copies.records())]
     ends = [last, *(r["last_end"] for r in copies.records())]
     lo = min((v for v in starts if v is not None), default=None)
     hi = max((v for v in ends if v is not None), default=None)
-    return Span(t0=lo, t_end=hi, queries=(*kernel_span.queries, *copies.queries))
+    return Span(t0=lo, t_end=hi, queries=tuple(dict.fromkeys((*kernel_span.queries, *copies.queries))))
 
 
 def _gpu_totals(busy: Table) -> GpuTotals:
