@@ -260,6 +260,45 @@ def _side(rows: list[tuple[str, str, int, int]]) -> Side:
     )
 
 
+def test_lineage_follows_the_tables_each_statement_read() -> None:
+    """A result's labels: its statement's, then those of the latest statement that built each table
+    it reads, followed back; a table rebuilt later (scores) does not pull in its earlier builder."""
+    from nsysq.diffing.lineage import lineage
+    from nsysq.session.sqlscript import Statement
+
+    record = [
+        Statement("CREATE OR REPLACE TEMP TABLE rows_a AS SELECT * FROM side", label="rows@1"),
+        Statement("CREATE OR REPLACE TEMP VIEW score_input AS SELECT * FROM rows_a"),
+        Statement("CREATE OR REPLACE TEMP TABLE scores AS SELECT * FROM score_input", label="scores@1"),
+        Statement("CREATE OR REPLACE TEMP TABLE rows_b AS SELECT * FROM side", label="other@2"),
+        Statement("CREATE OR REPLACE TEMP VIEW score_input AS SELECT * FROM rows_b"),
+        Statement("CREATE OR REPLACE TEMP TABLE scores AS SELECT * FROM score_input", label="scores@1"),
+        Statement("SELECT * FROM rows_b JOIN scores USING (key)"),
+    ]
+    sources = {"side": ("side@3",)}
+    assert lineage(record, 6, sources=sources) == ("side@3", "other@2", "scores@1")
+    assert lineage(record, 2, sources=sources) == ("side@3", "rows@1", "scores@1")
+    assert lineage(record, 6) == ("other@2", "scores@1")
+
+
+def test_side_queries_come_from_the_recorded_statements(pair: tuple[Path, Path]) -> None:
+    from nsysq import catalog
+    from nsysq.diffing.sides import read_side
+
+    with nsysq.open(pair[0]) as trace:
+        side = read_side(trace, None, "packaged")
+        recorded = {s.label for s in trace.executed}
+    label = {
+        name: catalog.get(name).label for name in ("diff_side_kernels", "kernel_groups", "kernel_category")
+    }
+    assert side.kernels.queries == (
+        label["diff_side_kernels"],
+        label["kernel_groups"],
+        label["kernel_category"],
+    )
+    assert set(side.kernels.queries + side.span.queries) <= recorded
+
+
 def test_families_match_tiles_and_inductor_counters() -> None:
     tri, cut = "torch.compile (Triton)", "CUTLASS GEMM"
     a = _side(
