@@ -17,7 +17,9 @@ from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
 from nsysq.catalog.rules import load_danger_rules
 from nsysq.cli import app
-from nsysq.diffing import FINDING_KINDS, DiffResult, _combine, parse_fail_on
+from nsysq.diffing import FINDING_KINDS, DiffResult, parse_fail_on
+from nsysq.diffing.combine import combine
+from nsysq.diffing.side import GpuTotals, Side, SideInfo, Span
 from tests import oracle
 from tests.conftest import REAL_TRACES, ROOT
 
@@ -230,7 +232,7 @@ def test_packaged_danger_rules_on_real_cublas_pair() -> None:
 
 
 # -- family matching (variants) ---------------------------------------------------------------------
-def _side(rows: list[tuple[str, str, int, int]]) -> dict[str, Any]:
+def _side(rows: list[tuple[str, str, int, int]]) -> Side:
     from nsysq import catalog
 
     columns = (
@@ -245,7 +247,56 @@ def _side(rows: list[tuple[str, str, int, int]]) -> dict[str, Any]:
     ]
     kernels = Table(kind="diff_side_kernels", columns=tuple(columns), rows=full)
     copies = Table(kind="copies", columns=("operation", "kind", "operations", "bytes", "total_ns"), rows=[])
-    return {"kernels": kernels, "copies": copies}
+    info = SideInfo("t.sqlite", "t.sqlite", "2025.1", ("GPU",), sum(r[2] for r in rows), True, None, 132)
+    return Side(
+        info=info,
+        kernels=kernels,
+        copies=copies,
+        span=Span(None, None),
+        busy=GpuTotals(None, None, 0),
+        whole_graphs={},
+        kernel_types={},
+        copy_types={},
+    )
+
+
+def test_lineage_follows_the_tables_each_statement_read() -> None:
+    """A result's labels: its statement's, then those of the latest statement that built each table
+    it reads, followed back; a table rebuilt later (scores) does not pull in its earlier builder."""
+    from nsysq.diffing.lineage import lineage
+    from nsysq.session.sqlscript import Statement
+
+    record = [
+        Statement("CREATE OR REPLACE TEMP TABLE rows_a AS SELECT * FROM side", label="rows@1"),
+        Statement("CREATE OR REPLACE TEMP VIEW score_input AS SELECT * FROM rows_a"),
+        Statement("CREATE OR REPLACE TEMP TABLE scores AS SELECT * FROM score_input", label="scores@1"),
+        Statement("CREATE OR REPLACE TEMP TABLE rows_b AS SELECT * FROM side", label="other@2"),
+        Statement("CREATE OR REPLACE TEMP VIEW score_input AS SELECT * FROM rows_b"),
+        Statement("CREATE OR REPLACE TEMP TABLE scores AS SELECT * FROM score_input", label="scores@1"),
+        Statement("SELECT * FROM rows_b JOIN scores USING (key)"),
+    ]
+    sources = {"side": ("side@3",)}
+    assert lineage(record, 6, sources=sources) == ("side@3", "other@2", "scores@1")
+    assert lineage(record, 2, sources=sources) == ("side@3", "rows@1", "scores@1")
+    assert lineage(record, 6) == ("other@2", "scores@1")
+
+
+def test_side_queries_come_from_the_recorded_statements(pair: tuple[Path, Path]) -> None:
+    from nsysq import catalog
+    from nsysq.diffing.sides import read_side
+
+    with nsysq.open(pair[0]) as trace:
+        side = read_side(trace, None, "packaged")
+        recorded = {s.label for s in trace.executed}
+    label = {
+        name: catalog.get(name).label for name in ("diff_side_kernels", "kernel_groups", "kernel_category")
+    }
+    assert side.kernels.queries == (
+        label["diff_side_kernels"],
+        label["kernel_groups"],
+        label["kernel_category"],
+    )
+    assert set(side.kernels.queries + side.span.queries) <= recorded
 
 
 def test_families_match_tiles_and_inductor_counters() -> None:
@@ -266,7 +317,7 @@ def test_families_match_tiles_and_inductor_counters() -> None:
             ("shared_kernel", "Other", 10, 1 * MS),
         ]
     )
-    tables = _combine(a, b, [], min_ns=0.5 * MS, threshold=3.0)
+    tables = combine(a, b, [], min_ns=0.5 * MS, threshold=3.0)
     groups = {(v["category"], v["family"]): v for v in _rows(tables["variants"])}
     assert groups[(tri, "triton_poi_fused_cat_*")]["new_kernels"] == 1
     assert groups[(tri, "triton_poi_fused_cat_*")]["removed_kernels"] == 1

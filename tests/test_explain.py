@@ -299,7 +299,7 @@ def test_example_board_explains_the_nvjet_swap_and_the_fill() -> None:
     import nsysq
 
     result = nsysq.diff(ROOT / "examples" / "bs1.sqlite", ROOT / "examples" / "bs16.sqlite")
-    assert result.a["sms"] == result.b["sms"] == 132
+    assert result.a.sms == result.b.sms == 132
     variants = [f for f in result.findings if f.kind == "new_variants" and "nvjet" in f.subject]
     assert len(variants) == 1
     swaps = variants[0].numbers["decoded_swaps"]

@@ -145,7 +145,7 @@ def test_gaps_device_scope_keeps_that_device(fixture_dir: Path) -> None:
 def test_diff_scopes_both_sides(fixture_dir: Path) -> None:
     path = fixture_dir / "edge_cases.sqlite"
     result = diff(path, path, scope=Scope(device=1))
-    assert result.a["scope"] == result.b["scope"] == "device 1"
+    assert result.a.scope == result.b.scope == "device 1"
     totals = {r["metric"]: r["a"] for r in result.to_dict()["totals"]}
     assert totals["kernels"] == oracle.scoped_kernels(path, device=1)[0]
 

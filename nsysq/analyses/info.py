@@ -173,7 +173,12 @@ def _is_display_adapter(gpu: dict[str, Any]) -> bool:
 
 
 def identity(trace: Session) -> dict[str, Any]:
-    """The nsys version and the CUDA GPUs' names, read cheaply from the small metadata tables."""
+    """The nsys version and the CUDA GPUs' names, read cheaply from the small metadata tables.
+
+    The GPUs come through the trace's reader (queries/gpus.sql). The version is read from the file
+    itself: META_DATA_EXPORT (EXPORT_META_DATA before nsys 2023.3, neither before 2022) is not a
+    canonical table (nsysq.export.schema), so a cached copy does not hold it and no packaged query
+    can read it."""
     con = connect_readonly(trace.path)
     try:
         meta = _metadata(trace, con)

@@ -1,4 +1,5 @@
-"""Render a result made of several named tables (``nsysq gaps``, ``nsysq overlap``).
+"""Render a result made of several named tables (``nsysq gaps``, ``nsysq overlap``, ``nsysq fleet``, and
+the sections of ``nsysq diff`` in table, markdown and CSV).
 
 JSON is one document holding every section's rows (or, for one ``section``, that table's own
 document); CSV is one section (the first unless told); table and markdown print every section
@@ -8,7 +9,7 @@ document); CSV is one section (the first unless told); table and markdown print 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import IO, Any
 
 from nsysq.base.errors import UsageError
@@ -41,8 +42,11 @@ def render_sections(
     out: IO[str],
     *,
     section: str | None = None,
+    optional: Collection[str] | None = None,
 ) -> None:
-    """Write ``tables`` (already in their output unit) to ``out`` in ``fmt``."""
+    """Write ``tables`` (already in their output unit) to ``out`` in ``fmt``. In table and markdown
+    output, the sections named in ``optional`` are left out when they have no rows (None: every
+    section but the first)."""
     check_section(section, titles)
     if fmt == "json":
         if section is None:
@@ -54,9 +58,10 @@ def render_sections(
     if fmt == "csv":
         render(tables[section or next(iter(tables))], "csv", out)
         return
+    skipped = list(tables)[1:] if optional is None else optional
     for name in [section] if section else list(tables):
         table = tables[name]
-        if not table.rows and name != next(iter(tables)):
+        if not table.rows and name in skipped:
             continue
         render(table, fmt, out, title=titles[name])
         if fmt == "markdown":

@@ -10,16 +10,17 @@ typical change is the time-weighted median of those log-ratios; the spread is th
 median absolute deviation (scaled by 1.4826 to match a standard deviation), never below
 ``MAD_FLOOR``. A row is an outlier when ``|log_ratio - median| / spread >= threshold``.
 
-Modules: ``compare`` (the entry point :func:`diff`), ``sides`` (reading one trace), ``combine``
-(the scratch-DuckDB joins and outlier scores), ``totals`` (the totals section), ``findings`` (the
-evidence board), ``result`` (:class:`Finding`, :class:`DiffResult`, JSON), ``format`` (text helpers),
-``params`` (tuning constants).
+Modules: ``compare`` (the entry point :func:`diff`), ``sides`` (reading one trace into a
+:class:`~nsysq.diffing.side.Side`), ``side`` (that data), ``combine`` (the scratch-DuckDB joins
+and outlier scores), ``lineage`` (a result's queries, read off the statements recorded for it),
+``totals`` (the totals section), ``findings`` (the evidence board), ``result`` (:class:`Finding`,
+:class:`DiffResult`, JSON), ``format`` (text helpers), ``params`` (tuning constants). They call
+each other by public names only.
 """
 
 from __future__ import annotations
 
 from nsysq.base.units import fmt_bytes, fmt_time
-from nsysq.diffing.combine import _combine as _combine
 from nsysq.diffing.combine import score_rows
 from nsysq.diffing.compare import RulesArg, diff
 from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR

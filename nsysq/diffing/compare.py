@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from nsysq.base.errors import UsageError
-from nsysq.diffing.combine import _combine
-from nsysq.diffing.findings import _findings
+from nsysq.diffing.combine import combine
+from nsysq.diffing.findings import findings
 from nsysq.diffing.params import (
     COPY_CHANGE,
     DEFAULT_MIN_TIME_MS,
@@ -22,8 +22,9 @@ from nsysq.diffing.params import (
     WORK_CHANGE,
 )
 from nsysq.diffing.result import DiffResult
-from nsysq.diffing.sides import _kernel_pass, _read_side
-from nsysq.diffing.totals import _totals
+from nsysq.diffing.side import Side
+from nsysq.diffing.sides import kernel_pass, read_side
+from nsysq.diffing.totals import totals
 
 if TYPE_CHECKING:
     from nsysq.catalog.rules import Rule
@@ -76,10 +77,10 @@ def diff(
         ta = _session(a, opened, prefetch=KERNEL_PASS, scope=scope, nvtx=nvtx, cache=cache)
         ta.prefetch(KERNEL_PASS)  # a Trace passed in: decode what is missing
         tb = _session(b, opened, prefetch=None, scope=scope, nvtx=nvtx, cache=cache)
-        busy_a = _kernel_pass(ta, lineup_rules, rules_source)
+        busy_a = kernel_pass(ta, lineup_rules, rules_source)
         tb.prefetch(KERNEL_PASS)
-        side_a = _read_side(ta, lineup_rules, rules_source, busy_a)
-        side_b = _read_side(tb, lineup_rules, rules_source)
+        side_a = read_side(ta, lineup_rules, rules_source, busy_a)
+        side_b = read_side(tb, lineup_rules, rules_source)
     finally:
         for t in opened:
             t.close()
@@ -96,18 +97,15 @@ def diff(
         "rules": rules_source,
         "danger_rules": danger_source,
     }
-    tables = _combine(side_a, side_b, danger, min_ns=min_time_ms * 1e6, threshold=threshold)
-    tables["totals"] = _totals(side_a, side_b)
-    findings = _findings(
-        tables, threshold, (side_a["about"]["sms"], side_b["about"]["sms"]), min_ns=min_time_ms * 1e6
-    )
-    warnings = _warnings(side_a, side_b)
+    tables = combine(side_a, side_b, danger, min_ns=min_time_ms * 1e6, threshold=threshold)
+    tables["totals"] = totals(side_a, side_b)
+    board = findings(tables, threshold, (side_a.info.sms, side_b.info.sms), min_ns=min_time_ms * 1e6)
     return DiffResult(
-        a=side_a["about"],
-        b=side_b["about"],
+        a=side_a.info,
+        b=side_b.info,
         tables=tables,
-        findings=findings,
-        warnings=warnings,
+        findings=board,
+        warnings=_warnings(side_a, side_b),
         params=params,
     )
 
@@ -141,31 +139,31 @@ def _lineup_rules(rules: RulesArg) -> tuple[list[Rule] | None, str]:
     return list(rules), "given rules"
 
 
-def _warnings(side_a: dict[str, Any], side_b: dict[str, Any]) -> list[str]:
+def _warnings(side_a: Side, side_b: Side) -> list[str]:
     out: list[str] = []
-    a, b = side_a["about"], side_b["about"]
-    if sorted(a["gpus"]) != sorted(b["gpus"]):
+    a, b = side_a.info, side_b.info
+    if sorted(a.gpus) != sorted(b.gpus):
         out.append(
-            f"the traces ran on different GPUs (A: {', '.join(a['gpus']) or 'unknown'}; "
-            f"B: {', '.join(b['gpus']) or 'unknown'}): time ratios mix hardware and workload."
+            f"the traces ran on different GPUs (A: {', '.join(a.gpus) or 'unknown'}; "
+            f"B: {', '.join(b.gpus) or 'unknown'}): time ratios mix hardware and workload."
         )
-    if a["nsys_version"] != b["nsys_version"]:
+    if a.nsys_version != b.nsys_version:
         out.append(
-            f"the traces come from different nsys versions (A: {a['nsys_version']}; B: {b['nsys_version']})."
+            f"the traces come from different nsys versions (A: {a.nsys_version}; B: {b.nsys_version})."
         )
-    for label, whole in (("A", side_a), ("B", side_b)):
-        graphs = whole.get("whole_graphs") or {}
+    for label, side in (("A", side_a), ("B", side_b)):
+        graphs = side.whole_graphs
         if graphs.get("executions"):
             out.append(
-                f"{label} ({whole['about']['name']}) has {graphs['executions']:,} executions of CUDA "
+                f"{label} ({side.info.name}) has {graphs['executions']:,} executions of CUDA "
                 f"graphs traced whole ({graphs['graph_ns'] / 1e6:,.3f} ms): their kernels are not in the "
                 "kernel table and are not compared; profile with nsys profile --cuda-graph-trace=node "
                 "to compare them."
             )
-    for label, side in (("A", a), ("B", b)):
-        if not side["kernels"]:
+    for label, info in (("A", a), ("B", b)):
+        if not info.kernels:
             out.append(
-                f"{label} ({side['name']}) recorded no CUDA kernels: only copies and totals are "
+                f"{label} ({info.name}) recorded no CUDA kernels: only copies and totals are "
                 "compared; profile with nsys profile --trace=cuda to capture kernels."
             )
     return out

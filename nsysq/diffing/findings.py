@@ -9,7 +9,7 @@ from typing import Any
 
 from nsysq.base.table import Table
 from nsysq.base.units import fmt_bytes, fmt_time
-from nsysq.diffing.format import _s, _short_list, _split, _x
+from nsysq.diffing.format import fmt_ratio, plural, short_list, split_names
 from nsysq.diffing.params import COPY_CHANGE, IDLE_CHANGE, IDLE_MIN_SHARE, WORK_CHANGE
 from nsysq.diffing.result import Finding
 
@@ -37,7 +37,7 @@ _LAUNCH_FIELDS = (
 )
 
 
-def _findings(
+def findings(
     tables: dict[str, Table],
     threshold: float,
     sms: tuple[int | None, int | None] = (None, None),
@@ -153,13 +153,15 @@ def _category_outliers(
         top = members[0] if members else None
         direction = "longer" if (r["ratio"] or 0) >= 1 else "shorter"
         evidence = (
-            f"{r['category']}: {fmt_time(r['a_ns'])} → {fmt_time(r['b_ns'])} ({_x(r['ratio'])}), "
+            f"{r['category']}: {fmt_time(r['a_ns'])} → {fmt_time(r['b_ns'])} ({fmt_ratio(r['ratio'])}), "
             f"{r['calls_a']:,} → {r['calls_b']:,} calls"
         )
         if top is not None:
             evidence += f"; {top['name']}: {top['pattern']}" + _launch_note(launch, top["name"])
         verdict = _per_call_verdict(int(r["calls_a"]), int(r["calls_b"]), r["per_call_ratio"])
-        verdict += f"; out of line with the trace's typical {_x(cat_typical)} (score {r['score']:+.1f})"
+        verdict += (
+            f"; out of line with the trace's typical {fmt_ratio(cat_typical)} (score {r['score']:+.1f})"
+        )
         numbers = {
             "category": r["category"],
             "a_ns": r["a_ns"],
@@ -181,7 +183,10 @@ def _category_outliers(
                 Finding(
                     kind="outlier",
                     subject=r["category"],
-                    clue=f"{_x(r['ratio'])} {r['category']} time ({direction}; typical {_x(cat_typical)})",
+                    clue=(
+                        f"{fmt_ratio(r['ratio'])} {r['category']} time "
+                        f"({direction}; typical {fmt_ratio(cat_typical)})"
+                    ),
                     evidence=evidence,
                     verdict=verdict,
                     severity="high",
@@ -205,14 +210,19 @@ def _kernel_outliers(
             continue
         direction = "longer" if (k["ratio"] or 0) >= 1 else "shorter"
         verdict = _per_call_verdict(int(k["calls_a"]), int(k["calls_b"]), k["per_call_ratio"])
-        verdict += f"; out of line with the trace's typical {_x(kern_typical)} (score {k['score']:+.1f})"
+        verdict += (
+            f"; out of line with the trace's typical {fmt_ratio(kern_typical)} (score {k['score']:+.1f})"
+        )
         found.append(
             (
                 (_PLACE["outlier"], -abs(k["score"])),
                 Finding(
                     kind="outlier",
                     subject=k["name"],
-                    clue=f"{_x(k['ratio'])} {k['name']} time ({direction}; typical {_x(kern_typical)})",
+                    clue=(
+                        f"{fmt_ratio(k['ratio'])} {k['name']} time "
+                        f"({direction}; typical {fmt_ratio(kern_typical)})"
+                    ),
                     evidence=(
                         f"{k['name']} ({k['category']}): {fmt_time(k['a_ns'])} → {fmt_time(k['b_ns'])}, "
                         f"{k['calls_a']:,} → {k['calls_b']:,} calls: {k['pattern']}"
@@ -302,7 +312,7 @@ def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
     found: list[Ranked] = []
     for v in variant_rows:
         cat, fam = v["category"], v["family"]
-        swaps = _decoded_swaps(_split(v["removed_names"]), _split(v["new_names"]))
+        swaps = _decoded_swaps(split_names(v["removed_names"]), split_names(v["new_names"]))
         kind, clue, evidence, verdict = _variant_text(v, swaps)
         total = float(v["new_ns"]) + float(v["removed_ns"])
         found.append(
@@ -324,8 +334,8 @@ def _variant_findings(variant_rows: list[dict[str, Any]]) -> list[Ranked]:
                         "removed_kernels": int(v["removed_kernels"]),
                         "removed_calls": v["removed_calls"],
                         "removed_ns": v["removed_ns"],
-                        "new_names": _split(v["new_names"]),
-                        "removed_names": _split(v["removed_names"]),
+                        "new_names": split_names(v["new_names"]),
+                        "removed_names": split_names(v["removed_names"]),
                         "decoded_swaps": swaps,
                     },
                 ),
@@ -352,12 +362,12 @@ def _variant_text(v: dict[str, Any], swaps: list[dict[str, Any]]) -> tuple[str, 
         return "new_variants", f"{n_new} new {cat} variants", evidence, _replaced_verdict(cat)
     if n_new:
         clue = f"{n_new} new {cat} kernel{'s' if n_new > 1 else ''}"
-        evidence = f"{n_new} {cat} kernel{_s(n_new)} only in B ({fmt_time(v['new_ns'])}): " + _short_list(
+        evidence = f"{n_new} {cat} kernel{plural(n_new)} only in B ({fmt_time(v['new_ns'])}): " + short_list(
             v["new_names"]
         )
         return "new_variants", clue, evidence, "Code that did not run in A"
     clue = f"{n_old} {cat} kernel{'s' if n_old > 1 else ''} gone"
-    evidence = f"{n_old} {cat} kernel{_s(n_old)} only in A ({fmt_time(v['removed_ns'])}): " + _short_list(
+    evidence = f"{n_old} {cat} kernel{plural(n_old)} only in A ({fmt_time(v['removed_ns'])}): " + short_list(
         v["removed_names"]
     )
     return "removed_variants", clue, evidence, "Code that ran in A no longer runs in B"
@@ -470,7 +480,7 @@ def _launch_config_findings(lrows: list[dict[str, Any]]) -> list[Ranked]:
             Finding(
                 kind="launch_config",
                 subject=f"{len(lrows)} kernels",
-                clue=f"Launch configuration changed for {len(lrows)} kernel{_s(len(lrows))}",
+                clue=f"Launch configuration changed for {len(lrows)} kernel{plural(len(lrows))}",
                 evidence="; ".join(shown) + more,
                 verdict="Same kernels launched with other grids, blocks, registers or shared memory: "
                 "the work per launch changed (expected when input shapes change)",
@@ -546,7 +556,7 @@ def _busy_finding(
     excess = vb - expected
     less = excess < 0
     same = abs(math.log(kernel_ratio)) < math.log(WORK_CHANGE)
-    kernels = "same kernel time" if same else f"{_x(kernel_ratio)} kernel time"
+    kernels = "same kernel time" if same else f"{fmt_ratio(kernel_ratio)} kernel time"
     clue = f"{kernels}, {fmt_time(abs(vb - va))} {'less' if vb < va else 'more'} {what}"
     if not same:
         clue += f" ({fmt_time(abs(excess))} {'less' if less else 'more'} than kernel time predicts)"
@@ -554,8 +564,8 @@ def _busy_finding(
     span = totals.get("gpu_span_ns") or {}
     kt = totals.get("kernel_time_ns") or {}
     evidence = (
-        f"GPU {what} {fmt_time(va)} → {fmt_time(vb)} ({_x(vb / va if va else None)}); kernel time "
-        f"{fmt_time(kt.get('a'))} → {fmt_time(kt.get('b'))} ({_x(kernel_ratio)}), which predicts "
+        f"GPU {what} {fmt_time(va)} → {fmt_time(vb)} ({fmt_ratio(vb / va if va else None)}); kernel time "
+        f"{fmt_time(kt.get('a'))} → {fmt_time(kt.get('b'))} ({fmt_ratio(kernel_ratio)}), which predicts "
         f"{fmt_time(expected)}; kernel launches {int(la):,} → {int(lb):,}; GPU span "
         f"{fmt_time(span.get('a'))} → {fmt_time(span.get('b'))}"
     )
@@ -616,13 +626,14 @@ def _per_call_findings(
         direction = "longer" if per_call >= 1 else "shorter"
         evidence = (
             f"{k['name']} ({k['category']}): {fmt_time(k['avg_a_ns'])} → {fmt_time(k['avg_b_ns'])} per call "
-            f"({_x(per_call)}), {k['calls_a']:,} → {k['calls_b']:,} calls; total {fmt_time(k['a_ns'])} → "
-            f"{fmt_time(k['b_ns'])} ({_x(k['ratio'])}), launches overall {int(la):,} → {int(lb):,} "
-            f"({_x(lb / la)})"
+            f"({fmt_ratio(per_call)}), {k['calls_a']:,} → {k['calls_b']:,} calls; "
+            f"total {fmt_time(k['a_ns'])} → {fmt_time(k['b_ns'])} ({fmt_ratio(k['ratio'])}), "
+            f"launches overall {int(la):,} → {int(lb):,} "
+            f"({fmt_ratio(lb / la)})"
         )
         verdict = (
             f"The traces cover different amounts of work, so totals scale with it; per call, this "
-            f"kernel changed {_x(per_call)} while the others changed a typical {_x(typical)} "
+            f"kernel changed {fmt_ratio(per_call)} while the others changed a typical {fmt_ratio(typical)} "
             f"(per-call score {k['per_call_score']:+.1f})"
         )
         found.append(
@@ -631,7 +642,10 @@ def _per_call_findings(
                 Finding(
                     kind="per_call",
                     subject=k["name"],
-                    clue=f"{_x(per_call)} {k['name']} time per call ({direction}; typical {_x(typical)})",
+                    clue=(
+                        f"{fmt_ratio(per_call)} {k['name']} time per call "
+                        f"({direction}; typical {fmt_ratio(typical)})"
+                    ),
                     evidence=evidence,
                     verdict=verdict,
                     severity="high",

@@ -2,7 +2,9 @@
 evidence board and the section tables, as a rich table, markdown, CSV or JSON.
 
 ``render_diff`` writes what ``nsysq diff`` prints; ``render_board`` writes the header and the
-evidence board alone. rich is imported only for the ``table`` format.
+evidence board alone. The sections print through :func:`nsysq.base.sections.render_sections`, as
+the other commands' sections do; JSON is the diff's own document (docs/diff.md). rich is imported
+only for the ``table`` format.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import IO, TYPE_CHECKING
 
 from nsysq.base.errors import UsageError
 from nsysq.base.render import render
+from nsysq.base.sections import render_sections
 
 if TYPE_CHECKING:
     from nsysq.base.table import Table
     from nsysq.diffing.result import DiffResult
+    from nsysq.diffing.side import SideInfo
 
 __all__ = [
     "BOARD",
@@ -117,10 +121,10 @@ _NO_FINDINGS = "nothing out of line at the current --threshold and --min-time"
 def header(result: DiffResult) -> str:
     """One line naming both sides: ``nsysq diff   A: name (GPU, nsys v)   →   B: ...``."""
 
-    def side(label: str, about: dict[str, object]) -> str:
-        gpus = ", ".join(str(g) for g in about["gpus"]) or "unknown GPU"  # type: ignore[attr-defined]
-        scope = f", scope {about['scope']}" if about.get("scope") else ""
-        return f"{label}: {about['name']} ({gpus}, nsys {about['nsys_version']}{scope})"
+    def side(label: str, info: SideInfo) -> str:
+        gpus = ", ".join(info.gpus) or "unknown GPU"
+        scope = f", scope {info.scope}" if info.scope else ""
+        return f"{label}: {info.name} ({gpus}, nsys {info.nsys_version}{scope})"
 
     return f"nsysq diff   {side('A', result.a)}   →   {side('B', result.b)}"
 
@@ -153,14 +157,18 @@ def render_diff(
     check_options(section, limit)
     if fmt == "json":
         _diff_json(result, out, unit, section)
-    elif fmt == "csv":
-        _diff_csv(result, out, unit, section or "kernels")
-    else:
-        for name in [section] if section else [BOARD, *SECTION_TITLES]:
-            if name == BOARD:
-                render_board(result, fmt, out)
-            else:
-                _section_for_people(result, name, fmt, out, unit, limit)
+        return
+    if fmt == "csv":
+        shown = section or "kernels"
+        table = result.board_table() if shown == BOARD else result.section(shown, unit)
+        render_sections("diff", {shown: table}, {shown: shown}, "csv", out)
+        return
+    names = [section] if section else [BOARD, *SECTION_TITLES]
+    if BOARD in names:
+        render_board(result, fmt, out)
+    tables, titles = _for_people(result, [n for n in names if n != BOARD], unit, limit)
+    if tables:
+        render_sections("diff", tables, titles, fmt, out, optional=_SKIP_WHEN_EMPTY)
 
 
 def check_options(section: str | None, limit: int) -> None:
@@ -181,22 +189,19 @@ def _diff_json(result: DiffResult, out: IO[str], unit: str, section: str | None)
     out.write(json.dumps(result.to_dict(unit)[key], indent=2, ensure_ascii=False) + "\n")
 
 
-def _diff_csv(result: DiffResult, out: IO[str], unit: str, section: str) -> None:
-    table = result.board_table() if section == BOARD else result.section(section, unit)
-    render(table, "csv", out)
-
-
-def _section_for_people(result: DiffResult, name: str, fmt: str, out: IO[str], unit: str, limit: int) -> None:
-    table = result.section(name, unit)
-    if not table.rows and name in _SKIP_WHEN_EMPTY:
-        return
-    shown = _shown(table, name, unit, limit)
-    title = SECTION_TITLES[name]
-    if len(shown.rows) < len(table.rows):
-        title += f" (top {len(shown.rows)} of {len(table.rows)}; --limit 0 for all)"
-    render(shown, fmt, out, title=title)
-    if fmt == "markdown":
-        out.write("\n")
+def _for_people(
+    result: DiffResult, names: list[str], unit: str, limit: int
+) -> tuple[dict[str, Table], dict[str, str]]:
+    """The sections ``names`` as table and markdown show them (_shown), with their titles."""
+    tables: dict[str, Table] = {}
+    titles: dict[str, str] = {}
+    for name in names:
+        table = result.section(name, unit)
+        tables[name] = _shown(table, name, unit, limit)
+        titles[name] = SECTION_TITLES[name]
+        if len(tables[name].rows) < len(table.rows):
+            titles[name] += f" (top {len(tables[name].rows)} of {len(table.rows)}; --limit 0 for all)"
+    return tables, titles
 
 
 def _shown(table: Table, section: str, unit: str, limit: int) -> Table:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq.base.errors import UsageError
-from nsysq.base.table import Table, check_unit
-from nsysq.diffing.totals import _totals_in_unit
+from nsysq.base.table import TIME_UNITS, Table, check_unit
+from nsysq.diffing.side import SideInfo
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,6 +41,35 @@ FAIL_ON_ALIASES: dict[str, tuple[str, ...]] = {
 SECTIONS = ("totals", "categories", "kernels", "variants", "launch_config", "danger", "copies")
 
 
+class TotalsTable(Table):
+    """The totals section: one row per metric (metric, a, b, ratio, delta), its values in mixed
+    units (counts, bytes, names, and times for the metrics ending ``_ns``), built in ns."""
+
+    def in_unit(self, unit: str) -> TotalsTable:
+        """The same rows with each time metric (its a, b and delta) in ``unit``, renamed
+        ``*_<unit>``; the other metrics as they are."""
+        check_unit(unit)
+        if unit == self.unit:
+            return self
+        if self.unit != "ns":
+            raise ValueError(f"the totals convert from ns, not from {self.unit}")
+        scale = TIME_UNITS[unit]
+        rows = [
+            (
+                (
+                    m[:-3] + "_" + unit,
+                    *(None if v is None else v / scale for v in (a, b)),
+                    r,
+                    None if d is None else d / scale,
+                )
+                if m.endswith("_ns")
+                else (m, a, b, r, d)
+            )
+            for m, a, b, r, d in self.rows
+        ]
+        return replace(self, rows=rows, unit=unit)
+
+
 @dataclass
 class Finding:
     """One line of the evidence board: the clue, the evidence with numbers, and a verdict.
@@ -67,8 +96,8 @@ class DiffResult:
     ``tables`` holds the same sections as :class:`nsysq.base.table.Table` for rendering without pandas.
     """
 
-    a: dict[str, Any]
-    b: dict[str, Any]
+    a: SideInfo
+    b: SideInfo
     tables: dict[str, Table]
     findings: list[Finding]
     warnings: list[str]
@@ -115,10 +144,7 @@ class DiffResult:
         if name not in self.tables:
             raise UsageError(f"unknown diff section {name!r}; use one of {', '.join(SECTIONS)}.")
         check_unit(unit)
-        table = self.tables[name]
-        if name == "totals":
-            return _totals_in_unit(table, unit)
-        return table.in_unit(unit)
+        return self.tables[name].in_unit(unit)
 
     def board_table(self) -> Table:
         """The evidence board: one row per finding, most anomalous first."""
@@ -138,8 +164,8 @@ class DiffResult:
         out: dict[str, Any] = {
             "kind": "diff",
             "unit": unit,
-            "a": self.a,
-            "b": self.b,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
             "params": self.params,
             "warnings": list(self.warnings),
             "queries": sorted({q for t in self.tables.values() for q in t.queries}),

@@ -1,19 +1,27 @@
-"""Reading one trace for the diff: its kernel aggregates, copies, GPU span and identity (one pass)."""
+"""Reading one trace for the diff: its kernel aggregates, copies, GPU span and identity (one pass),
+as a :class:`~nsysq.diffing.side.Side`."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nsysq import catalog
 from nsysq.base.table import Table
+from nsysq.diffing.lineage import lineage
+from nsysq.diffing.side import GpuTotals, Side, SideInfo, Span
+from nsysq.session.scope import OPS_TABLE, SCOPED
 
 if TYPE_CHECKING:
     from nsysq.catalog.rules import Rule
     from nsysq.session import Session
 
+_SCOPE_TABLES = (*SCOPED.values(), OPS_TABLE)
+"""The tables a scope reads the trace through (nsysq.session.scope): a side's queries do not
+follow them, so they are the same in every scope."""
 
-def _kernel_pass(trace: Session, rules: list[Rule] | None, source: str) -> Table:
+
+def kernel_pass(trace: Session, rules: list[Rule] | None, source: str) -> Table:
     """The one pass over the kernel table: its groups, the kernel categories, and the GPU busy,
     idle and exposed communication time per device (nsysq.gputime.gpu_busy); then free the rows (all the
     diff reads). Returns the gpu_busy rows."""
@@ -35,45 +43,46 @@ def _use_rules(trace: Session, rules: list[Rule] | None, source: str) -> None:
         trace.use_rules(rules, source=source)
 
 
-def _read_side(
-    trace: Session, rules: list[Rule] | None, source: str, busy: Table | None = None
-) -> dict[str, Any]:
+def read_side(trace: Session, rules: list[Rule] | None, source: str, busy: Table | None = None) -> Side:
     """Everything else of one side; ``busy``: what its kernel pass returned (run now when None)."""
     from nsysq.export import schema
 
     if busy is None:
-        busy = _kernel_pass(trace, rules, source)
+        busy = kernel_pass(trace, rules, source)
     _use_rules(trace, rules, source)  # a no-op when loaded already
     whole_graphs = trace.whole_graphs  # CUDA graphs traced whole: not in the kernel rows compared
-    meta = _meta(trace)  # first: the script's last statement stays the span's (tests/test_show_sql.py)
-    kernels = trace.run("diff_side_kernels")
-    # diff_side_kernels reads the tables kernel_groups and kernel_category build: name them too.
-    built_from = tuple(catalog.get(name).label for name in ("kernel_groups", "kernel_category"))
-    kernels = replace(kernels, queries=(*kernels.queries, *built_from))
-    copies = trace.run("copies")
-    span, span_queries = _gpu_span(trace, copies)
-    has_kernel_table = trace.schema.has(schema.KERNEL)
-    about = {
-        "path": str(trace.path),
-        "name": trace.path.name,
-        "nsys_version": meta["nsys_version"],
-        "gpus": meta["gpus"],
-        "kernels": int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
-        "has_kernel_table": has_kernel_table,
-        "scope": trace.scope.describe() or None,  # the GPU work compared (nsysq.session.scope); None: all
-        "sms": trace.sql_table("SELECT sms FROM nsysq_launch_sm_counts").rows[0][0],
-    }
-    return {
-        "about": about,
-        "kernels": kernels,
-        "copies": copies,
-        "span": span,
-        "span_queries": span_queries,
-        "whole_graphs": whole_graphs,
-        "busy": _gpu_totals(busy),
-        "kernel_types": _column_types(trace, "diff_side_kernels"),
-        "copy_types": _column_types(trace, "copies"),
-    }
+    nsys_version, gpus = _identity(trace)  # first: the script's last statement stays the span's
+    kernels = _run(trace, "diff_side_kernels")
+    copies = _run(trace, "copies")
+    info = SideInfo(
+        path=str(trace.path),
+        name=trace.path.name,
+        nsys_version=nsys_version,
+        gpus=gpus,
+        kernels=int(sum(r[kernels.columns.index("calls")] for r in kernels.rows)),
+        has_kernel_table=trace.schema.has(schema.KERNEL),
+        scope=trace.scope.describe() or None,  # the GPU work compared (nsysq.session.scope); None: all
+        sms=trace.sql_table("SELECT sms FROM nsysq_launch_sm_counts").rows[0][0],
+    )
+    return Side(
+        info=info,
+        kernels=kernels,
+        copies=copies,
+        span=_gpu_span(trace, copies),
+        busy=_gpu_totals(busy),
+        whole_graphs=whole_graphs,
+        kernel_types=_column_types(trace, "diff_side_kernels"),
+        copy_types=_column_types(trace, "copies"),
+    )
+
+
+def _run(trace: Session, name: str) -> Table:
+    """Packaged query ``name``'s rows on ``trace``, labelled with the query, then the lineage of the
+    statement the trace recorded for it (the statements that built the helper tables it reads,
+    such as nsysq_kernel_groups, in the order they ran)."""
+    table = trace.run(name)
+    built_from = lineage(trace.executed, len(trace.executed) - 1, base=_SCOPE_TABLES)
+    return replace(table, queries=tuple(dict.fromkeys((*table.queries, *built_from))))
 
 
 def _column_types(trace: Session, name: str) -> dict[str, str]:
@@ -84,38 +93,37 @@ def _column_types(trace: Session, name: str) -> dict[str, str]:
     return {str(column): str(sql_type) for column, sql_type in described.rows}
 
 
-def _gpu_span(trace: Session, copies: Table) -> tuple[dict[str, Any], tuple[str, ...]]:
+def _gpu_span(trace: Session, copies: Table) -> Span:
     """First GPU operation's start to the last one's end (kernels, memcpys, memsets), from rows
     already read: no extra pass over the trace (the CUDA API table alone is as large as the
-    kernel table). Returns t0, t_end, span_ns and the labels of the queries they come from."""
-    kernel_span = trace.run("kernel_groups_span")
+    kernel table)."""
+    kernel_span = _run(trace, "kernel_groups_span")
     ((first, last),) = kernel_span.rows
     starts = [first, *(r["first_start"] for r in copies.records())]
     ends = [last, *(r["last_end"] for r in copies.records())]
     lo = min((v for v in starts if v is not None), default=None)
     hi = max((v for v in ends if v is not None), default=None)
-    span = {"t0": lo, "t_end": hi, "span_ns": None if lo is None or hi is None else hi - lo}
-    return span, (*kernel_span.queries, *copies.queries)
+    return Span(t0=lo, t_end=hi, queries=tuple(dict.fromkeys((*kernel_span.queries, *copies.queries))))
 
 
-def _gpu_totals(busy: Table) -> dict[str, Any]:
-    """GPU busy and idle time (``nsysq gaps``' device unions) and exposed communication time
-    (``nsysq overlap``'s exposed_ns) summed over devices, with the labels of the queries read."""
+def _gpu_totals(busy: Table) -> GpuTotals:
+    """The gpu_busy rows summed over devices."""
     records = busy.records()
 
     def total(column: str) -> int | None:
         return sum(int(r[column]) for r in records) if records else None
 
-    return {
-        "gpu_busy_ns": total("busy_ns"),
-        "gpu_idle_ns": total("idle_ns"),
-        "comm_exposed_ns": total("comm_exposed_ns") or 0,
-        "queries": busy.queries,
-    }
+    return GpuTotals(
+        gpu_busy_ns=total("busy_ns"),
+        gpu_idle_ns=total("idle_ns"),
+        comm_exposed_ns=total("comm_exposed_ns") or 0,
+        queries=busy.queries,
+    )
 
 
-def _meta(trace: Session) -> dict[str, Any]:
-    """nsys version and GPU names, read cheaply (no full ``info``)."""
+def _identity(trace: Session) -> tuple[str, tuple[str, ...]]:
+    """The nsys version and the CUDA GPUs' names, read cheaply (no full ``info``)."""
     from nsysq.analyses.info import identity
 
-    return identity(trace)
+    found = identity(trace)
+    return str(found["nsys_version"]), tuple(str(g) for g in found["gpus"])

@@ -1,15 +1,11 @@
-"""The totals section: kernel, copy and span facts of each side side by side, and its unit conversion."""
+"""The totals section: kernel, copy and span facts of each side side by side."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from nsysq.base.table import TIME_UNITS, Table
-
-BUSY_METRICS = ("gpu_busy_ns", "gpu_idle_ns", "comm_exposed_ns")
-"""Totals from each side's GPU unions: busy and idle time summed over devices (``nsysq gaps``) and
-exposed communication time summed over devices (``nsysq overlap``)."""
+from nsysq.diffing.result import TotalsTable
+from nsysq.diffing.side import Side
 
 
 def _kind_slug(label: str) -> str:
@@ -32,33 +28,11 @@ def _delta(a: Any, b: Any) -> int | float | None:
     return b - a if numbers else None
 
 
-def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
-    def kernel_facts(side: dict[str, Any]) -> dict[str, Any]:
-        recs = side["kernels"].records()
-        return {
-            "kernels": sum(int(r["calls"]) for r in recs),
-            "kernel_time_ns": sum(int(r["total_ns"]) for r in recs),
-            "distinct_kernel_names": len({r["short_name"] for r in recs}),
-        }
-
-    def copy_facts(side: dict[str, Any]) -> dict[str, Any]:
-        recs = side["copies"].records()
-        memcpy = [r for r in recs if r["operation"] == "memcpy"]
-        memset = [r for r in recs if r["operation"] == "memset"]
-        out: dict[str, Any] = {
-            "memcpy_ops": sum(int(r["operations"]) for r in memcpy),
-            "memcpy_bytes": sum(int(r["bytes"]) for r in memcpy),
-        }
-        for r in memcpy:
-            slug = _kind_slug(str(r["kind"]))
-            out[f"memcpy_ops_{slug}"] = int(r["operations"])
-            out[f"memcpy_bytes_{slug}"] = int(r["bytes"])
-        out["memset_ops"] = sum(int(r["operations"]) for r in memset)
-        out["memset_bytes"] = sum(int(r["bytes"]) for r in memset)
-        return out
-
-    ka, kb = kernel_facts(side_a), kernel_facts(side_b)
-    ca, cb = copy_facts(side_a), copy_facts(side_b)
+def totals(side_a: Side, side_b: Side) -> TotalsTable:
+    """One row per metric: metric, a, b, ratio (b / a) and delta (b - a); the GPU busy, idle and
+    exposed communication times come from each side's GPU unions (``nsysq gaps``, ``nsysq overlap``)."""
+    ka, kb = _kernel_facts(side_a), _kernel_facts(side_b)
+    ca, cb = _copy_facts(side_a), _copy_facts(side_b)
     rows: list[tuple[Any, ...]] = []
     for key in ka:
         rows.append((key, ka[key], kb[key], _ratio(ka[key], kb[key])))
@@ -68,16 +42,15 @@ def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
     for key in ["memcpy_ops", "memcpy_bytes", *per_kind, "memset_ops", "memset_bytes"]:
         va, vb = ca.get(key, 0), cb.get(key, 0)
         rows.append((key, va, vb, _ratio(va, vb)))
-    sa, sb = side_a["span"].get("span_ns"), side_b["span"].get("span_ns")
+    sa, sb = side_a.span.span_ns, side_b.span.span_ns
     rows.append(("gpu_span_ns", sa, sb, _ratio(sa, sb)))
-    for key in BUSY_METRICS:
-        va, vb = side_a["busy"][key], side_b["busy"][key]
+    for (key, va), (_, vb) in zip(side_a.busy.metrics(), side_b.busy.metrics(), strict=True):
         rows.append((key, va, vb, _ratio(va, vb)))
-    ga = ", ".join(side_a["about"]["gpus"]) or "unknown"
-    gb = ", ".join(side_b["about"]["gpus"]) or "unknown"
+    ga = ", ".join(side_a.info.gpus) or "unknown"
+    gb = ", ".join(side_b.info.gpus) or "unknown"
     rows.append(("gpus", ga, gb, None))
-    rows.append(("nsys_version", side_a["about"]["nsys_version"], side_b["about"]["nsys_version"], None))
-    return Table(
+    rows.append(("nsys_version", side_a.info.nsys_version, side_b.info.nsys_version, None))
+    return TotalsTable(
         kind="diff_totals",
         columns=("metric", "a", "b", "ratio", "delta"),
         rows=[(*row, _delta(row[1], row[2])) for row in rows],
@@ -86,31 +59,37 @@ def _totals(side_a: dict[str, Any], side_b: dict[str, Any]) -> Table:
                 label
                 for side in (side_a, side_b)
                 for label in (
-                    *side["kernels"].queries,
-                    *side["copies"].queries,
-                    *side["span_queries"],
-                    *side["busy"]["queries"],
+                    *side.kernels.queries,
+                    *side.copies.queries,
+                    *side.span.queries,
+                    *side.busy.queries,
                 )
             )
         ),
     )
 
 
-def _totals_in_unit(table: Table, unit: str) -> Table:
-    if unit == "ns":
-        return table
-    scale = TIME_UNITS[unit]
-    rows = [
-        (
-            (
-                m[:-3] + "_" + unit,
-                *(None if v is None else v / scale for v in (a, b)),
-                r,
-                None if d is None else d / scale,
-            )
-            if m.endswith("_ns")
-            else (m, a, b, r, d)
-        )
-        for m, a, b, r, d in table.rows
-    ]
-    return replace(table, rows=rows, unit=unit)
+def _kernel_facts(side: Side) -> dict[str, Any]:
+    recs = side.kernels.records()
+    return {
+        "kernels": sum(int(r["calls"]) for r in recs),
+        "kernel_time_ns": sum(int(r["total_ns"]) for r in recs),
+        "distinct_kernel_names": len({r["short_name"] for r in recs}),
+    }
+
+
+def _copy_facts(side: Side) -> dict[str, Any]:
+    recs = side.copies.records()
+    memcpy = [r for r in recs if r["operation"] == "memcpy"]
+    memset = [r for r in recs if r["operation"] == "memset"]
+    out: dict[str, Any] = {
+        "memcpy_ops": sum(int(r["operations"]) for r in memcpy),
+        "memcpy_bytes": sum(int(r["bytes"]) for r in memcpy),
+    }
+    for r in memcpy:
+        slug = _kind_slug(str(r["kind"]))
+        out[f"memcpy_ops_{slug}"] = int(r["operations"])
+        out[f"memcpy_bytes_{slug}"] = int(r["bytes"])
+    out["memset_ops"] = sum(int(r["operations"]) for r in memset)
+    out["memset_bytes"] = sum(int(r["bytes"]) for r in memset)
+    return out
