@@ -286,8 +286,8 @@ def test_side_queries_come_from_the_recorded_statements(pair: tuple[Path, Path])
     from nsysq.diffing.sides import read_side
 
     with nsysq.open(pair[0]) as trace:
-        side = read_side(trace, None, "packaged")
-        recorded = {s.label for s in trace.executed}
+        side = read_side(trace.session, None, "packaged")
+        recorded = {s.label for s in trace.session.executed}
     label = {
         name: catalog.get(name).label for name in ("diff_side_kernels", "kernel_groups", "kernel_category")
     }
