@@ -156,10 +156,12 @@ def test_import_nsysq_stays_light() -> None:
     assert loaded_modules("import nsysq", *heavy) == []
 
 
-def test_help_loads_no_engine() -> None:
-    """``nsysq --help`` imports typer and the command modules, not the engine or the plots."""
+@pytest.mark.parametrize("option", ["--help", "--version"])
+def test_help_loads_no_engine(option: str) -> None:
+    """``nsysq --help`` (and ``--version``; shell completion is on) imports typer and the command
+    modules, not the engine or the plots."""
     code = (
-        "import runpy, sys\nsys.argv = ['nsysq', '--help']\n"
+        f"import runpy, sys\nsys.argv = ['nsysq', '{option}']\n"
         "try:\n    runpy.run_module('nsysq', run_name='__main__')\nexcept SystemExit:\n    pass"
     )
     heavy = ("rich", "matplotlib", "duckdb", "pandas", "numpy", "nsysq.trace")
@@ -214,3 +216,4 @@ def test_the_trace_face_is_small() -> None:
     public = {n for n in dir(Trace) if not n.startswith("_")} | with_session
     assert len(public) <= 12, sorted(public)
     assert {"census", "lineup", "stakeout", "timeline", "nvtx", "graphs", "info", "sql", "close"} <= public
+
