@@ -256,20 +256,20 @@ def _varints(raw: Any, at: Any) -> tuple[Any, Any]:
     ends = b[:, :8] < 0x80
     length = np.where(ends.any(axis=1), ends.argmax(axis=1) + 1, 9)
     value = np.zeros(len(at), dtype=np.uint64)
-    for j in range(9):
+    for j in range(int(length.max()) if len(at) else 0):  # rowid keys: mostly 1 to 4 bytes
         shifted = (value << np.uint64(8)) | b[:, j] if j == 8 else (value << np.uint64(7)) | (b[:, j] & 0x7F)
-        value = np.where(j < length, shifted, value)
+        value = shifted if j == 0 else np.where(j < length, shifted, value)
     return value.view(np.int64), length
 
 
 def _child_pages(
     data: bytes, layout: _Layout, table: str, page: int, bounds: tuple[int, int]
-) -> list[tuple[int, int, int]]:
-    """Left children of interior table page ``page``, then its right-most child, each with the
-    inclusive rowid range the page's keys give it. The page's own range is ``bounds``: its keys
-    must increase within it (fileformat2: a left child holds the rowids up to its key, above the key
-    before; the right-most child those above the last key), as ``PRAGMA integrity_check`` checks
-    ("Rowid N out of order")."""
+) -> tuple[list[int], Any, Any]:
+    """Left children of interior table page ``page``, then its right-most child, and the inclusive
+    rowid range the page's keys give each (lowest and highest rowid, int64 arrays). The page's own
+    range is ``bounds``: its keys must increase within it (fileformat2: a left child holds the
+    rowids up to its key, above the key before; the right-most child those above the last key), as
+    ``PRAGMA integrity_check`` checks ("Rowid N out of order")."""
     import numpy as np
 
     n = int.from_bytes(data[3:5], "big")
@@ -288,44 +288,52 @@ def _child_pages(
     if n and int((at + 4 + length).max()) > len(data):
         raise PagesDamaged(table, page, "an interior cell's key runs past its page")
     lo, hi = bounds
-    out: list[tuple[int, int, int]] = []
-    for kid, key in zip(kids, [*keys.tolist(), None], strict=True):
-        if key is not None and not lo <= key < hi:
+    if n:  # keys increase, the first at or above the page's lowest rowid, the last below its highest
+        wrong = np.concatenate(([keys[0] < lo], keys[1:] <= keys[:-1], [keys[-1] >= hi]))
+        if wrong.any():
+            at_fault = int(np.argmax(wrong))
+            key = int(keys[min(at_fault, n - 1)])
             raise PagesDamaged(table, page, f"interior key {key} out of order")
-        out.append((kid, lo, hi if key is None else key))
-        if key is not None:
-            lo = key + 1
-    return out
+    highs = np.append(keys, np.int64(hi))
+    lows = np.empty_like(highs)
+    lows[0], lows[1:] = lo, keys + 1  # keys < hi <= the largest int64: no overflow
+    return kids, lows, highs
 
 
-def _leaves(fd: int, layout: _Layout, table: str) -> tuple[list[int], list[int], list[int]]:
+def _leaves(fd: int, layout: _Layout, table: str) -> tuple[list[int], Any, Any]:
     """The table's leaf page numbers in rowid order, with the inclusive rowid range its interior
-    pages give each (the lowest and highest rowid a leaf may hold).
+    pages give each (the lowest and highest rowid a leaf may hold, int64 arrays).
 
     A b-tree is balanced: walk it a level at a time and stop at the first level made of leaves
     (reading only that level's first page to tell; the decoder checks that the others are leaves)."""
     if not 2 <= layout.root <= layout.page_count:
         raise PagesDamaged(table, layout.root, f"root page outside the file (2..{layout.page_count})")
-    level = [(layout.root, ROWID_MIN, ROWID_MAX)]
+    import numpy as np
+
+    level = [layout.root]
+    lows, highs = np.array([ROWID_MIN], dtype=np.int64), np.array([ROWID_MAX], dtype=np.int64)
     seen = {layout.root}
     for _depth in range(MAX_DEPTH):
-        first = _page(fd, layout, table, level[0][0])
+        first = _page(fd, layout, table, level[0])
         if first[0] == _LEAF:
-            return [p for p, _, _ in level], [lo for _, lo, _ in level], [hi for _, _, hi in level]
-        children: list[tuple[int, int, int]] = []
-        for page, lo, hi in level:
-            data = first if page == level[0][0] else _page(fd, layout, table, page)
+            return level, lows, highs
+        children: list[int] = []
+        child_lows, child_highs = [], []
+        for page, lo, hi in zip(level, lows.tolist(), highs.tolist(), strict=True):
+            data = first if page == level[0] else _page(fd, layout, table, page)
             if data[0] != _INTERIOR:
                 raise PagesDamaged(table, page, "not an interior table page where the b-tree has one")
-            kids = _child_pages(data, layout, table, page, (lo, hi))
-            pages = [k for k, _, _ in kids]
-            if not seen.isdisjoint(pages) or len(set(pages)) != len(pages):
+            kids, kid_lows, kid_highs = _child_pages(data, layout, table, page, (lo, hi))
+            if not seen.isdisjoint(kids) or len(set(kids)) != len(kids):
                 raise PagesDamaged(
                     table, page, "a child page the b-tree already holds (a loop or a 2nd reference)"
                 )
-            seen.update(pages)
+            seen.update(kids)
             children.extend(kids)
+            child_lows.append(kid_lows)
+            child_highs.append(kid_highs)
         level = children
+        lows, highs = np.concatenate(child_lows), np.concatenate(child_highs)
     raise PagesDamaged(table, layout.root, f"a b-tree deeper than {MAX_DEPTH} levels")
 
 
@@ -452,9 +460,7 @@ def check_tree(path: Path, table: str) -> None:
         os.close(fd)
 
 
-def _check_leaves(
-    flat: Any, leaves: list[int], layout: _Layout, lows: list[int], highs: list[int], table: str
-) -> None:
+def _check_leaves(flat: Any, leaves: list[int], layout: _Layout, lows: Any, highs: Any, table: str) -> None:
     """The leaf checks of :func:`check_tree` on the pages ``leaves`` read one after another into
     ``flat`` (uint8): a table leaf page, its cell pointer array and first and last cell in the page, and
     those cells' rowids within [lows[i], highs[i]] (and increasing)."""
@@ -478,7 +484,7 @@ def _check_leaves(
     fail(8 + 2 * ncell > usable, "a leaf page's cell pointer array does not fit the page")
     keep = ncell > 0
     base, ncell, pages = base[keep], ncell[keep], pages[keep]
-    lo, hi = np.asarray(lows, dtype=np.int64)[keep], np.asarray(highs, dtype=np.int64)[keep]
+    lo, hi = lows[keep], highs[keep]
     rowids = []
     for index in (np.zeros_like(ncell), ncell - 1):  # the first cell, then the last
         slot = base + 8 + 2 * index
@@ -535,8 +541,7 @@ def _read(
     ps = layout.page_size
     fd = os.open(path, os.O_RDONLY)
     try:
-        leaves, lows, highs = _leaves(fd, layout, table)
-        min_rowid, max_rowid = np.asarray(lows, dtype=np.int64), np.asarray(highs, dtype=np.int64)
+        leaves, min_rowid, max_rowid = _leaves(fd, layout, table)
         cap = _max_rows(fd, layout, leaves)
         wide = [not (narrow and layout.names[j] in NARROW) for j in order]
         values = [np.empty(cap, dtype=np.int64 if w else np.int32) for w in wide]
