@@ -16,7 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # that runs it in-process and then inspects the interpreter starts with this, which makes os._exit
 # raise the SystemExit the probe catches.
 KEEP_RUNNING = "import os as _os\n\ndef _leave(code):\n    raise SystemExit(code)\n\n_os._exit = _leave\n"
-REAL_DIR = Path(os.environ.get("NSYSQ_REAL_TRACES", ROOT.parent / "shared" / "traces" / "real"))
+# The shared folder beside the checkout (real exports, research): every test reads it through these
+# names, and skips what needs it when it is absent. NSYSQ_SHARED_DIR moves it (.ci/run points it at
+# a missing folder to prove a fresh clone's run skips cleanly); NSYSQ_REAL_TRACES the real exports.
+SHARED_DIR = Path(os.environ.get("NSYSQ_SHARED_DIR", ROOT.parent / "shared"))
+REAL_DIR = Path(os.environ.get("NSYSQ_REAL_TRACES") or SHARED_DIR / "traces" / "real")
 REAL_TRACES = sorted(REAL_DIR.glob("*.sqlite")) if REAL_DIR.is_dir() else []
 NSYS_FIXTURES = [n for n in FIXTURE_NAMES if n != "not_nsys"]
 

@@ -7,6 +7,10 @@ writes copies with one kind of damage each:
 - ``kernel-leaf``: random bytes flipped in the cell area of a leaf page of the kernel table;
 - ``kernel-interior``: random bytes flipped in an interior page of the kernel table (child page
   numbers, separator keys, cell pointers);
+- ``interior-keys``: one separator key of an interior page of the kernel table (its root first)
+  rewritten to a value at or below the key before it, in the same number of bytes: the keys run out
+  of order ("Rowid N out of order") while every child pointer, leaf and record stays intact, so
+  SQLite's full scan still reads every row and only a seek by rowid goes astray;
 - ``rowid-order``: rowid varints of two cells swapped, within one leaf page or across neighbouring
   leaf pages, or one rowid raised to the largest its varint length holds, so rowids run out of
   order while every record stays well formed;
@@ -38,7 +42,7 @@ OTHER_TABLES = (
     "META_DATA_EXPORT",
     "ENUM_CUDA_MEMCPY_OPER",
 )
-KINDS = ("kernel-leaf", "kernel-interior", "rowid-order", "string-utf8", "other-leaf")
+KINDS = ("kernel-leaf", "kernel-interior", "interior-keys", "rowid-order", "string-utf8", "other-leaf")
 
 LEAF_TABLE = 0x0D
 INTERIOR_TABLE = 0x05
@@ -232,6 +236,31 @@ def _bump_rowid(pages: Pages, image: bytearray, rng: random.Random, leaves: list
     return cell
 
 
+def _varint_in(value: int, length: int) -> bytes:
+    """``value`` (0 <= value < 2**(7 * length)) as a varint of exactly ``length`` (1..8) bytes:
+    leading 0x80 bytes where it is shorter (SQLite reads such a varint as the same value)."""
+    assert 1 <= length <= 8 and 0 <= value < 1 << (7 * length)
+    groups = [(value >> (7 * (length - 1 - i))) & 0x7F for i in range(length)]
+    return bytes([0x80 | g for g in groups[:-1]] + [groups[-1]])
+
+
+def unorder_keys(pages: Pages, image: bytearray, rng: random.Random, page: int) -> int | None:
+    """Rewrite one separator key of interior page ``page`` (not its first) to a value at or below
+    the key before it, in the bytes it had; returns the new key, or None when the page has no such
+    key (one cell, or keys that take 9 bytes)."""
+    cells = pages.cell_pointers(page)
+    candidates = [i for i in range(1, len(cells)) if pages.varint(cells[i] + 4)[1] <= 8]
+    if not candidates:
+        return None
+    i = rng.choice(candidates)
+    before, _ = pages.varint(cells[i - 1] + 4)
+    at = cells[i] + 4
+    length = pages.varint(at)[1]
+    value = rng.randint(max(0, before - 100), before)
+    image[at : at + length] = _varint_in(value, length)
+    return value
+
+
 def image_rowid(pages: Pages, cell: Cell) -> int:
     return pages.varint(cell.rowid_at)[0]
 
@@ -261,6 +290,9 @@ def _damage(
         page = rng.choice(kernel.interiors)
         _flip_interior(pages, image, rng, page)
         return image, KERNEL_TABLE, page
+    if kind == "interior-keys" and kernel.interiors:
+        page = kernel.interiors[0] if rng.random() < 0.5 else rng.choice(kernel.interiors)  # [0]: root
+        return None if unorder_keys(pages, image, rng, page) is None else (image, KERNEL_TABLE, page)
     if kind == "rowid-order" and kernel.leaves and rng.random() < 0.5:
         cell = _bump_rowid(pages, image, rng, kernel.leaves)
         return image, KERNEL_TABLE, cell.page

@@ -25,9 +25,8 @@ from nsysq.analyses.timeline import timeline
 from nsysq.base.errors import NoDataError
 from nsysq.export import cache, pages, schema
 from nsysq.session import Session
-from tests.conftest import sha256
+from tests.conftest import REAL_DIR, sha256
 
-REAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "traces" / "real"
 REAL = sorted(REAL_DIR.glob("*.sqlite")) if REAL_DIR.is_dir() else []
 
 

@@ -418,3 +418,22 @@ def test_process_settings_precede_numpy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split()[-1] == "1"
+
+
+@pytest.mark.parametrize("option", ["--version", "-V"])
+def test_version_prints_the_version_and_exits_0(option: str) -> None:
+    from nsysq.base.version import __version__
+
+    run = subprocess.run(
+        [sys.executable, "-m", "nsysq", option], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (0, f"nsysq {__version__}\n", "")
+
+
+def test_shell_completion_is_offered() -> None:
+    """``--install-completion`` (documented in the README) is an option of the root command."""
+    run = subprocess.run(
+        [sys.executable, "-m", "nsysq", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert run.returncode == 0 and "--install-completion" in run.stdout and "--show-completion" in run.stdout
+    assert "nsysq --install-completion" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -23,7 +23,7 @@ import pytest
 
 from tests import oracle
 from tests.conftest import REAL_DIR, REAL_TRACES, ROOT
-from tests.corpus import Damaged, damaged_copies
+from tests.corpus import KERNEL_TABLE, Damaged, Pages, damaged_copies, table_trees, unorder_keys
 
 SOURCES = [ROOT / "examples" / "bs16.sqlite", REAL_DIR / "nsys2020.3_openmp-offload_2xV100.sqlite"]
 PER_KIND = 4
@@ -173,6 +173,46 @@ def test_cli_every_command_on_damaged_files_exits_cleanly(corpus: list[Damaged],
             if "is damaged" in lines[0]:
                 _assert_damage_sentence(lines[0], item.path)
     assert _snapshot(directory) == before
+
+
+def _keys_out_of_order(source: Path, out: Path) -> tuple[Path, int]:
+    """A copy of ``source`` whose kernel table's root page has keys out of order (tests/corpus.py's
+    ``interior-keys`` damage): every page still well formed, SQLite's full scan unchanged."""
+    import random
+
+    image = Pages(source.read_bytes())
+    root = table_trees(source, image)[KERNEL_TABLE].interiors[0]
+    damaged = bytearray(image.image)
+    assert unorder_keys(image, damaged, random.Random(23), root) is not None
+    out.write_bytes(bytes(damaged))
+    return out, root
+
+
+@pytest.mark.parametrize("source", ["synth", "real"])
+def test_interior_keys_out_of_order_fail_loud_on_both_paths(source: str, tmp_path: Path) -> None:
+    """The issue's case: a kernel table whose root page's keys are out of order. info and census,
+    through the page decoder and through the scanner, all name the table and the page (exit 2):
+    never an answer, never two answers that disagree."""
+    if source == "synth":
+        from nsysq.synth import big
+
+        original = tmp_path / "synth.sqlite"
+        big(str(original), 5000)
+    else:
+        real = REAL_DIR / "nsys2025.5_windows_gemm_RTX5070Ti.sqlite"
+        if not real.is_file():
+            pytest.skip(f"no {real.name} in {REAL_DIR}")
+        original = tmp_path / real.name  # a copy: nothing is written beside the shared file
+        original.write_bytes(real.read_bytes())
+    path, root = _keys_out_of_order(original, tmp_path / "damaged.sqlite")
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        assert "out of order" in con.execute("PRAGMA integrity_check").fetchone()[0]
+    for reader in ("1", "0"):
+        for command in ("info", "census"):
+            run = _cli(command, str(path), "--no-cache", env={"NSYSQ_PAGE_READER": reader})
+            assert (run.returncode, run.stdout) == (2, ""), (command, reader, run.stderr)
+            _assert_damage_sentence(run.stderr.strip(), path, KERNEL)
+            assert f"(page {root}): interior key " in run.stderr, run.stderr
 
 
 def test_cli_names_the_damage_the_scanner_would_hide(corpus: list[Damaged]) -> None:

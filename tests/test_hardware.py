@@ -120,7 +120,7 @@ def test_underfilled_view_on_the_example() -> None:
     assert rows[0]["meaning"] == "grid 64x1x1 on 132 SMs: 64 SMs busy, 68 idle"
     real = REAL_DIR / "nsys2025.1_pytorch-nvfuser_cublas_nvtx_H200.sqlite"
     if not real.exists():
-        pytest.skip("real exports not present (../shared/traces/real)")
+        pytest.skip(f"real exports not present ({REAL_DIR})")
     with Session(real, cache=False) as trace:
         top = underfilled(trace, limit=1).records()[0]
     assert top["meaning"] == "grid 1x1x1 on 132 SMs: 1 SM busy, 131 idle"

@@ -477,7 +477,8 @@ def test_python_constants_match_the_header() -> None:
         defines["NSYSQ_DAMAGED"],
         defines["NSYSQ_TOO_NARROW"],
     )
-    assert pages.ERR_ROWID_ORDER == {n: c for n, c, _, _ in _error_table()}["ROWID_ORDER"]
+    codes = {n: c for n, c, _, _ in _error_table()}
+    assert (pages.ERR_ROWID_ORDER, pages.ERR_ROWID_BOUNDS) == (codes["ROWID_ORDER"], codes["ROWID_BOUNDS"])
 
 
 def test_error_messages_and_classes_come_from_the_library() -> None:
@@ -609,6 +610,16 @@ def _leaf_kinds(image: Pages, root: int, leaves: list[int]) -> dict[str, tuple[d
             "a child page the b-tree already holds",
         ),
         "loop": ({image.header_at(root) + 8: root.to_bytes(4, "big")}, root, "already holds"),
+        "interior keys out of order": (
+            {root_cells[2] + 4: image.image[root_cells[0] + 4 : root_cells[0] + 6]},
+            root,
+            f"interior key {image.varint(root_cells[0] + 4)[0]} out of order",
+        ),
+        "rowid past its parent's key": (
+            {image.leaf_cells(leaves[1])[-1].rowid_at: b"\xff\x7f"},
+            leaves[1],
+            "rowid 16383 outside the key range its parent page gives",
+        ),
     }
 
 
@@ -616,6 +627,12 @@ DAMAGE_KINDS = (
     "not a leaf", "not interior", "cell count", "cell pointer", "varint", "record past page",
     "overflow past page", "header past record", "value past record", "reserved serial type",
     "rowid order in a page", "rowid range", "child outside the file", "second reference", "loop",
+    "interior keys out of order", "rowid past its parent's key",
+)  # fmt: skip
+# The kinds pages.check_tree (the scanner's guard, no compiled decoder) finds the same way.
+TREE_KINDS = (
+    "not a leaf", "not interior", "cell count", "child outside the file", "second reference", "loop",
+    "interior keys out of order", "rowid past its parent's key",
 )  # fmt: skip
 
 
@@ -632,19 +649,67 @@ def test_damaged_page_is_named(tmp_path: Path, kind: str) -> None:
     assert (caught.value.table, caught.value.page) == ("t", page)
 
 
+@pytest.mark.parametrize("kind", TREE_KINDS)
+def test_the_tree_check_names_the_same_damage(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pages.check_tree (the guard of a table read through DuckDB's sqlite scanner) finds b-tree
+    damage as the decoder does, without the compiled decoder."""
+    path = tmp_path / "t.sqlite"
+    image, root, leaves = _btree(path)
+    pages.check_tree(path, "t")  # intact
+    edits, page, message = _leaf_kinds(image, root, leaves)[kind]
+    _patch(path, edits)
+    monkeypatch.setattr(pages, "_lib", False)
+    with pytest.raises(pages.PagesDamaged, match=message) as caught:
+        pages.check_tree(path, "t")
+    assert (caught.value.table, caught.value.page) == ("t", page)
+
+
+def test_a_child_interior_page_key_outside_its_parents_range(tmp_path: Path) -> None:
+    """In a three-level b-tree, a key of a child interior page beyond the key its parent gives it
+    (the child's own keys still increase) is damage on that child page, in both checks."""
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA page_size = 512")
+    con.execute("CREATE TABLE t (a INTEGER, b INTEGER NOT NULL)")
+    con.executemany(
+        "INSERT INTO t (rowid, a, b) VALUES (?, ?, ?)", [(FIRST_ROWID + i, i, i) for i in range(12000)]
+    )
+    con.commit()
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 't'").fetchone()[0]
+    con.close()
+    image = Pages(path.read_bytes())
+    child = image.children(root)[0]
+    assert image.kind(child) == 0x05  # three levels
+    parent_key = image.varint(image.cell_pointers(root)[0] + 4)[0]
+    last = image.cell_pointers(child)[-1] + 4
+    assert image.varint(last)[1] == 2 and parent_key + 1 < 1 << 14
+    _patch(path, {last: _varint2(parent_key + 1)})
+    for check in (lambda: pages.read_columns(path, "t", ["a"]), lambda: pages.check_tree(path, "t")):
+        with pytest.raises(pages.PagesDamaged, match=f"interior key {parent_key + 1} out of order") as caught:
+            check()
+        assert (caught.value.table, caught.value.page) == ("t", child)
+
+
 def test_rowids_out_of_order_across_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunks decode in parallel; the rowid at a chunk boundary is checked against the previous
-    chunk's last one (a rowid raised to the largest its varint holds runs ahead of the next chunk)."""
+    chunk's last one. A rowid raised to the largest its varint holds runs ahead of the next chunk,
+    and first past its parent's key: the decoder names its own page; the check across chunks, a
+    second line behind the parent's key range, is tried on chunks as the decoder reports them."""
     path = tmp_path / "t.sqlite"
     image, _, leaves = _btree(path)
     monkeypatch.setattr(pages, "CHUNK_PAGES", 2)
     assert pages.read_columns(path, "t", ["a", "b"]).rows == 3000  # many chunks, in order
     _patch(path, {image.leaf_cells(leaves[1])[-1].rowid_at: b"\xff\x7f"})
-    with pytest.raises(
-        pages.PagesDamaged, match=f"rowid {image_rowid(image, image.leaf_cells(leaves[2])[0])} out"
-    ) as caught:
+    with pytest.raises(pages.PagesDamaged, match="rowid 16383 outside the key range") as caught:
         pages.read_columns(path, "t", ["a", "b"])
-    assert (caught.value.table, caught.value.page) == ("t", leaves[2])
+    assert (caught.value.table, caught.value.page) == ("t", leaves[1])
+    ahead = pages._Chunk(leaves[:2], rows=10, first_rowid=1000, last_rowid=16383)
+    behind = pages._Chunk(leaves[2:4], 2, rows=10, first_page=leaves[2], first_rowid=1774, last_rowid=2000)
+    with pytest.raises(pages.PagesDamaged, match="rowid 1774 out of order") as caught:
+        pages._check_rowid_order([ahead, behind], "t")
+    assert caught.value.page == leaves[2]
 
 
 def test_null_in_a_not_null_column_is_damage(tmp_path: Path) -> None:

@@ -23,12 +23,14 @@ from nsysq.synth.scenarios import (
 from nsysq.synth.writer import TraceSpec, write_trace
 
 try:
+    from tests.conftest import REAL_DIR
     from tests.fixtures import FIXTURE_NAMES, build
 except ImportError:  # tests/ itself on sys.path (rootdir-less pytest invocation)
+    from conftest import REAL_DIR  # type: ignore[no-redef]
     from fixtures import FIXTURE_NAMES, build  # type: ignore[no-redef]
 
 REPO = Path(__file__).resolve().parents[1]
-REAL = Path(__file__).resolve().parents[2] / "shared/traces/real"
+REAL = REAL_DIR
 EXAMPLES = REPO / "examples"
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"

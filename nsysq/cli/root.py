@@ -16,6 +16,7 @@ from typing import NoReturn
 import typer
 
 from nsysq.base.errors import NsysqError
+from nsysq.base.version import __version__
 from nsysq.cli import analyses, cache, diff, fleet, plot, share, sql
 from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
@@ -53,11 +54,33 @@ app = typer.Typer(
     name="nsysq",
     help="Make Nsight Systems SQLite exports answer questions: where GPU time goes, by kernel, "
     "by category, per launch, over time, and what changed between two traces.",
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (typer's; the shell is detected then)
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"nsysq {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        "-V",
+        help="Print the version and exit.",
+        callback=_print_version,
+        is_eager=True,
+    ),
+) -> None:
+    """The options before any command (the app's help text is the Typer's ``help``)."""
+
+
 app.command("info")(analyses.info_command)
 app.command("census")(analyses.census_command)
 app.command("lineup")(analyses.lineup_command)

@@ -1,8 +1,9 @@
 /*
  * nsysq page decoder: integer columns of an SQLite rowid table, read straight from its leaf pages.
  *
- * Called through ctypes from nsysq/pages.py (which walks the table's b-tree, reads its leaf pages
- * into a buffer and hands them over in rowid order); the interface is _pages.h. The input is
+ * Called through ctypes from nsysq/pages.py (which walks the table's b-tree, checks its interior
+ * pages' keys, reads its leaf pages into a buffer and hands them over in rowid order, each with the
+ * rowid range its parent's keys give it); the interface is _pages.h. The input is
  * untrusted: every read is bounds-checked against the buffer, the page and the record, so a damaged
  * file yields an error code, never a read outside the buffer. Each code says whether the page
  * contradicts the file format (the file is damaged) or is valid but not handled here (overflow
@@ -174,7 +175,8 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
                             const int32_t *cols, int32_t n_cols, const uint8_t *absent_null,
                             const uint8_t *wide, void *const *values, uint8_t *const *nulls,
                             int64_t row0, int64_t cap, int64_t *first, uint8_t *written,
-                            int64_t *failed_page, int64_t *first_rowid, int64_t *last_rowid) {
+                            int64_t *failed_page, int64_t *first_rowid, int64_t *last_rowid,
+                            const int64_t *min_rowid, const int64_t *max_rowid) {
     const struct request rq = {
         cols, n_cols > 0 ? cols[n_cols - 1] : -1, absent_null, wide, values, nulls, row0, first, written,
     };
@@ -193,6 +195,9 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
         const int64_t ncell = ((int64_t)page[3] << 8) | page[4];
         if (8 + 2 * ncell > usable) FAIL(NSYSQ_ERR_CELL_COUNT);
         if (ncell > cap - row) FAIL(NSYSQ_ERR_CAPACITY);
+        const int bounded = min_rowid != NULL && max_rowid != NULL;
+        const int64_t lo = bounded ? min_rowid[p] : INT64_MIN;
+        const int64_t hi = bounded ? max_rowid[p] : INT64_MAX;
         for (int64_t i = 0; i < ncell; i++, row++) {
             const int64_t cp = ((int64_t)page[8 + 2 * i] << 8) | page[9 + 2 * i];
             if (cp < 8 + 2 * ncell || cp >= usable) FAIL(NSYSQ_ERR_CELL_OFFSET);
@@ -206,6 +211,10 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
             if (id <= prev && row != row0) {
                 *last_rowid = id;
                 FAIL(NSYSQ_ERR_ROWID_ORDER);
+            }
+            if (id < lo || id > hi) {
+                *last_rowid = id;
+                FAIL(NSYSQ_ERR_ROWID_BOUNDS);
             }
             if (row == row0) *first_rowid = id;
             prev = id;

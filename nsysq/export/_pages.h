@@ -19,7 +19,7 @@
 
 /* Raised whenever a prototype, an error code or the meaning of an argument changes: pages.py
  * refuses a library built from another version of this file (a stale build in a source tree). */
-#define NSYSQ_ABI_VERSION 3
+#define NSYSQ_ABI_VERSION 4
 
 /* written[k] bits of nsysq_decode_leaves. */
 #define NSYSQ_WROTE_VALUES 1 /* values[k] holds every row of the call */
@@ -46,7 +46,8 @@
     X(NOT_INTEGER, -14, NSYSQ_UNSUPPORTED, "a requested column holds a real, text or blob value")     \
     X(NARROW, -15, NSYSQ_TOO_NARROW, "a value too large for its 32-bit column")                       \
     X(NULL_VALUE, -16, NSYSQ_DAMAGED, "a NULL in a column declared NOT NULL")                          \
-    X(ROWID_ORDER, -17, NSYSQ_DAMAGED, "rowids out of order")
+    X(ROWID_ORDER, -17, NSYSQ_DAMAGED, "rowids out of order")                                         \
+    X(ROWID_BOUNDS, -18, NSYSQ_DAMAGED, "a rowid outside the key range its parent page gives")
 
 #define NSYSQ_ENUM(name, code, cls, msg) NSYSQ_ERR_##name = (code),
 enum nsysq_error { NSYSQ_ERRORS(NSYSQ_ENUM) };
@@ -70,8 +71,13 @@ enum nsysq_error { NSYSQ_ERRORS(NSYSQ_ENUM) };
  *
  * Returns the number of rows decoded, or a negative NSYSQ_ERR_ code. *failed_page: the index in buf
  * of the page the error was found on (-1 on success). *first_rowid, *last_rowid: the first and last
- * rowid decoded (untouched when no row was); on NSYSQ_ERR_ROWID_ORDER *last_rowid is the rowid out
- * of order. Rowids strictly increase within the buffer; the caller checks across buffers.
+ * rowid decoded (untouched when no row was); on NSYSQ_ERR_ROWID_ORDER and NSYSQ_ERR_ROWID_BOUNDS
+ * *last_rowid is the rowid at fault. Rowids strictly increase within the buffer; the caller checks
+ * across buffers.
+ *
+ * min_rowid[p], max_rowid[p]: the inclusive rowid range the b-tree's interior pages give page p of
+ * buf (from the separator keys above it: greater than the key before its pointer, at most the key
+ * of its pointer); a rowid outside it is NSYSQ_ERR_ROWID_BOUNDS. Both NULL: no range is checked.
  */
 NSYSQ_API int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_size,
                                       int64_t usable, const int32_t *cols, int32_t n_cols,
@@ -79,7 +85,8 @@ NSYSQ_API int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64
                                       void *const *values, uint8_t *const *nulls, int64_t row0,
                                       int64_t cap, int64_t *first, uint8_t *written,
                                       int64_t *failed_page, int64_t *first_rowid,
-                                      int64_t *last_rowid);
+                                      int64_t *last_rowid, const int64_t *min_rowid,
+                                      const int64_t *max_rowid);
 
 /* The message for an error code, or NULL for a code nsysq_decode_leaves never returns. */
 NSYSQ_API const char *nsysq_error_message(int64_t code);

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from nsysq import catalog
 from nsysq.base.errors import CacheError, DamagedTraceError
 from nsysq.base.units import fmt_file_size
-from nsysq.export import engine, schema
+from nsysq.export import engine, pages, schema
 from nsysq.export.check import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 from nsysq.export.progress import ProgressBar, progress_wanted
 
@@ -403,7 +403,8 @@ def _write(tmp: Path, ident: Identity, src: SourceSchema, tables: list[str], bar
 def _copy_table(con: duckdb.DuckDBPyConnection, path: Path, src: SourceSchema, table: str) -> None:
     """Copy one table through DuckDB's sqlite scanner, then check it holds SQLite's own count of
     rows, its text checked for valid UTF-8 first (the scanner's parallel scan skips rows of a
-    malformed b-tree, and DuckDB mangles or trips on invalid UTF-8, without saying so)."""
+    malformed b-tree, and DuckDB mangles or trips on invalid UTF-8, without saying so), and that
+    its b-tree is well formed (``pages.verify_tree``: SQLite's count does not look at the keys)."""
     import duckdb
 
     select = schema.view_sql(table, src, "src") + _ORDER.get(table, "")
@@ -417,6 +418,7 @@ def _copy_table(con: duckdb.DuckDBPyConnection, path: Path, src: SourceSchema, t
             raise DamagedTraceError(path, table, None, first) from None
         raise
     checked_count(path, table, expected, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
+    pages.verify_tree(path, table)
 
 
 # Kernels stored grouped by name, shortest first: per-name statistics (census, stakeout, the

@@ -13,11 +13,17 @@ spilling into overflow pages, a real/text/blob value in a requested column, a co
 old records whose default is not NULL; the caller then reads through SQLite as before.
 :class:`PagesDamaged`: the table's pages contradict the SQLite file format (a page that is not the
 b-tree page the tree says, a cell or value running past its page, a reserved serial type, rowids
-out of order, a child page outside the file, a short read, a NULL in a NOT NULL column -- which
+out of order, an interior page's keys out of order or a rowid outside the key range its parent
+page gives, a child page outside the file, a short read, a NULL in a NOT NULL column -- which
 ``PRAGMA integrity_check`` reports as "NULL value in T.C"); never a reason to fall back, since
 DuckDB's scanner can answer a malformed b-tree with a quiet partial result. The decoder's error
 codes, their messages and their class live once, in ``_pages.h``. The file is opened read-only and
 never written.
+
+:func:`check_tree` walks the same b-tree with the same checks, and reads each leaf's first and
+last rowid, without the compiled decoder; :func:`verify_tree` is that check for a table DuckDB's
+sqlite scanner reads (``nsysq.export.reader.ScannerGuard``, the cached copy's build): SQLite seeks
+a rowid range by those keys, and its count, which the scanner's is compared with, never looks.
 """
 
 from __future__ import annotations
@@ -32,13 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nsysq.base.errors import DamagedTraceError
 from nsysq.export.check import connect_readonly
 from nsysq.export.progress import ProgressBar, progress_wanted
 
 CHUNK_PAGES = 1024  # pages per read-and-decode step (4 MiB at the usual 4 KiB page size)
 WORKERS = 2
 _LEAF, _INTERIOR = 0x0D, 0x05
-ABI_VERSION = 3  # NSYSQ_ABI_VERSION in _pages.h: a library built from another version is not used
+ABI_VERSION = 4  # NSYSQ_ABI_VERSION in _pages.h: a library built from another version is not used
 # The functions _pages.h exports, as ctypes (restype, argtypes); tests/test_pages.py checks them
 # against its prototypes. Pointers are passed as addresses (numpy's ``.ctypes.data``, ``byref``).
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
@@ -46,16 +53,18 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "nsysq_decode_leaves": (
         _I64,
         [_PTR, _I64, _I64, _I64, _PTR, _I32, _PTR, _PTR, _PTR, _PTR, _I64, _I64]  # buffer .. cap
-        + [_PTR, _PTR, _PTR, _PTR, _PTR],  # first, written, failed_page, first_rowid, last_rowid
+        + [_PTR, _PTR, _PTR, _PTR, _PTR]  # first, written, failed_page, first_rowid, last_rowid
+        + [_PTR, _PTR],  # min_rowid, max_rowid
     ),
     "nsysq_error_message": (ctypes.c_char_p, [_I64]),
     "nsysq_error_class": (_I32, [_I64]),
     "nsysq_abi_version": (_I32, []),
 }  # fmt: skip
 # What nsysq_error_class says of a code (NSYSQ_UNSUPPORTED, NSYSQ_DAMAGED, NSYSQ_TOO_NARROW), and
-# the one code whose report carries a rowid (NSYSQ_ERR_ROWID_ORDER); checked against _pages.h.
+# the codes whose report carries a rowid (NSYSQ_ERR_ROWID_ORDER, _BOUNDS); checked against _pages.h.
 UNSUPPORTED, DAMAGED, TOO_NARROW = 0, 1, 2
-ERR_ROWID_ORDER = -17
+ERR_ROWID_ORDER, ERR_ROWID_BOUNDS = -17, -18
+ROWID_MIN, ROWID_MAX = -(1 << 63), (1 << 63) - 1  # a root page's rowid range: every int64
 WROTE_VALUES, WROTE_NULLS, FIRST_NULL = 1, 2, 4  # the written[k] bits of nsysq_decode_leaves
 MAX_DEPTH = 40  # SQLite itself stops at 20 levels
 # Columns decoded as int32 (ids, launch dimensions, sizes); the rest are int64. A value that does
@@ -122,6 +131,8 @@ class _Library:
         kind = self.error_class(code)
         if kind == DAMAGED and code == ERR_ROWID_ORDER:
             return PagesDamaged(table, page, f"rowid {rowid} out of order")
+        if kind == DAMAGED and code == ERR_ROWID_BOUNDS:
+            return PagesDamaged(table, page, f"rowid {rowid} outside the key range its parent page gives")
         if kind == DAMAGED:
             return PagesDamaged(table, page, detail)
         if kind == TOO_NARROW:
@@ -174,7 +185,8 @@ def available() -> bool:
     return True
 
 
-def _layout(path: Path, table: str) -> _Layout:
+def _geometry(path: Path, table: str) -> tuple[int, int, int]:
+    """The file's page size, usable bytes per page and page count, from its header."""
     with open(path, "rb") as fh:
         header = fh.read(100)
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
@@ -189,6 +201,11 @@ def _layout(path: Path, table: str) -> _Layout:
     page_count = int.from_bytes(header[28:32], "big")
     if page_count * page_size != path.stat().st_size:
         page_count = path.stat().st_size // page_size  # header count stale (legacy writers)
+    return page_size, usable, page_count
+
+
+def _layout(path: Path, table: str) -> _Layout:
+    page_size, usable, page_count = _geometry(path, table)
     try:
         con = connect_readonly(path)
         try:
@@ -229,8 +246,30 @@ def _page(fd: int, layout: _Layout, table: str, page: int) -> bytes:
     return data[: layout.usable]
 
 
-def _child_pages(data: bytes, layout: _Layout, table: str, page: int) -> list[int]:
-    """Left children of interior table page ``page``, then its right-most child."""
+def _varints(raw: Any, at: Any) -> tuple[Any, Any]:
+    """The varints starting at offsets ``at`` of ``raw`` (bytes as integers): their values (int64,
+    two's complement like SQLite's rowids) and lengths. A varint running past ``raw`` reads its
+    last byte again: the caller checks that offset + length stays inside the page."""
+    import numpy as np
+
+    b = raw[np.minimum(at[:, None] + np.arange(9), len(raw) - 1)].astype(np.uint64)
+    ends = b[:, :8] < 0x80
+    length = np.where(ends.any(axis=1), ends.argmax(axis=1) + 1, 9)
+    value = np.zeros(len(at), dtype=np.uint64)
+    for j in range(int(length.max()) if len(at) else 0):  # rowid keys: mostly 1 to 4 bytes
+        shifted = (value << np.uint64(8)) | b[:, j] if j == 8 else (value << np.uint64(7)) | (b[:, j] & 0x7F)
+        value = shifted if j == 0 else np.where(j < length, shifted, value)
+    return value.view(np.int64), length
+
+
+def _child_pages(
+    data: bytes, layout: _Layout, table: str, page: int, bounds: tuple[int, int]
+) -> tuple[list[int], Any, Any]:
+    """Left children of interior table page ``page``, then its right-most child, and the inclusive
+    rowid range the page's keys give each (lowest and highest rowid, int64 arrays). The page's own
+    range is ``bounds``: its keys must increase within it (fileformat2: a left child holds the
+    rowids up to its key, above the key before; the right-most child those above the last key), as
+    ``PRAGMA integrity_check`` checks ("Rowid N out of order")."""
     import numpy as np
 
     n = int.from_bytes(data[3:5], "big")
@@ -245,35 +284,56 @@ def _child_pages(data: bytes, layout: _Layout, table: str, page: int) -> list[in
     outside = next((k for k in kids if not 2 <= k <= layout.page_count), None)
     if outside is not None:
         raise PagesDamaged(table, page, f"child page {outside} outside the file (2..{layout.page_count})")
-    return kids
+    keys, length = _varints(raw, at + 4)
+    if n and int((at + 4 + length).max()) > len(data):
+        raise PagesDamaged(table, page, "an interior cell's key runs past its page")
+    lo, hi = bounds
+    if n:  # keys increase, the first at or above the page's lowest rowid, the last below its highest
+        wrong = np.concatenate(([keys[0] < lo], keys[1:] <= keys[:-1], [keys[-1] >= hi]))
+        if wrong.any():
+            at_fault = int(np.argmax(wrong))
+            key = int(keys[min(at_fault, n - 1)])
+            raise PagesDamaged(table, page, f"interior key {key} out of order")
+    highs = np.append(keys, np.int64(hi))
+    lows = np.empty_like(highs)
+    lows[0], lows[1:] = lo, keys + 1  # keys < hi <= the largest int64: no overflow
+    return kids, lows, highs
 
 
-def _leaves(fd: int, layout: _Layout, table: str) -> list[int]:
-    """The table's leaf page numbers in rowid order.
+def _leaves(fd: int, layout: _Layout, table: str) -> tuple[list[int], Any, Any]:
+    """The table's leaf page numbers in rowid order, with the inclusive rowid range its interior
+    pages give each (the lowest and highest rowid a leaf may hold, int64 arrays).
 
     A b-tree is balanced: walk it a level at a time and stop at the first level made of leaves
     (reading only that level's first page to tell; the decoder checks that the others are leaves)."""
     if not 2 <= layout.root <= layout.page_count:
         raise PagesDamaged(table, layout.root, f"root page outside the file (2..{layout.page_count})")
+    import numpy as np
+
     level = [layout.root]
+    lows, highs = np.array([ROWID_MIN], dtype=np.int64), np.array([ROWID_MAX], dtype=np.int64)
     seen = {layout.root}
     for _depth in range(MAX_DEPTH):
         first = _page(fd, layout, table, level[0])
         if first[0] == _LEAF:
-            return level
+            return level, lows, highs
         children: list[int] = []
-        for page in level:
+        child_lows, child_highs = [], []
+        for page, lo, hi in zip(level, lows.tolist(), highs.tolist(), strict=True):
             data = first if page == level[0] else _page(fd, layout, table, page)
             if data[0] != _INTERIOR:
                 raise PagesDamaged(table, page, "not an interior table page where the b-tree has one")
-            kids = _child_pages(data, layout, table, page)
+            kids, kid_lows, kid_highs = _child_pages(data, layout, table, page, (lo, hi))
             if not seen.isdisjoint(kids) or len(set(kids)) != len(kids):
                 raise PagesDamaged(
                     table, page, "a child page the b-tree already holds (a loop or a 2nd reference)"
                 )
             seen.update(kids)
             children.extend(kids)
+            child_lows.append(kid_lows)
+            child_highs.append(kid_highs)
         level = children
+        lows, highs = np.concatenate(child_lows), np.concatenate(child_highs)
     raise PagesDamaged(table, layout.root, f"a b-tree deeper than {MAX_DEPTH} levels")
 
 
@@ -318,6 +378,7 @@ class _Chunk:
     """A run of leaf pages read and decoded in one step, and what its decode reported."""
 
     pages: list[int]
+    index: int = 0  # the index of its first page in the table's leaf list
     rows: int = 0
     first_page: int = 0  # file page of its first row
     first_rowid: int = 0
@@ -350,6 +411,94 @@ def _read_chunk(fd: int, chunk: _Chunk, ps: int, local: threading.local, table: 
     cells = (heads[:, 3].astype(np.int64) << 8) | heads[:, 4]
     chunk.first_page = pages[int(np.argmax(cells > 0))]
     return int(cells.sum())
+
+
+def verify_tree(path: Path, table: str) -> None:
+    """:func:`check_tree` for a table read through SQLite: DamagedTraceError on damage, nothing
+    when the pages cannot be checked here (a WAL-mode file, a WITHOUT ROWID table)."""
+    try:
+        check_tree(path, table)
+    except PagesDamaged as exc:
+        raise DamagedTraceError(path, exc.table, exc.page, exc.detail) from None
+    except PagesUnsupported:
+        return
+
+
+def check_tree(path: Path, table: str) -> None:
+    """Check ``table``'s b-tree as :func:`read_columns` does before decoding it, without the
+    compiled decoder: child pages inside the file and each held once, interior keys increasing
+    within the range their parent gives, every leaf a table leaf whose first and last rowid lie
+    within the range its parent gives. PagesDamaged names the page; PagesUnsupported when the
+    pages cannot be checked here (a WAL-mode file, a WITHOUT ROWID table)."""
+    page_size, usable, page_count = _geometry(path, table)
+    try:
+        con = connect_readonly(path)
+        try:
+            row = con.execute(
+                "SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()
+        finally:
+            con.close()
+    except (sqlite3.Error, ValueError) as exc:
+        raise PagesUnsupported(f"SQLite could not read the schema ({exc})") from None
+    if not row or not row[0]:
+        raise PagesUnsupported(f"no table {table}")
+    if "WITHOUT ROWID" in (row[1] or "").upper():
+        raise PagesUnsupported("a WITHOUT ROWID table")
+    layout = _Layout(int(row[0]), (), (), (), page_size, usable, page_count)
+    local = threading.local()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        leaves, lows, highs = _leaves(fd, layout, table)
+        for i in range(0, len(leaves), CHUNK_PAGES):
+            chunk = _Chunk(leaves[i : i + CHUNK_PAGES], i)
+            _read_chunk(fd, chunk, page_size, local, table)
+            n = len(chunk.pages)
+            flat = local.buf[: n * page_size]
+            _check_leaves(flat, chunk.pages, layout, lows[i : i + n], highs[i : i + n], table)
+    finally:
+        os.close(fd)
+
+
+def _check_leaves(flat: Any, leaves: list[int], layout: _Layout, lows: Any, highs: Any, table: str) -> None:
+    """The leaf checks of :func:`check_tree` on the pages ``leaves`` read one after another into
+    ``flat`` (uint8): a table leaf page, its cell pointer array and first and last cell in the page, and
+    those cells' rowids within [lows[i], highs[i]] (and increasing)."""
+    import numpy as np
+
+    ps, usable = layout.page_size, layout.usable
+    base = np.arange(len(leaves), dtype=np.int64) * ps
+    pages = np.asarray(leaves)
+
+    def fail(mask: Any, detail: str, rowids: Any = None) -> None:
+        if mask.any():
+            at = int(np.argmax(mask))
+            text = detail if rowids is None else detail.format(int(rowids[at]))
+            raise PagesDamaged(table, int(pages[at]), text)
+
+    def u16(at: Any) -> Any:
+        return (flat[at].astype(np.int64) << 8) | flat[at + 1]
+
+    fail(flat[base] != _LEAF, "a page the b-tree lists as a leaf is not a table leaf page")
+    ncell = u16(base + 3)
+    fail(8 + 2 * ncell > usable, "a leaf page's cell pointer array does not fit the page")
+    keep = ncell > 0
+    base, ncell, pages = base[keep], ncell[keep], pages[keep]
+    lo, hi = lows[keep], highs[keep]
+    rowids = []
+    for index in (np.zeros_like(ncell), ncell - 1):  # the first cell, then the last
+        slot = base + 8 + 2 * index
+        ptr = u16(slot)
+        outside = (ptr < 8 + 2 * ncell) | (ptr >= usable)
+        fail(outside, "a cell pointer points outside its page's cell content area")
+        _, payload_len = _varints(flat, base + ptr)
+        rowid, rowid_len = _varints(flat, base + ptr + payload_len)
+        fail(ptr + payload_len + rowid_len > usable, "a varint runs past its page or record")
+        rowids.append(rowid)
+    first, last = rowids
+    fail((ncell > 1) & (last <= first), "rowid {} out of order", last)
+    fail(first < lo, "rowid {} outside the key range its parent page gives", first)
+    fail(last > hi, "rowid {} outside the key range its parent page gives", last)
 
 
 def read_columns(
@@ -392,7 +541,7 @@ def _read(
     ps = layout.page_size
     fd = os.open(path, os.O_RDONLY)
     try:
-        leaves = _leaves(fd, layout, table)
+        leaves, min_rowid, max_rowid = _leaves(fd, layout, table)
         cap = _max_rows(fd, layout, leaves)
         wide = [not (narrow and layout.names[j] in NARROW) for j in order]
         values = [np.empty(cap, dtype=np.int64 if w else np.int32) for w in wide]
@@ -402,7 +551,7 @@ def _read(
         wide_flags = np.asarray(wide, dtype=np.uint8)
         value_ptrs = (ctypes.c_void_p * len(order))(*[v.ctypes.data for v in values])
         null_ptrs = (ctypes.c_void_p * len(order))(*[None if v is None else v.ctypes.data for v in nulls])
-        chunks = [_Chunk(leaves[i : i + CHUNK_PAGES]) for i in range(0, len(leaves), CHUNK_PAGES)]
+        chunks = [_Chunk(leaves[i : i + CHUNK_PAGES], i) for i in range(0, len(leaves), CHUNK_PAGES)]
         starts: list[int | None] = [0] + [None] * len(chunks)
         ready = threading.Condition()
         local = threading.local()
@@ -435,6 +584,7 @@ def _read(
                 len(order), absent_null.ctypes.data, wide_flags.ctypes.data, value_ptrs, null_ptrs,
                 row0, cap, chunk.first.ctypes.data, chunk.written.ctypes.data,
                 ctypes.byref(page), ctypes.byref(first), ctypes.byref(last),
+                min_rowid.ctypes.data + 8 * chunk.index, max_rowid.ctypes.data + 8 * chunk.index,
             )  # fmt: skip
             if got < 0:
                 at = chunk.pages[page.value] if 0 <= page.value < len(chunk.pages) else None

@@ -11,9 +11,12 @@ Every table whose rows come through DuckDB's sqlite scanner is checked before Du
 (:class:`ScannerGuard`, once per table a query declares or, for ad-hoc SQL, names): the scanner
 splits a table into rowid ranges read in parallel and, on a malformed b-tree, quietly skips rows;
 DuckDB cuts or trips on text that is not valid UTF-8. SQLite must read the table whole, its text
-must be valid UTF-8 and its single-threaded count must equal the scanner's; otherwise the file is
-damaged (:class:`~nsysq.base.errors.DamagedTraceError`). Tables decoded from pages are not checked
-this way: the decoder itself refuses pages that contradict the format (``pages.PagesDamaged``).
+must be valid UTF-8, its single-threaded count must equal the scanner's, and its b-tree must pass
+the page decoder's structural checks (``pages.verify_tree``: interior keys in order, every leaf's
+rowids within the range its parent's keys give, which SQLite's rowid seeks trust and its count
+does not look at); otherwise the file is damaged (:class:`~nsysq.base.errors.DamagedTraceError`).
+Tables decoded from pages are not checked this way: the decoder itself refuses pages that
+contradict the format (``pages.PagesDamaged``), with the same checks of the b-tree.
 Damage found anywhere (pages, scanner, SQLite) ends the read with that error, never a fallback, and
 the damaged file never gets a cached copy.
 """
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from nsysq import catalog
 from nsysq.base.errors import CorruptTraceError, DamagedTraceError
 from nsysq.export import cache as cache_mod
-from nsysq.export import engine, schema
+from nsysq.export import engine, pages, schema
 from nsysq.export.check import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
 from nsysq.export.decoded import DecodedTables
 
@@ -238,7 +241,8 @@ def read_tables(sql: str, declared: Declared | None) -> list[str]:
 
 class ScannerGuard:
     """Checks each table read through DuckDB's sqlite scanner once, before DuckDB reads its rows:
-    SQLite reads it whole, its text is valid UTF-8, and the scanner counts SQLite's rows."""
+    SQLite reads it whole, its text is valid UTF-8, the scanner counts SQLite's rows, and its b-tree
+    is well formed (``pages.verify_tree``)."""
 
     def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, source: SourceSchema) -> None:
         self.path = path
@@ -259,7 +263,8 @@ class ScannerGuard:
             readings = [
                 pool.submit(sqlite_reading, self.path, t, schema.text_columns(t, self.source)) for t in todo
             ]
-            for table, reading in zip(todo, readings, strict=True):
+            trees = [pool.submit(pages.verify_tree, self.path, t) for t in todo]
+            for table, reading, tree in zip(todo, readings, trees, strict=True):
                 try:
                     row = self.con.execute(f"SELECT count(*) FROM src.{schema.quote(table)}").fetchone()
                 except duckdb.Error as exc:
@@ -267,6 +272,7 @@ class ScannerGuard:
                     raise DamagedTraceError(self.path, table, None, str(exc).splitlines()[0]) from None
                 scanned = int(row[0]) if row else 0
                 checked_count(self.path, table, reading.result(), scanned, "DuckDB's sqlite scanner")
+                tree.result()
                 self.verified.add(table)
 
 

@@ -9,7 +9,8 @@
  *     int32 outputs, no NULL masks and no absent columns.
  * (b) MUTATIONS times, 1 to 4 real leaf pages of the FILEs are copied, mutated at random
  *     (deterministic for a SEED: bytes anywhere, biased to the page header and cell pointers) and
- *     decoded with a random column request, reserved tail, row offset and output capacity.
+ *     decoded with a random column request, reserved tail, row offset, output capacity and, half
+ *     of the time, a rowid range per page (arrays of exactly one entry per page).
  *
  * Each buffer is allocated at its exact size and its reserved tail is poisoned, and each output
  * array is allocated at exactly `cap` rows, so any access outside them is an AddressSanitizer
@@ -57,21 +58,36 @@ struct request {
     int with_nulls;
 };
 
-/* Decode `n_pages` pages of `buf` with `rq` into freshly allocated outputs of `cap` rows. */
+/* Decode `n_pages` pages of `buf` with `rq` into freshly allocated outputs of `cap` rows; with
+ * `bounded`, each page gets a rowid range (arrays of exactly n_pages), random or unbounded. */
 static void decode(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
-                   const struct request *rq, int64_t row0, int64_t cap, struct outcome *out) {
+                   const struct request *rq, int64_t row0, int64_t cap, int bounded,
+                   struct outcome *out) {
     void *values[MAX_COLS];
     uint8_t *nulls[MAX_COLS];
     for (int32_t k = 0; k < rq->n_cols; k++) {
         values[k] = checked_malloc((size_t)cap * (rq->wide[k] ? 8u : 4u));
         nulls[k] = rq->with_nulls ? checked_malloc((size_t)cap) : NULL;
     }
+    int64_t *min_rowid = NULL, *max_rowid = NULL;
+    if (bounded) {
+        min_rowid = checked_malloc((size_t)n_pages * sizeof *min_rowid);
+        max_rowid = checked_malloc((size_t)n_pages * sizeof *max_rowid);
+        for (int64_t p = 0; p < n_pages; p++) {
+            const int wide_open = below(2) == 0;
+            min_rowid[p] = wide_open ? INT64_MIN : below(2000) - 100;
+            max_rowid[p] = wide_open ? INT64_MAX : min_rowid[p] + below(4000);
+        }
+    }
     int64_t failed_page = -7, first = 0, last = 0;
     int64_t first_values[MAX_COLS];
     uint8_t written[MAX_COLS];
     const int64_t got = nsysq_decode_leaves(buf, n_pages, page_size, usable, rq->cols, rq->n_cols,
                                             rq->absent_null, rq->wide, values, nulls, row0, cap,
-                                            first_values, written, &failed_page, &first, &last);
+                                            first_values, written, &failed_page, &first, &last,
+                                            min_rowid, max_rowid);
+    free(min_rowid);
+    free(max_rowid);
     if (got >= 0) {
         if (got > cap - row0 || failed_page != -1) abort(); /* contract: rows fit, no failed page */
         for (int32_t k = 0; k < rq->n_cols; k++) /* contract: only the documented bits */
@@ -148,8 +164,8 @@ static void every_page(const struct file *f, struct outcome *out) {
     for (int64_t at = 0; at + f->page_size <= f->size; at += f->page_size) {
         const uint8_t *page = f->data + at;
         uint8_t *buf = page_buffer(&page, 1, f->page_size, f->usable);
-        decode(buf, 1, f->page_size, f->usable, &wide_nullable, 0, cap, out);
-        decode(buf, 1, f->page_size, f->usable, &narrow_not_null, 0, cap, out);
+        decode(buf, 1, f->page_size, f->usable, &wide_nullable, 0, cap, 0, out);
+        decode(buf, 1, f->page_size, f->usable, &narrow_not_null, 0, cap, 0, out);
         free_buffer(buf, 1, f->page_size);
     }
 }
@@ -215,7 +231,7 @@ static void mutations(const struct file *files, int n_files, long iterations, st
         random_request(&rq);
         const int64_t row0 = below(3) == 0 ? below(100) : 0;
         const int64_t cap = row0 + (below(8) == 0 ? below(300) : n_pages * (usable - 8) / 2);
-        decode(buf, n_pages, f->page_size, usable, &rq, row0, cap, out);
+        decode(buf, n_pages, f->page_size, usable, &rq, row0, cap, below(2) == 0, out);
         free_buffer(buf, n_pages, f->page_size);
     }
 }
