@@ -164,7 +164,10 @@ def test_help_loads_no_engine(option: str) -> None:
         f"import runpy, sys\nsys.argv = ['nsysq', '{option}']\n"
         "try:\n    runpy.run_module('nsysq', run_name='__main__')\nexcept SystemExit:\n    pass"
     )
-    heavy = ("rich", "matplotlib", "duckdb", "pandas", "numpy", "nsysq.trace")
+    heavy = (
+        "rich", "matplotlib", "duckdb", "pandas", "numpy", "nsysq.trace", "nsysq.session.session",
+        "nsysq.export.reader", "nsysq.export.cache",
+    )  # fmt: skip
     assert loaded_modules(code, *heavy) == []
 
 

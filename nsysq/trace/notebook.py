@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nsysq.analyses.info import info
 from nsysq.analyses.timeline import EVENTS_TO_DRAW, timeline
@@ -23,6 +23,19 @@ if TYPE_CHECKING:
     from nsysq.base.table import Table
     from nsysq.session import Session
 
+
+class HasSession(Protocol):
+    """What a notebook helper takes besides a Session: an open ``nsysq.Trace`` (its ``session``)."""
+
+    @property
+    def session(self) -> Session: ...
+
+
+def session_of(trace: Session | HasSession) -> Session:
+    """The session of ``trace``: a Trace's, or the Session itself."""
+    return trace.session if hasattr(trace, "session") else trace
+
+
 _COUNT_LABELS = {
     "kernels": "kernels",
     "memcpys": "memcpy",
@@ -32,8 +45,9 @@ _COUNT_LABELS = {
 }
 
 
-def trace_html(trace: Session) -> str:
+def trace_html(trace: Session | HasSession) -> str:
     """A short HTML card: file, nsys version, GPUs, span, event counts, kernel time, warnings."""
+    trace = session_of(trace)
     esc = html.escape
     try:
         data = info(trace)
@@ -78,11 +92,12 @@ def trace_html(trace: Session) -> str:
     )
 
 
-def kernel_category_map(trace: Session, *, rules: str | Path | None = None) -> dict[str, str]:
+def kernel_category_map(trace: Session | HasSession, *, rules: str | Path | None = None) -> dict[str, str]:
     """Each kernel short name's lineup category (when one short name spans several categories,
     the one with most launches). Empty when the trace recorded no kernels."""
     from nsysq.analyses.lineup import kernel_categories
 
+    trace = session_of(trace)
     try:
         pairs = kernel_categories(trace, rules=rules).records()
     except NsysqError:
@@ -101,16 +116,22 @@ def kernel_category_map(trace: Session, *, rules: str | Path | None = None) -> d
 
 
 def timeline_frame(
-    trace: Session, *, rules: str | Path | None = None, limit: int = EVENTS_TO_DRAW, **kwargs: Any
+    trace: Session | HasSession,
+    *,
+    rules: str | Path | None = None,
+    limit: int = EVENTS_TO_DRAW,
+    **kwargs: Any,
 ) -> pd.DataFrame:
     """``trace.timeline(limit=limit, **kwargs)`` with a ``category`` column (kernels only) for
     plotting; by default as many events as a plot draws (``nsysq.analyses.timeline.EVENTS_TO_DRAW``)."""
     unit = kwargs.pop("unit", "ns")
-    table = timeline(trace, limit=limit, **kwargs).in_unit(unit)
+    table = timeline(session_of(trace), limit=limit, **kwargs).in_unit(unit)
     return timeline_table_frame(trace, table, rules=rules)
 
 
-def timeline_table_frame(trace: Session, table: Table, *, rules: str | Path | None = None) -> pd.DataFrame:
+def timeline_table_frame(
+    trace: Session | HasSession, table: Table, *, rules: str | Path | None = None
+) -> pd.DataFrame:
     """``timeline_frame`` of a timeline already read (:func:`nsysq.analyses.timeline.timeline`, ns), so a
     caller that shows the table too reads the window once."""
     df = table.to_pandas()

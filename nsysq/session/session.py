@@ -1,0 +1,502 @@
+"""The :class:`Session`: see the package docstring (:mod:`nsysq.session`)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nsysq import catalog
+from nsysq.base.errors import NoDataError, QueryError, UsageError
+from nsysq.base.table import Table
+from nsysq.export import engine, schema
+from nsysq.export.cache import CacheState
+from nsysq.export.check import SourceSchema, check_path, read_schema
+from nsysq.export.decoded import DecodedTables
+from nsysq.export.reader import CacheMode, Reader, open_reader
+from nsysq.session import scope as scope_mod
+from nsysq.session.scope import NvtxSelection, OpFilter, Scope
+from nsysq.session.sqlscript import Statement, rows_table, script_for
+
+if TYPE_CHECKING:
+    from nsysq.catalog.rules import Rule
+
+_KERNEL_HINT = (
+    "profile with nsys profile --trace=cuda (the default) and export again with nsys export --type=sqlite"
+)
+
+
+#: Turns an NVTX selection into the launches it keeps, reading the session (in the scope without
+#: the selection); raises UsageError when it selects nothing.
+Resolver = Callable[["Session", NvtxSelection], OpFilter]
+
+
+class Session:
+    """An nsys SQLite export, opened read-only, read in one scope. Opened by ``nsysq.open`` (through
+    :class:`nsysq.trace.Trace`); closed with it."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        cache: CacheMode = True,
+        prefetch: str | tuple[str, ...] | None = "census",
+        scope: Scope | None = None,
+        resolve: Resolver | None = None,
+    ) -> None:
+        """``cache``: True (use a cached copy, or start building one for a large trace), False
+        (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
+        (use a complete copy when there is one; never start building one).
+        ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding from the
+        file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand).
+        ``scope``: the GPU work every analysis reads (nsysq.session.scope; default the whole trace);
+        ``resolve``: what turns the scope's NVTX selection, if any, into the launches it keeps."""
+        self.path: Path = check_path(path)
+        self.schema: SourceSchema = read_schema(self.path)
+        self._reader: Reader = open_reader(self.path, self.schema, cache=cache, prefetch=prefetch)
+        self._con = self._reader.con
+        self._rules_digest = ""
+        self._materialized: set[str] = set()
+        self._rules_loaded: str | None = None
+        # Every statement run after opening, in order: nsysq.session.sqlscript turns them into --show-sql.
+        self.executed: list[Statement] = []
+        self._macros_defined = False
+        self.scope: Scope = scope or Scope()
+        self._scope_ready = False
+        self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
+        if self.scope.nvtx is not None:
+            self._select_nvtx(self.scope, resolve)
+
+    def _select_nvtx(self, scope: Scope, resolve: Resolver | None) -> None:
+        """Narrow ``scope``'s NVTX selection to the launches it keeps: resolved in the scope without it
+        (device, stream, pid still apply), then every helper table is built again in the new scope."""
+        selection = scope.nvtx
+        if selection is None or resolve is None:
+            raise UsageError("an NVTX selection needs nsysq.open(path, nvtx=...) to open the trace.")
+        if scope.ops is not None:
+            raise UsageError("a scope takes an NVTX selection or an OpFilter of launches, not both.")
+        self.scope = replace(scope, nvtx=None)
+        ops = resolve(self, selection)
+        self._change_scope(
+            Scope(device=scope.device, stream=scope.stream, pid=scope.pid, ops=ops, nvtx=selection)
+        )
+
+    @property
+    def _decoded(self) -> DecodedTables | None:
+        return self._reader.decoded
+
+    @property
+    def _cache(self) -> CacheState:
+        return self._reader.cache
+
+    def cache_status(self) -> str:
+        """How this session reads the file: from its cached copy, or directly (and why)."""
+        return self._reader.describe()
+
+    def close(self) -> None:
+        """Close the connection; after a direct read of a large export, start building its copy."""
+        self._reader.close()
+        if self._spill is not None:
+            shutil.rmtree(self._spill, ignore_errors=True)
+            self._spill = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"nsysq.session.Session({str(self.path)!r})"
+
+    def script(self) -> str:
+        """The script that reproduces everything this session ran so far, against its export."""
+        return script_for(self.path, self.schema, self.executed)
+
+    # -- running queries ------------------------------------------------------------------------
+    def _define_macros(self) -> None:
+        """Define the packaged macros (queries/ files that create one) once, before any query."""
+        if not self._macros_defined:
+            for macro in catalog.macros():
+                self._fetch(macro.sql)
+            self._macros_defined = True
+
+    def run(self, name: str, **params: Any) -> Table:
+        """Run the packaged query ``name`` with bound parameters, in this session's scope; return its
+        rows as a Table."""
+        return self._run(name, params, scoped=True)
+
+    def _run(self, name: str, params: dict[str, Any], *, scoped: bool) -> Table:
+        import duckdb
+
+        query = catalog.get(name)
+        if query.macro is not None:
+            raise QueryError(f"queries/{query.filename} defines the macro {query.macro}; it is not a query.")
+        missing = set(query.params) - set(params)
+        if missing:
+            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
+        bound = {p: params[p] for p in query.params}
+        self._define_macros()
+        sql, declared, salt = self._in_scope(query.sql, query.declared_columns, scoped=scoped)
+        self.executed.append(Statement(sql, bound, query.label))
+        digest = self._answer_key(query, sql, bound, salt)
+        known = self._reader.recall(digest)
+        if known is not None:
+            return Table(kind=name, columns=known[0], rows=known[1], queries=_labels(query))
+        try:
+            columns, rows = self._fetch(sql, bound, declared)
+        except duckdb.Error as exc:
+            raise QueryError(
+                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from None
+        self._reader.remember(digest, columns, rows)
+        return Table(kind=name, columns=columns, rows=rows, queries=_labels(query))
+
+    def run_arrays(self, name: str, **params: Any) -> dict[str, Any]:
+        """Run the packaged query ``name`` in this session's scope; return its rows as one numpy array
+        per column (for the numeric work done outside SQL, such as nsysq.gputime.intervals). Recorded for
+        --show-sql like every query; never kept as an answer."""
+        import duckdb
+
+        query = catalog.get(name)
+        bound = {p: params[p] for p in query.params}
+        self._define_macros()
+        sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
+        self.executed.append(Statement(sql, bound, query.label))
+
+        def call() -> dict[str, Any]:
+            with engine.pandas_free_binding():
+                cur = self._con.execute(sql, bound) if bound else self._con.execute(sql)
+                return dict(cur.fetchnumpy())
+
+        try:
+            return self._reader.fetch(call, declared, sql)
+        except duckdb.Error as exc:
+            raise QueryError(
+                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from None
+
+    def decoded_arrays(self, table: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
+        """On a direct, unscoped read of ``table`` from the export's pages: its ``columns`` as the
+        decoded arrays, each with its NULL mask (None: no NULL; a column the table lacks is left
+        out). None otherwise: read the rows with SQL (run_arrays)."""
+        decoded = self._decoded
+        if decoded is None or self.scope.active or not decoded.from_pages(table):
+            return None
+        return self._reader.fetch(lambda: decoded.tables[table].arrays(columns), {table: columns})
+
+    def kept(
+        self,
+        name: str,
+        analysis: str,
+        params: dict[str, Any],
+        compute: Callable[[], tuple[tuple[str, ...], list[tuple[Any, ...]]]],
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Rows an ``analysis`` (name and version, e.g. "gpu_busy/1") computes outside SQL from the
+        rows of packaged query ``name`` with ``params``: kept like a query's answer (same trace,
+        scope and lineup rules: read back, not computed again)."""
+        query = catalog.get(name)
+        sql, _, salt = self._in_scope(query.sql, query.declared_columns)
+        digest = self._answer_key(query, sql, {k: params[k] for k in sorted(params)}, salt, analysis)
+        known = self._reader.recall(digest)
+        if known is not None:
+            self.note_query(name, f"{analysis}: its result kept from an earlier run", **params)
+            return known
+        columns, rows = compute()
+        self._reader.remember(digest, columns, rows)
+        return columns, rows
+
+    def _answer_key(
+        self, query: catalog.Query, sql: str, params: dict[str, Any], scope_key: str, analysis: str = ""
+    ) -> str | None:
+        """The one key of a kept answer: the SQL as it runs (in scope), its parameters, the scope, the
+        lineup rules loaded (for a query over nsysq's helper tables, or an analysis's rows), the macros
+        the query calls and, for rows computed outside SQL, the analysis and its version."""
+        if analysis:
+            salt = scope_key + self._rules_digest + analysis
+        else:
+            rules = self._rules_digest if "nsysq_" in query.tables else ""
+            salt = scope_key + rules + _macros_salt(query)
+        return self._reader.answer_digest(sql, params, salt)
+
+    def note_query(self, name: str, note: str, **params: Any) -> None:
+        """Record packaged query ``name`` for --show-sql without running it: its rows were read
+        another way (``note`` says how), e.g. from decoded columns."""
+        query = catalog.get(name)
+        self.executed.append(
+            Statement(query.sql, {p: params[p] for p in query.params if p in params}, query.label, note)
+        )
+
+    # -- scope ----------------------------------------------------------------------------------
+    def _change_scope(self, scope: Scope) -> None:
+        """Read only the GPU work in ``scope`` from now on (see nsysq.session.scope): what was built or
+        learnt in the old scope is forgotten, so it is built again in the new one."""
+        self.scope = scope
+        self._scope_ready = False
+        self._materialized.clear()  # helper tables built from kernels are rebuilt in the new scope
+        self._rules_loaded = None
+        for fact in ("kernel_totals", "whole_graphs"):
+            self.__dict__.pop(fact, None)
+
+    def _in_scope(
+        self, sql: str, declared: dict[str, tuple[str, ...]], *, scoped: bool = True
+    ) -> tuple[str, dict[str, tuple[str, ...]], str]:
+        """``sql`` as it runs in this session's scope, the columns it reads, and the salt of its answer."""
+        if not scoped or not self.scope.active:
+            return sql, declared, ""
+        self._apply_scope()
+        sql = scope_mod.rewrite(sql)
+        if scope_mod.reads_scoped(sql):
+            self._scoped_name_stats()
+        merged = scope_mod.merge_declared(declared, self.scope.declared_extra()) or declared
+        return sql, merged, self.scope.key()
+
+    def _apply_scope(self) -> None:
+        """Create the scoped views once, after checking the scope names GPU work the trace has."""
+        if self._scope_ready:
+            return
+        self._define_macros()
+        scope_mod.check(self.scope, self._run("scope_values", {}, scoped=False).rows, self.path.name)
+        ops = self.scope.ops_statement()
+        if ops is not None and self.scope.ops is not None:
+            self._record(ops, dict(self.scope.ops.declared))
+        for statement in self.scope.view_statements():
+            self._record(statement)
+        self._scope_ready = True
+
+    def _scoped_name_stats(self) -> None:
+        """Per-name statistics of the kernels in scope (the unscoped ones are precomputed)."""
+        table = scope_mod.SCOPED[scope_mod.NAME_STATS]
+        if table in self._materialized:
+            return
+        query = catalog.get(schema.DERIVED[scope_mod.NAME_STATS])
+        sql = scope_mod.rewrite(query.sql)
+        declared = scope_mod.merge_declared(query.declared_columns, self.scope.declared_extra())
+        self._record(
+            Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", label=query.label), declared
+        )
+        self._materialized.add(table)
+
+    def _fetch(
+        self, sql: str, params: Any = None, declared: dict[str, tuple[str, ...]] | None = None
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """Run one statement; return its column names and rows. ``declared``: the columns it reads
+        per table, decoded first on a direct read (any other is decoded when it asks)."""
+
+        def call() -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+            with engine.pandas_free_binding():
+                cur = self._con.execute(sql, params) if params else self._con.execute(sql)
+                return tuple(d[0] for d in cur.description or ()), cur.fetchall()
+
+        return self._reader.fetch(call, declared, sql)
+
+    def bounded_memory(self, limit: str) -> contextlib.AbstractContextManager[None]:
+        """Within the block, DuckDB's working memory on this trace's connection stays under
+        ``limit``: past it DuckDB spills into a private ``nsysq-spill-*`` directory in the system's
+        temporary directory, removed when the trace is closed (engine.bounded_memory)."""
+        if self._spill is None:
+            self._spill = Path(tempfile.mkdtemp(prefix="nsysq-spill-"))
+        return engine.bounded_memory(self._con, limit, self._spill)
+
+    @property
+    def kernel_reader(self) -> str:
+        """How kernel rows are read: "cached copy", "pages" (decoded from the file's pages) or
+        "sqlite (<why not pages>)"."""
+        return self._reader.kernel_reader
+
+    def prefetch(self, name: str | tuple[str, ...]) -> None:
+        """On a direct read, start decoding in the background the columns packaged query ``name``
+        declares; the query then only waits for what is left."""
+        if self._decoded is not None:
+            self._decoded.prefetch(catalog.declared(name))
+
+    def release_columns(self, table: str, columns: tuple[str, ...] | None = None) -> None:
+        """Free the decoded arrays of ``table``'s ``columns`` (None: every column) on a direct read;
+        a later query that reads them decodes them again. A no-op on a cached copy."""
+        decoded = self._decoded.tables.get(table) if self._decoded is not None else None
+        if decoded is None:
+            return
+        if columns is None:
+            decoded.release()
+        else:
+            decoded.release_columns(columns)
+
+    def release_kernel_rows(self) -> None:
+        """Free the kernel columns decoded so far (a later query decodes what it needs again)."""
+        if self._decoded is not None:
+            self._decoded.tables[schema.KERNEL].release()
+
+    def sql_table(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> Table:
+        """Run one read-only ad-hoc SELECT (or WITH ... SELECT); return its rows as a Table."""
+        import duckdb
+
+        try:
+            statements = duckdb.extract_statements(text)
+        except duckdb.Error as exc:
+            raise UsageError(f"the SQL does not parse: {str(exc).splitlines()[0]}") from None
+        if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+            raise UsageError("nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement.")
+        try:
+            columns, rows = self._fetch(text, params)
+        except duckdb.Error as exc:
+            raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from None
+        return Table(kind="sql", columns=columns, rows=rows)
+
+    # -- facts every analysis needs -------------------------------------------------------------
+    @functools.cached_property
+    def span(self) -> dict[str, Any]:
+        """``t0`` (earliest GPU/API start, ns), ``t_end`` and ``span_ns``."""
+        return self._run("trace_span", {}, scoped=False).records()[0]  # one clock in every scope
+
+    @property
+    def t0(self) -> int:
+        return int(self.span["t0"] or 0)
+
+    @functools.cached_property
+    def kernel_totals(self) -> dict[str, Any]:
+        return self.run("kernel_totals").records()[0]
+
+    @functools.cached_property
+    def whole_graphs(self) -> dict[str, int]:
+        """CUDA graphs traced whole, in scope: ``executions``, ``graphs``, ``graph_ns``."""
+        return {k: int(v) for k, v in self.run("graph_executions").records()[0].items()}
+
+    def whole_graph_note(self) -> str | None:
+        """The one line that says graphs were traced whole and how to see inside them (None: none)."""
+        found = self.whole_graphs
+        if not found["executions"]:
+            return None
+        return WHOLE_GRAPH_NOTE.format(
+            executions=found["executions"], graphs=found["graphs"], ms=found["graph_ns"] / 1e6
+        )
+
+    def require_kernels(self) -> None:
+        """Raise NoDataError when the export (or the scope) holds no CUDA kernels and no executions of
+        CUDA graphs traced whole (their kernels are not in the kernel table)."""
+        if not self.schema.has(schema.KERNEL):
+            raise NoDataError(
+                f"{self.path.name} recorded no CUDA kernels (it has no {schema.KERNEL} table); "
+                + _KERNEL_HINT
+                + "."
+            )
+        if not self.run("kernel_presence").rows[0][0] and not self.whole_graphs["executions"]:
+            if self.scope.active:
+                raise NoDataError(f"{self.path.name} has no CUDA kernels in scope {self.scope.describe()}.")
+            raise NoDataError(
+                f"{self.path.name} recorded no CUDA kernels ({schema.KERNEL} is empty); " + _KERNEL_HINT + "."
+            )
+
+    def use_rules(self, rules: list[Rule] | None = None, *, source: str = "packaged") -> None:
+        """Load lineup rules into ``nsysq_lineup_rules`` and (re)build ``nsysq_kernel_category``."""
+        from nsysq.catalog import rules as rules_mod
+
+        if rules is None:
+            if self._rules_loaded == "packaged":
+                return
+            rules = rules_mod.load_lineup_rules()
+        self._define_macros()
+        rows = rules_mod.rules_rows(rules)
+        rules_sql = rows_table("nsysq_lineup_rules", _RULE_COLUMNS, rows)
+        self._record(Statement(rules_sql, note="the lineup rules"))
+        if "nsysq_kernel_pairs" not in self._materialized:
+            # The distinct name-id pairs: from the kernel groups when a diff already read them.
+            groups = "nsysq_kernel_groups"
+            pairs_from = groups if groups in self._materialized else schema.KERNEL
+            self._record(
+                Statement(
+                    "CREATE OR REPLACE TEMP TABLE nsysq_kernel_pairs AS "
+                    f"SELECT DISTINCT shortName, demangledName FROM {pairs_from}",
+                    note="the distinct kernel name-id pairs",
+                ),
+                declared={pairs_from: ("shortName", "demangledName")},
+            )
+            self._materialized.add("nsysq_kernel_pairs")
+        category = catalog.get("kernel_category")
+        self._record(
+            Statement(
+                f"CREATE OR REPLACE TEMP TABLE nsysq_kernel_category AS\n{category.sql}", label=category.label
+            ),
+            category.declared_columns,  # its header names what it reads (the parser cannot: macros)
+        )
+        self._rules_loaded = source
+        self._rules_digest = hashlib.sha256(repr(rows).encode()).hexdigest()
+
+    def _record(self, statement: Statement, declared: dict[str, tuple[str, ...]] | None = None) -> None:
+        """Run one statement that builds a helper table (parameters bound from it), and record it."""
+        self.executed.append(statement)
+        self._fetch(statement.sql, dict(statement.params) or None, declared)
+
+    def materialize(self, name: str, table: str, *, rebuild: bool = False, **params: Any) -> None:
+        """Keep the rows of packaged query ``name`` (bound ``params``) as temp table ``table`` for
+        later queries; built once per table and parameters (other parameters, or ``rebuild``, build
+        it again: for a table made from another one that was rebuilt)."""
+        import duckdb
+
+        key = table if not params else f"{table} {sorted(params.items())!r}"
+        if key in self._materialized and not rebuild:
+            return
+        query = catalog.get(name)
+        missing = set(query.params) - set(params)
+        if missing:
+            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
+        self._define_macros()
+        bound = {p: params[p] for p in query.params}
+        sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
+        statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", bound, label=query.label)
+        try:
+            self._record(statement, declared)
+        except duckdb.Error as exc:
+            raise QueryError(
+                f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from None
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+        self._materialized.add(key)
+
+    def is_materialized(self, table: str, **params: Any) -> bool:
+        """Whether ``materialize`` has built temp table ``table`` in this scope: with ``params``,
+        from exactly those parameters; without, from any."""
+        if params:
+            return f"{table} {sorted(params.items())!r}" in self._materialized
+        return any(k.split(" ", 1)[0] == table for k in self._materialized)
+
+    def drop_materialized(self, *tables: str) -> None:
+        """Drop helper tables ``materialize`` built, to free their memory; a later ``materialize``
+        builds them again."""
+        for table in tables:
+            self._record(Statement(f"DROP TABLE IF EXISTS {table}", note="no longer needed"))
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] not in tables}
+
+
+WHOLE_GRAPH_NOTE = (
+    "{executions:,} executions of {graphs:,} CUDA graph(s) were traced whole ({ms:,.3f} ms of GPU time): "
+    "they appear as 'graph <id>' rows, their kernels are not in the kernel table; profile with "
+    "nsys profile --cuda-graph-trace=node to see inside them."
+)
+
+_RULE_COLUMNS = (
+    ("rule_order", "INTEGER"),
+    ("category", "VARCHAR"),
+    ("field", "VARCHAR"),
+    ("pattern", "VARCHAR"),
+)
+
+
+def _labels(query: catalog.Query) -> tuple[str, ...]:
+    """The labels of ``query`` and of the packaged queries behind the derived views it reads."""
+    derived = (catalog.get(schema.DERIVED[t]).label for t in query.table_names if t in schema.DERIVED)
+    return (query.label, *derived)
+
+
+def _macros_salt(query: catalog.Query) -> str:
+    """The macros ``query`` calls, so a kept answer is not reused after a macro changes."""
+    return "".join(m.sql for m in catalog.macros() if m.macro and m.macro in query.sql)
