@@ -2,6 +2,7 @@
 
     python bench/ab.py OLD_TREE                 # 5M kernels, 5 rounds
     python bench/ab.py OLD_TREE --kernels 200000 --rounds 3
+    python bench/ab.py OLD_TREE --only "2 MB" --rounds 15   # the commands whose name says so
 
 OLD_TREE is a checkout of nsysq (for example ``git worktree add /tmp/old <commit>``) with its page
 decoder built (``python -c "import hatch_build, pathlib; hatch_build.compile_decoder(...)"`` or a
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("old", type=Path, help="the other checkout of nsysq")
     ap.add_argument("--kernels", type=int, default=5_000_000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", help="time only the commands whose name contains this text")
     args = ap.parse_args(argv)
     big, other, small = trace(args.kernels), trace(args.kernels, seed=1), trace(20_000)
     work = Path(tempfile.mkdtemp(prefix="nsysq-ab-"))
@@ -74,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         specs = [
             Spec(f"{label}: {name}", [*NSYSQ, *cmd], envs[label], **options)
             for name, cmd, options in commands(big, other, small)
+            if args.only is None or args.only in name
             for label in trees
         ]
         results = interleaved(specs, args.rounds)
