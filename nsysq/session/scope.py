@@ -35,7 +35,7 @@ stream or pid with no GPU op in the trace is a UsageError that lists the ones th
 Plugging in another filter (NVTX attribution, a time window, ...). Build an :class:`OpFilter`
 whose ``sql`` is one SELECT returning the columns ``globalPid`` and ``correlationId`` (BIGINT)
 of the launches to keep, and pass ``Scope(..., ops=OpFilter(label, sql, declared))`` (or
-``scope.with_ops(f)``) to ``nsysq.open(path, scope=...)``. The session runs
+``dataclasses.replace(scope, ops=f)``) to ``nsysq.open(path, scope=...)``. The session runs
 ``CREATE TEMP TABLE nsysq_scope_ops AS SELECT DISTINCT globalPid, correlationId FROM (<sql>)``
 once, then keeps a GPU op (kernel, memcpy, memset, graph execution) when its
 ``(globalPid, correlationId)`` pair is in that table, on top of device/stream/pid. The SELECT reads
@@ -152,9 +152,6 @@ class Scope:
     @property
     def active(self) -> bool:
         return any(v is not None for v in (self.device, self.stream, self.pid, self.ops, self.nvtx))
-
-    def with_ops(self, ops: OpFilter | None) -> Scope:
-        return replace(self, ops=ops)
 
     def describe(self) -> str:
         """``device 0, stream 7, pid 4242, nvtx step`` ("" for the whole trace)."""
