@@ -1,6 +1,6 @@
 """The layers hold: the import contracts in pyproject.toml ([tool.importlinter]) are kept, every
 module belongs to a layer, no import statement anywhere in nsysq/ (at the top, inside a function or
-under TYPE_CHECKING) closes a circle, the package has at most 14 entries and ``nsysq.Trace`` at most
+under TYPE_CHECKING) closes a circle, the package has at most 16 entries and ``nsysq.Trace`` at most
 12 public names, and the library and ``nsysq --help`` load no heavy module they do not need."""
 
 from __future__ import annotations
@@ -200,15 +200,15 @@ def test_every_module_is_in_a_layer() -> None:
     assert homeless == [], f"modules in no layer of pyproject.toml's layers contract: {homeless}"
 
 
-def test_the_house_has_at_most_14_rooms() -> None:
-    """Directly under nsysq/: at most 14 modules and packages (__init__ and __main__ not counted)."""
+def test_the_house_has_at_most_16_rooms() -> None:
+    """Directly under nsysq/: at most 16 modules and packages (__init__ and __main__ not counted)."""
     rooms = [
         p.name
         for p in PACKAGE.iterdir()
         if not p.is_symlink()
         and ((p.suffix == ".py" and p.stem not in ("__init__", "__main__")) or (p / "__init__.py").is_file())
     ]
-    assert len(rooms) <= 14, sorted(rooms)
+    assert len(rooms) <= 16, sorted(rooms)
 
 
 def test_the_trace_face_is_small() -> None:
