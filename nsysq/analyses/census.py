@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from nsysq.session import Session
 
 NameField = Literal["short", "demangled"]
+UNKNOWN_SMS = "– (SM count unknown: the export records no GPU for these kernels)"
 DEFAULT_LIMIT = 20  # rows before "other" in `nsysq census`; `nsysq cache build` pre-answers it
 
 
@@ -45,9 +46,11 @@ def census(trace: Session, *, limit: int = 0, names: NameField = "short", unit: 
     }
     if graphs["executions"]:
         footer.update(graph_executions=graphs["executions"], graph_ns=graphs["graph_ns"], total_gpu_ns=gpu_ns)
-    note = trace.whole_graph_note()
+    notes = [n for n in (trace.whole_graph_note(),) if n]
+    if footer["underfilled_kernel_ns"] is None:
+        notes.append(f"underfilled: {UNKNOWN_SMS}")
     label = catalog.get("graph_executions").label
-    table = replace(table, notes=(note,) if note else (), queries=(*table.queries, label))
+    table = replace(table, notes=tuple(notes), queries=(*table.queries, label))
     return stamp(replace(table, footer=footer), trace.scope).in_unit(unit)
 
 
@@ -88,5 +91,5 @@ def underfilled(trace: Session, *, limit: int = 0, names: NameField = "short") -
         "underfilled_rows": len(every.rows),
         "shown_rows": len(table.rows),
     }
-    notes = () if known else ("the export gives no SM count for the GPUs these kernels ran on",)
+    notes = () if known else (f"underfilled: {UNKNOWN_SMS}",)
     return replace(table, kind="census_underfilled", footer=footer, notes=notes)

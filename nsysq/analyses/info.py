@@ -240,22 +240,35 @@ def _process_text(proc: dict[str, Any]) -> str:
     return text + f", {proc['memcpys']:,} memcpys, {proc['memsets']:,} memsets on device {proc['devices']}"
 
 
+def _alike_gpus(gpus: list[dict[str, Any]]) -> list[tuple[list[str], tuple[str, str, str]]]:
+    """The GPUs grouped by what info prints of them, in order: seven identical GPUs are one entry
+    (``7× NVIDIA GeForce RTX 3090``), their ids listed."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for gpu in gpus:
+        about = f"{gpu['name']} ({gpu['sm_count']} SMs, compute {gpu['compute_capability']})"
+        groups.setdefault((about, *_limits_text(gpu)), []).append(str(gpu["id"]))
+    return [(ids, text) for text, ids in groups.items()]
+
+
+def _id_list(ids: list[str]) -> str:
+    """``0-6`` for consecutive ids, else ``0, 2, 5``."""
+    numbers = [int(i) for i in ids] if all(i.isdigit() for i in ids) else []
+    if len(numbers) > 2 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{numbers[0]}-{numbers[-1]}"
+    return ", ".join(ids)
+
+
 def info_table(data: dict[str, Any]) -> Table:
     """Flatten ``info()`` into (section, key, value) rows for table, CSV and markdown output."""
     rows: list[tuple[Any, ...]] = []
     for key in ("path", "size_bytes", "nsys_version", "schema_version", "platform"):
         rows.append(("file", key, data[key]))
-    for gpu in data["gpus"]:
-        rows.append(
-            (
-                "gpu",
-                f"gpu {gpu['id']}",
-                f"{gpu['name']} ({gpu['sm_count']} SMs, compute {gpu['compute_capability']})",
-            )
-        )
-        per_sm, shared = _limits_text(gpu)
-        rows.append(("gpu", f"gpu {gpu['id']} per SM", per_sm))
-        rows.append(("gpu", f"gpu {gpu['id']} shared memory", shared))
+    for ids, (about, per_sm, shared) in _alike_gpus(data["gpus"]):
+        count = f"{len(ids)}× " if len(ids) > 1 else ""
+        key = f"gpu {ids[0]}" if len(ids) == 1 else f"gpus {_id_list(ids)}"
+        rows.append(("gpu", key, count + about))
+        rows.append(("gpu", f"{key} per SM", per_sm))
+        rows.append(("gpu", f"{key} shared memory", shared))
     for name in data.get("other_adapters", []):
         rows.append(("gpu", "other adapter", f"{name} (not a CUDA device)"))
     for key in ("t0_ns", "t_end_ns", "span_ns"):

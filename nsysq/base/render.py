@@ -6,11 +6,22 @@ import csv
 import json
 import math
 import os
+import textwrap
 from decimal import Decimal
 from typing import IO, Any
 
 from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
+from nsysq.base.terminal import (
+    PROSE,
+    UNKNOWN,
+    Column,
+    choose_columns,
+    fit_widths,
+    footer_lines,
+    middle_ellipsis,
+    table_width,
+)
 
 FORMATS = ("table", "csv", "json", "markdown")
 _DECIMALS = {"ns": 0, "us": 1, "ms": 3, "s": 6}
@@ -36,7 +47,7 @@ def cell(column: str, value: Any, unit: str) -> str:
     """Human text for one value in table and markdown output."""
     value = _plain(value)
     if value is None:
-        return ""
+        return "" if column == "rank" else UNKNOWN  # a rank-less row is the "other" row
     if isinstance(value, bool):
         return "yes" if value else "no"
     if column.endswith(("_pct", "_percent")):
@@ -50,20 +61,20 @@ def cell(column: str, value: Any, unit: str) -> str:
             return f"{int(value):,}"
         return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.1f}"
     if isinstance(value, int):
-        return f"{value:,}" if "id" not in column else str(value)
+        return str(value) if column.endswith("id") else f"{value:,}"
     text = str(value)
     if column in ("name", "demangled_name", "value") and len(text) > _NAME_WIDTH:
         return text[: _NAME_WIDTH - 1] + "…"
     return text
 
 
-def _footer_lines(table: Table) -> list[str]:
-    lines = []
-    for key, value in table.footer.items():
-        if isinstance(value, (list, dict)):
-            continue
-        lines.append(f"{key}: {cell(key, value, table.unit)}")
-    return lines
+def _footer_pairs(table: Table) -> list[tuple[str, str]]:
+    """The footer's scalar entries as (label, text); lists and tables are JSON only."""
+    return [
+        (key.replace("_", " "), cell(key, value, table.unit))
+        for key, value in table.footer.items()
+        if not isinstance(value, (list, dict))
+    ]
 
 
 def to_json(table: Table) -> dict[str, Any]:
@@ -87,72 +98,122 @@ def render(table: Table, fmt: str, out: IO[str], *, title: str | None = None) ->
         out.write("\n")
     elif fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(table.columns)
+        columns = _asked_columns(table)
+        writer.writerow([c.name for c in columns])
         for row in table.rows:
-            writer.writerow(["" if _plain(v) is None else _plain(v) for v in row])
+            writer.writerow(["" if _plain(v) is None else _plain(v) for v in (c.value(row) for c in columns)])
     elif fmt == "markdown":
         if title:
             out.write(f"**{title}**\n\n")
-        out.write("| " + " | ".join(table.columns) + " |\n")
-        out.write("|" + "|".join("---" for _ in table.columns) + "|\n")
+        columns = _asked_columns(table)
+        out.write("| " + " | ".join(c.name for c in columns) + " |\n")
+        out.write("|" + "|".join("---" for _ in columns) + "|\n")
         for row in table.rows:
-            cells = [
-                cell(c, v, table.unit).replace("|", "\\|") for c, v in zip(table.columns, row, strict=True)
-            ]
+            cells = [cell(c.source, c.value(row), table.unit).replace("|", "\\|") for c in columns]
             out.write("| " + " | ".join(cells) + " |\n")
-        lines = _footer_lines(table)
-        if lines:
-            out.write("\n" + "; ".join(lines) + "\n")
+        pairs = _footer_pairs(table)
+        if pairs:
+            out.write("\n" + "; ".join(f"{label}: {value}" for label, value in pairs) + "\n")
     else:
         _rich(table, out, title)
 
 
+def _asked_columns(table: Table) -> list[Column]:
+    """CSV and markdown: every column, or the ones ``--columns`` picks."""
+    return choose_columns(table.kind, table.columns, table.rows, table.unit, at_terminal=False)[0]
+
+
 def _rich(table: Table, out: IO[str], title: str | None) -> None:
-    """A rich table that never mangles a number: only name-like columns shrink (with an ellipsis),
-    headers wrap at underscores, and if the numbers alone are wider than the terminal the table is
-    printed wider rather than cropped."""
+    """A rich table that fits the terminal it is printed in (:mod:`nsysq.base.terminal`): the
+    kind's compact columns (or ``--wide``/``--columns``), names shortened in the middle, numbers
+    never cut, no row wrapped. Not at a terminal, every column, as wide as it needs."""
     from rich import box
     from rich.console import Console
     from rich.table import Table as RichTable
 
     probe = Console(file=out)
-    width = probe.width if probe.is_terminal else int(os.environ.get("COLUMNS") or 200)
-    cells = [[cell(c, v, table.unit) for c, v in zip(table.columns, row, strict=True)] for row in table.rows]
-    caption = "  ".join(_footer_lines(table)) or None
-    rt = RichTable(
-        title=title, caption=caption, box=box.SIMPLE_HEAD, caption_justify="left", title_justify="left"
+    at_terminal = probe.is_terminal
+    width = probe.width if at_terminal else int(os.environ.get("COLUMNS") or 200)
+    columns, hidden = choose_columns(
+        table.kind, table.columns, table.rows, table.unit, at_terminal=at_terminal
     )
-    specs = []
-    for i, column in enumerate(table.columns):
-        values = [_plain(r[i]) for r in table.rows[:200] if _plain(r[i]) is not None]
-        numeric = bool(values) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-        )
-        header = column.replace("_", " ")
-        natural = max([len(c[i]) for c in cells] + [max(len(w) for w in header.split())])
-        specs.append((header, numeric, natural, not numeric and natural > 40))
-    fixed = sum(natural + 3 for _, _, natural, wide in specs if not wide)
-    n_wide = sum(1 for *_, wide in specs if wide)
-    share = max(40, (width - fixed) // n_wide - 3) if n_wide else 0
-    needed = fixed + sum(min(natural, share) + 3 for _, _, natural, wide in specs if wide)
-    for header, numeric, natural, wide in specs:
+    shown, widths, numeric = _fitted(table, columns, width, drop=at_terminal, hidden=hidden)
+    rt = RichTable(box=box.SIMPLE_HEAD, pad_edge=True)
+    for column, w, is_number in zip(shown, widths, numeric, strict=True):
         rt.add_column(
-            header,
-            justify="right" if numeric else "left",
-            no_wrap=wide,
-            overflow="ellipsis" if wide else "fold",
-            min_width=min(natural, share) if wide else natural,
-            max_width=min(natural, share) if wide else max(natural, len(header)),
+            column.name.replace("_", " "),
+            justify="right" if is_number else "left",
+            overflow="fold",  # headers wrap at their spaces; cells are cut to ``w`` already
+            min_width=w,
+            max_width=w,
         )
-    for row in cells:
-        rt.add_row(*row)
+    for row in table.rows:
+        rt.add_row(
+            *(
+                _fit_text(c, cell(c.source, c.value(row), table.unit), w)
+                for c, w in zip(shown, widths, strict=True)
+            )
+        )
+    lines = footer_lines(_footer_pairs(table), width)
+    if hidden:
+        names = ", ".join(h.replace("_", " ") for h in hidden)
+        lines += textwrap.wrap(f"not shown (--wide): {names}", width - 1, subsequent_indent="  ")
     # markup/emoji off: kernel names such as "k<[with T=float]>" or "a::fire::b" print as they are
     console = Console(
         file=out,
         soft_wrap=False,
-        width=max(width, needed + 2 * len(specs)),
+        width=max(width, table_width(widths) + 1),
         markup=False,
         emoji=False,
         highlight=False,
     )
+    if title:
+        console.print(middle_ellipsis(title, width - 1), style="italic")
     console.print(rt, crop=False)
+    for line in lines:
+        console.print(line, style="dim")
+
+
+def _fitted(
+    table: Table, columns: list[Column], width: int, *, drop: bool, hidden: list[str]
+) -> tuple[list[Column], list[int], list[bool]]:
+    """The columns that fit ``width`` and their widths. Text columns shrink first; at a terminal
+    (``drop``) the rightmost columns are then left out (added to ``hidden``) until the rest fit."""
+    texts = [[cell(c.source, c.value(row), table.unit) for row in table.rows] for c in columns]
+    numeric = [_is_numeric([c.value(r) for r in table.rows[:200]]) for c in columns]
+    floors = [max(len(w) for w in c.name.split("_")) for c in columns]
+    naturals = [max([len(t) for t in col] + [floor]) for col, floor in zip(texts, floors, strict=True)]
+    limit = width - 1 if drop else max(width - 1, table_width(naturals))
+    if not drop:  # a pipe or a file: today's full table, the long names capped
+        naturals = [
+            n if num else min(n, max(40, limit // 3)) for n, num in zip(naturals, numeric, strict=True)
+        ]
+    keep = list(range(len(columns)))
+    while True:
+        widths = _widths(keep, naturals, floors, numeric, limit)
+        if table_width(widths) <= limit or len(keep) <= _ALWAYS_SHOWN:
+            break
+        hidden.insert(0, columns[keep.pop()].name)
+    return [columns[i] for i in keep], widths, [numeric[i] for i in keep]
+
+
+_ALWAYS_SHOWN = 3  # columns never left out to fit (their names shrink further instead)
+
+
+def _widths(
+    keep: list[int], naturals: list[int], floors: list[int], numeric: list[bool], limit: int
+) -> list[int]:
+    """Widths of the ``keep`` columns: names no shorter than comfortable, unless only the first
+    few columns are left, when they shrink as far as they must."""
+    args = ([naturals[i] for i in keep], [floors[i] for i in keep], [not numeric[i] for i in keep], limit)
+    return fit_widths(*args, tight=len(keep) <= _ALWAYS_SHOWN)
+
+
+def _is_numeric(values: list[Any]) -> bool:
+    present = [_plain(v) for v in values if _plain(v) is not None]
+    return bool(present) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
+
+
+def _fit_text(column: Column, text: str, width: int) -> str:
+    """A name cut in the middle to ``width``; a sentence (:data:`PROSE`) whole, rich wraps it."""
+    return text if column.source in PROSE else middle_ellipsis(text, width)

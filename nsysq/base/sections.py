@@ -15,6 +15,7 @@ from typing import IO, Any
 from nsysq.base.errors import UsageError
 from nsysq.base.render import render, to_json
 from nsysq.base.table import Table
+from nsysq.base.terminal import several_tables
 
 
 def check_section(section: str | None, names: Mapping[str, str]) -> None:
@@ -59,10 +60,11 @@ def render_sections(
         render(tables[section or next(iter(tables))], "csv", out)
         return
     skipped = list(tables)[1:] if optional is None else optional
-    for name in [section] if section else list(tables):
-        table = tables[name]
-        if not table.rows and name in skipped:
-            continue
-        render(table, fmt, out, title=titles[name])
-        if fmt == "markdown":
-            out.write("\n")
+    with several_tables():
+        for name in [section] if section else list(tables):
+            table = tables[name]
+            if not table.rows and name in skipped:
+                continue
+            render(table, fmt, out, title=titles[name])
+            if fmt == "markdown":
+                out.write("\n")

@@ -9,6 +9,7 @@ that rounds up to the next unit is written in it ("1.00 s", never "1e+03 ms").
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from nsysq.base.errors import UsageError
@@ -150,3 +151,14 @@ def fmt_file_size(n: float) -> str:
     if level == 0:
         return f"{value:,.0f} B"
     return f"{value:,.1f} {_BINARY_SIZES[level]}"
+
+
+def condensed(names: Iterable[str], *, empty: str = "") -> str:
+    """Repeated names counted once, in order of first appearance: ``7× NVIDIA GeForce RTX 3090``,
+    ``2× A100, 1× T4``; a name seen once stays as it is (``NVIDIA H200``)."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    if len(counts) == 1 and next(iter(counts.values())) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{n}× {name}" for name, n in counts.items()) or empty

@@ -46,6 +46,7 @@ __all__ = [
     "sql_if",
     "trace_options",
     "unit_for",
+    "with_terminal_view",
 ]
 
 
@@ -232,8 +233,25 @@ LogOpt = Annotated[
 
 
 def say(message: str) -> None:
-    """One line on stderr, prefixed ``nsysq:`` (stdout carries data only)."""
-    sys.stderr.write(f"nsysq: {message}\n")
+    """One message on stderr, prefixed ``nsysq:`` (stdout carries data only): one line, wrapped
+    at the terminal's width when stderr is one (a person reads it; a log keeps whole lines)."""
+    text = f"nsysq: {message}"
+    width = _terminal_width(sys.stderr)
+    if width and len(text) >= width:
+        import textwrap
+
+        text = "\n".join(textwrap.wrap(text, width - 1, subsequent_indent="  ", break_on_hyphens=False))
+    sys.stderr.write(text + "\n")
+
+
+def _terminal_width(stream: Any) -> int | None:
+    """The width of the terminal ``stream`` writes to, None when it is not a terminal."""
+    import os
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def unit_for(fmt: Format, unit: Unit | None) -> str:
@@ -343,6 +361,51 @@ def trace_options(takes: Takes = Takes.ALL) -> Callable[[Command], Command]:
         return run
 
     return decorate
+
+
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="At a terminal, print every column (by default a compact set that fits the terminal; a "
+        "pipe or a file gets every column).",
+    ),
+]
+ColumnsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--columns",
+        metavar="A,B,...",
+        help="Print these columns, in this order, in table, markdown and CSV output (names as in the "
+        "JSON, the unit suffix optional: total or total_ns; grid and block join their x, y, z).",
+        show_default=False,
+    ),
+]
+_VIEW_OPTIONS = (
+    inspect.Parameter("wide", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=WideOpt),
+    inspect.Parameter("columns", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ColumnsOpt),
+)
+
+
+def with_terminal_view(command: Command) -> Command:
+    """Give a command that prints tables ``--wide`` and ``--columns`` (declared here once; the root
+    puts them on every command with ``--format``): its tables are rendered as they ask
+    (:mod:`nsysq.base.terminal`)."""
+    signature = inspect.signature(command, eval_str=True)
+
+    @functools.wraps(command)
+    def run(**values: Any) -> None:
+        from nsysq.base.terminal import TerminalView, terminal_view
+
+        wide, columns = values.pop("wide"), values.pop("columns")
+        picked = tuple(c.strip() for c in (columns or "").split(",") if c.strip())
+        with terminal_view(TerminalView(wide=wide, columns=picked)):
+            command(**values)
+
+    params = [*signature.parameters.values(), *_VIEW_OPTIONS]
+    run.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return run
 
 
 def _parameters(options: Iterable[Field[Any]]) -> list[inspect.Parameter]:

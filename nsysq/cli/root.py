@@ -8,6 +8,7 @@ so ``nsysq --help`` stays fast.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import traceback
@@ -22,7 +23,7 @@ from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
 from nsysq.cli import nvtx as nvtx_cli
-from nsysq.cli.common import say
+from nsysq.cli.common import say, with_terminal_view
 
 __all__ = ["EXIT_CODES", "INTERNAL_ERROR_EXIT_CODE", "INTERRUPTED_EXIT_CODE", "app", "main"]
 
@@ -102,6 +103,18 @@ plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)
 plot.plot_app.command("nvtx")(nvtx_cli.plot_nvtx_command)
 app.add_typer(plot.plot_app, name="plot")
 app.add_typer(fleet.fleet_app, name="fleet")
+
+
+def _add_terminal_view(typers: list[typer.Typer]) -> None:
+    """``--wide`` and ``--columns`` on every command that prints tables (it takes ``--format``)."""
+    for group in typers:
+        for command in group.registered_commands:
+            if command.callback is not None and "fmt" in inspect.signature(command.callback).parameters:
+                command.callback = with_terminal_view(command.callback)
+        _add_terminal_view([sub.typer_instance for sub in group.registered_groups if sub.typer_instance])
+
+
+_add_terminal_view([app])
 
 
 def main() -> NoReturn:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from nsysq.base.errors import UsageError
+from nsysq.base.units import condensed
 from nsysq.diffing.combine import combine
 from nsysq.diffing.findings import findings
 from nsysq.diffing.params import (
@@ -144,8 +145,8 @@ def _warnings(side_a: Side, side_b: Side) -> list[str]:
     a, b = side_a.info, side_b.info
     if sorted(a.gpus) != sorted(b.gpus):
         out.append(
-            f"the traces ran on different GPUs (A: {', '.join(a.gpus) or 'unknown'}; "
-            f"B: {', '.join(b.gpus) or 'unknown'}): time ratios mix hardware and workload."
+            f"the traces ran on different GPUs (A: {condensed(a.gpus) or 'unknown'}; "
+            f"B: {condensed(b.gpus) or 'unknown'}): time ratios mix hardware and workload."
         )
     if a.nsys_version != b.nsys_version:
         out.append(

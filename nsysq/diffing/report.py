@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING
 from nsysq.base.errors import UsageError
 from nsysq.base.render import render
 from nsysq.base.sections import render_sections
+from nsysq.base.units import condensed
 
 if TYPE_CHECKING:
     from nsysq.base.table import Table
@@ -122,7 +123,7 @@ def header(result: DiffResult) -> str:
     """One line naming both sides: ``nsysq diff   A: name (GPU, nsys v)   →   B: ...``."""
 
     def side(label: str, info: SideInfo) -> str:
-        gpus = ", ".join(info.gpus) or "unknown GPU"
+        gpus = condensed(info.gpus) or "unknown GPU"
         scope = f", scope {info.scope}" if info.scope else ""
         return f"{label}: {info.name} ({gpus}, nsys {info.nsys_version}{scope})"
 

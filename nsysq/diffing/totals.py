@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nsysq.base.units import condensed
 from nsysq.diffing.result import TotalsTable
 from nsysq.diffing.side import Side
 
@@ -46,8 +47,8 @@ def totals(side_a: Side, side_b: Side) -> TotalsTable:
     rows.append(("gpu_span_ns", sa, sb, _ratio(sa, sb)))
     for (key, va), (_, vb) in zip(side_a.busy.metrics(), side_b.busy.metrics(), strict=True):
         rows.append((key, va, vb, _ratio(va, vb)))
-    ga = ", ".join(side_a.info.gpus) or "unknown"
-    gb = ", ".join(side_b.info.gpus) or "unknown"
+    ga = condensed(side_a.info.gpus) or "unknown"
+    gb = condensed(side_b.info.gpus) or "unknown"
     rows.append(("gpus", ga, gb, None))
     rows.append(("nsys_version", side_a.info.nsys_version, side_b.info.nsys_version, None))
     return TotalsTable(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq.base.errors import NsysqError
+from nsysq.base.units import condensed
 from nsysq.export import engine
 from nsysq.fleet_analysis.stats import LOG_GAMMA
 
@@ -85,7 +86,7 @@ def answer(trace: Session, job: Job, report: TraceReport) -> None:
     trace.require_kernels()
     who = identity(trace)
     report.nsys_version = str(who["nsys_version"])
-    report.gpu = ", ".join(sorted(set(who["gpus"]))) or None
+    report.gpu = condensed(who["gpus"]) or None
     queries: list[str] = []
     if job.span:
         span = trace.run("fleet_gpu_span")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq.base.errors import NoDataError, UsageError
+from nsysq.base.units import condensed
 from nsysq.output.report_html import PageSection, esc, figure_html, footer_html, page_html, table_html
 
 if TYPE_CHECKING:
@@ -374,7 +375,7 @@ def trace_report(trace: Session, sections: Sequence[ReportSection] | None = None
     from nsysq.analyses.info import info
 
     data = ctx.kept.get("info") or info(trace)
-    gpus = ", ".join(str(g["name"]) for g in data["gpus"]) or "unknown GPU"
+    gpus = condensed(str(g["name"]) for g in data["gpus"]) or "unknown GPU"
     subtitle = [f"{gpus} · nsys {data['nsys_version']} · {Path(data['path']).name}"]
     html = page_html(f"nsysq report: {trace.path.name}", subtitle, built, f"nsysq {__version__}")
     return Report(html, tuple(data["warnings"]))
