@@ -21,6 +21,7 @@ from nsysq.base.terminal import (
     footer_lines,
     middle_ellipsis,
     table_width,
+    view_in_force,
 )
 
 FORMATS = ("table", "csv", "json", "markdown")
@@ -43,8 +44,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def cell(column: str, value: Any, unit: str) -> str:
-    """Human text for one value in table and markdown output."""
+def cell(column: str, value: Any, unit: str, *, cut: bool = True) -> str:
+    """Human text for one value in table and markdown output; a long name ends in an ellipsis
+    unless not ``cut`` (the terminal table shortens names itself, to fit)."""
     value = _plain(value)
     if value is None:
         return "" if column == "rank" else UNKNOWN  # a rank-less row is the "other" row
@@ -63,7 +65,7 @@ def cell(column: str, value: Any, unit: str) -> str:
     if isinstance(value, int):
         return str(value) if column.endswith("id") else f"{value:,}"
     text = str(value)
-    if column in ("name", "demangled_name", "value") and len(text) > _NAME_WIDTH:
+    if cut and column in ("name", "demangled_name", "value") and len(text) > _NAME_WIDTH:
         return text[: _NAME_WIDTH - 1] + "…"
     return text
 
@@ -137,7 +139,9 @@ def _rich(table: Table, out: IO[str], title: str | None) -> None:
     columns, hidden = choose_columns(
         table.kind, table.columns, table.rows, table.unit, at_terminal=at_terminal
     )
-    shown, widths, numeric = _fitted(table, columns, width, drop=at_terminal, hidden=hidden)
+    asked = view_in_force()  # --wide and --columns: what was asked is printed, however wide
+    drop = at_terminal and not (asked.wide or asked.columns)
+    shown, widths, numeric = _fitted(table, columns, width, drop=drop, hidden=hidden)
     rt = RichTable(box=box.SIMPLE_HEAD, pad_edge=True)
     for column, w, is_number in zip(shown, widths, numeric, strict=True):
         rt.add_column(
@@ -150,7 +154,7 @@ def _rich(table: Table, out: IO[str], title: str | None) -> None:
     for row in table.rows:
         rt.add_row(
             *(
-                _fit_text(c, cell(c.source, c.value(row), table.unit), w)
+                _fit_text(c, cell(c.source, c.value(row), table.unit, cut=False), w)
                 for c, w in zip(shown, widths, strict=True)
             )
         )
@@ -179,7 +183,7 @@ def _fitted(
 ) -> tuple[list[Column], list[int], list[bool]]:
     """The columns that fit ``width`` and their widths. Text columns shrink first; at a terminal
     (``drop``) the rightmost columns are then left out (added to ``hidden``) until the rest fit."""
-    texts = [[cell(c.source, c.value(row), table.unit) for row in table.rows] for c in columns]
+    texts = [[cell(c.source, c.value(row), table.unit, cut=False) for row in table.rows] for c in columns]
     numeric = [_is_numeric([c.value(r) for r in table.rows[:200]]) for c in columns]
     floors = [max(len(w) for w in c.name.split("_")) for c in columns]
     naturals = [max([len(t) for t in col] + [floor]) for col, floor in zip(texts, floors, strict=True)]

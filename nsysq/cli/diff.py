@@ -65,7 +65,7 @@ def diff_command(
         str | None,
         typer.Option(
             "--fail-on",
-            help="Exit with code 3 when a finding of these kinds exists: a comma list of outlier, "
+            help="Exit with code 3 when a finding of these kinds exists: a comma list of overall, outlier, "
             "danger, new_variants (new), removed_variants (removed), variants, copy_change (copy), "
             "launch_config (launch), idle_change (idle), exposed_comm (comm), per_call, any.",
         ),

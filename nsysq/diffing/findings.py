@@ -10,7 +10,15 @@ from typing import Any
 from nsysq.base.table import Table
 from nsysq.base.units import fmt_bytes, fmt_time
 from nsysq.diffing.format import fmt_ratio, plural, short_list, split_names
-from nsysq.diffing.params import COPY_CHANGE, IDLE_CHANGE, IDLE_MIN_SHARE, WORK_CHANGE
+from nsysq.diffing.params import (
+    COPY_CHANGE,
+    IDLE_CHANGE,
+    IDLE_MIN_SHARE,
+    OVERALL_MIN_CHANGE,
+    OVERALL_SHARE,
+    OVERALL_TYPICAL,
+    WORK_CHANGE,
+)
 from nsysq.diffing.result import Finding
 
 Ranked = tuple[tuple[Any, ...], Finding]
@@ -19,6 +27,7 @@ Ranked = tuple[tuple[Any, ...], Finding]
 # The board's order: the place of each kind of finding (lower first). Within one place the findings
 # sort by the second element of their key, the most anomalous first.
 _PLACE = {
+    "overall": -1,  # the whole trace's change, when it is itself the news
     "outlier": 0,  # a category or kernel whose change is out of line
     "busy": 0.5,  # idle_change, exposed_comm: a busy/idle change the kernel time does not explain
     "per_call": 0.75,
@@ -50,6 +59,7 @@ def findings(
     launch = {r["name"]: {**r, "sms_a": sms[0], "sms_b": sms[1]} for r in tables["launch_config"].records()}
     totals = {r["metric"]: r for r in tables["totals"].records()} if "totals" in tables else {}
     found: list[Ranked] = [
+        *_overall_findings(cats, kerns, launch, totals),
         *_outlier_findings(cats, kerns, launch, threshold),
         *_busy_findings(totals, min_ns),
         *_per_call_findings(kerns, totals, threshold),
@@ -121,6 +131,73 @@ def _launch_parts(lc: dict[str, Any]) -> list[str]:
         if va != vb:
             parts.append(_grid_fill(lc) if fld == "grid" else f"{label} {va} → {vb}")
     return parts
+
+
+# -- 0. overall: the trace's own change, when the typical change is far from 1x or one thing made it --
+def _overall_findings(
+    cats: list[dict[str, Any]],
+    kerns: list[dict[str, Any]],
+    launch: dict[str, dict[str, Any]],
+    totals: dict[str, dict[str, Any]],
+) -> list[Ranked]:
+    """The board's headline: "GPU kernel time 2.81 s → 0.72 s (0.26x); Fan2 accounts for 99% of the
+    change (grid ... → ...)", when the typical change lies outside OVERALL_TYPICAL or one kernel
+    (else one category) holds OVERALL_SHARE of a change of at least OVERALL_MIN_CHANGE."""
+    a_ns, b_ns = _kernel_time(kerns, totals)
+    delta = b_ns - a_ns
+    typical = _typical(kerns)
+    far = typical is not None and not OVERALL_TYPICAL[0] <= typical <= OVERALL_TYPICAL[1]
+    ratio = b_ns / a_ns if a_ns else None
+    material = ratio is not None and abs(math.log(max(ratio, 1e-12))) >= math.log(1 + OVERALL_MIN_CHANGE)
+    holder = _holder(kerns, "name", delta) or _holder(cats, "category", delta)
+    if not far and not (material and holder is not None and holder[1] >= OVERALL_SHARE):
+        return []
+    clue = f"GPU kernel time {fmt_time(a_ns)} → {fmt_time(b_ns)} ({fmt_ratio(ratio)})"
+    numbers: dict[str, Any] = {"a_ns": a_ns, "b_ns": b_ns, "ratio": ratio, "typical_ratio": typical}
+    evidence = f"typical kernel change {fmt_ratio(typical)}"
+    if holder is not None:
+        row, share = holder
+        subject = str(row.get("name") or row.get("category"))
+        note = _launch_note(launch, subject).removeprefix("; launch ")
+        evidence = (
+            f"{subject} accounts for {share:.0%} of the change: {fmt_time(row['a_ns'])} → "
+            f"{fmt_time(row['b_ns'])}" + (f" ({note})" if note else "") + f"; {evidence}"
+        )
+        numbers.update(subject=subject, subject_a_ns=row["a_ns"], subject_b_ns=row["b_ns"], share=share)
+    verdict = _overall_verdict(far, typical, holder)
+    finding = Finding("overall", "trace", clue, evidence, verdict, "high", numbers)
+    return [((_PLACE["overall"], 0), finding)]
+
+
+def _kernel_time(kerns: list[dict[str, Any]], totals: dict[str, dict[str, Any]]) -> tuple[int, int]:
+    row = totals.get("kernel_time_ns")
+    if row is not None and row["a"] is not None and row["b"] is not None:
+        return int(row["a"]), int(row["b"])
+    return int(sum(k["a_ns"] or 0 for k in kerns)), int(sum(k["b_ns"] or 0 for k in kerns))
+
+
+def _holder(rows: list[dict[str, Any]], key: str, delta: int) -> tuple[dict[str, Any], float] | None:
+    """The row whose change is the largest share of ``delta`` (same direction), with that share."""
+    if not delta or not rows:
+        return None
+    best = max(rows, key=lambda r: ((r["b_ns"] or 0) - (r["a_ns"] or 0)) / delta)
+    share = ((best["b_ns"] or 0) - (best["a_ns"] or 0)) / delta
+    return (best, min(share, 1.0)) if share > 0 and best.get(key) else None
+
+
+def _overall_verdict(far: bool, typical: float | None, holder: tuple[dict[str, Any], float] | None) -> str:
+    if holder is not None and holder[1] >= OVERALL_SHARE:
+        what = holder[0].get("name") or holder[0].get("category")
+        return (
+            f"The trace's change is {what}'s: look at it first; the outliers below are measured "
+            "against a typical change it does not share"
+        )
+    return (
+        f"Every kernel changed by about {fmt_ratio(typical)}: a whole-trace change (other GPU, clocks, "
+        "precision, batch or input size), not one kernel"
+        if far
+        else "The trace's change, for scale"
+    )
 
 
 # -- 1. outliers: categories, then kernels not explained by a flagged category ----------------------

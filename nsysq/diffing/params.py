@@ -25,3 +25,11 @@ IDLE_MIN_SHARE = 0.05
 side's GPU time (busy + idle, summed over devices) and at least --min-time."""
 KERNEL_PASS = ("kernel_groups", "launch_sm_counts")
 """The queries of a diff side's one pass over its kernel rows: their columns decode together."""
+
+OVERALL_TYPICAL = (0.67, 1.5)
+"""The board opens with an ``overall`` finding when the typical kernel change lies outside this range
+(the trace's change is then the news, not the outliers against it)..."""
+OVERALL_SHARE = 0.8
+"""... or when one kernel (else one category) holds this share of the kernel-time change..."""
+OVERALL_MIN_CHANGE = 0.05
+"""... and the kernel time changed by at least this fraction (a 1% change held by one kernel is noise)."""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 FINDING_KINDS = (
+    "overall",
     "outlier",
     "new_variants",
     "removed_variants",

@@ -505,6 +505,40 @@ def example_pair(out_dir: str | Path) -> tuple[Path, Path]:
     return a, b
 
 
+def headline_pair(out_dir: str | Path) -> tuple[Path, Path]:
+    """Write ``fan_before.sqlite`` and ``fan_after.sqlite``: a Gaussian-elimination-like pair where
+    one kernel's change *is* the trace's change (schema 2024.6, one H200).
+
+    * ``Fan2``: 100 launches of 27.95 ms (2,795 ms) → 100 of 7.01 ms (701 ms), grid 1024x1024x1 /
+      block 4x4x1 → grid 256x256x1 / block 16x16x1: 99% of the GPU time and of its change.
+    * ``Fan1``: 100 launches of 0.25 ms → 0.30 ms (1.2x, grid unchanged); ``memset`` kernels-free.
+    * ``copy_rows``: 100 launches of 0.05 ms on both sides (1.0x).
+    Kernel time 2,825.0 ms → 736.0 ms (0.26x); typical kernel change 1.2x.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for label, fan2, fan1, grid, block in (
+        ("before", 27_950_000, 250_000, 1024, 4),
+        ("after", 7_010_000, 300_000, 256, 16),
+    ):
+        tl = Timeline(random.Random(7))
+        for _ in range(100):
+            for name, dur, g, b in (
+                ("Fan1", fan1, 1, 512),
+                ("Fan2", fan2, grid, block),
+                ("copy_rows", 50_000, 64, 256),
+            ):
+                row: Row = {"shortName": name, "demangledName": f"{name}(float *, float *, int, int)"}
+                row.update(
+                    gridX=g, gridY=g if name == "Fan2" else 1, blockX=b, blockY=b if name == "Fan2" else 1
+                )
+                tl.place(Launch("kernel", dur, row))
+        spec = _spec_from(tl, "2024.6", gpus=[_gpu()], threads=[_thread(name="gaussian")])
+        paths.append(write_trace(out / f"fan_{label}.sqlite", spec))
+    return paths[0], paths[1]
+
+
 # ---------------------------------------------------------------------------------------------
 # Small fixtures
 # ---------------------------------------------------------------------------------------------
