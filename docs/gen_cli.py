@@ -30,6 +30,27 @@ Every command's `--help`, as the installed CLI prints it. Output formats and JSO
 danger rules, and how to write your own, in [rules.md](rules.md); plots and notebooks in
 [walkthrough.ipynb](walkthrough.ipynb).
 
+## Tables at a terminal: `--wide`, `--columns`, `--version`
+
+Every command that prints tables fits them to the terminal it prints in (80 columns and up): a
+compact set of columns chosen for the command's question (census: name, instances, total, share,
+avg, med, min, max, stddev; a diagnostic column such as `unresolved` only when it is not zero),
+names shortened in the middle with `…` when space runs out (numbers never), grids and blocks as
+`16x1x1`, and the footer in short aligned `label value` lines; the columns left out are named on
+the last line (`not shown (--wide): ...`). A value the export does not record prints `–`, and a
+note on stderr says once why.
+
+- `--wide` prints every column, however wide (rows may then wrap).
+- `--columns a,b,c` prints these columns in this order, in table, markdown and CSV output: names
+  as in the JSON, the unit suffix optional (`total`, `total_ms` and `total_ns` are one column),
+  `grid` and `block` join their `_x`, `_y`, `_z` columns. A name the table does not have is an
+  error naming the columns it has; in a result of several tables (gaps, overlap, diff, fleet)
+  each table prints the named columns it has.
+- Not at a terminal (a pipe, a file) tables keep every column, as before; CSV, JSON and markdown
+  always keep every column unless `--columns` says otherwise (JSON always: scripts rely on it).
+- `nsysq --version` (or `-V`) prints the version; `nsysq --install-completion` installs shell
+  completion (`--show-completion` prints it).
+
 """
 
 

@@ -1,4 +1,5 @@
-"""Re-run every ``$ nsysq ...`` example in README.md and paste its real output under it.
+"""Re-run every ``$ nsysq ...`` example in README.md and paste its real output under it, as a
+terminal 100 columns wide shows it.
 
 Usage: python docs/update_readme.py [--check]. tests/test_readme.py runs the --check mode, so the
 README's examples are always real commands with their real output.
@@ -15,12 +16,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+WIDTH = 100
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BLOCK = re.compile(r"```console\n\$ (nsysq [^\n]*)\n(.*?)```", re.S)
 
 
 def run(command: str) -> str:
     args = shlex.split(command)
-    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
+    # As a person sees it in a terminal 100 columns wide: rich takes FORCE_COLOR for a terminal
+    # (the compact columns, fitted), the styles it then writes are stripped below.
+    env = {**os.environ, "COLUMNS": str(WIDTH), "FORCE_COLOR": "1", "NO_COLOR": "1", "TERM": "xterm"}
     proc = subprocess.run(
         [sys.executable, "-m", "nsysq", *args[1:]],
         cwd=ROOT,
@@ -29,7 +34,8 @@ def run(command: str) -> str:
         text=True,
         timeout=300,
     )
-    return "\n".join(line.rstrip() for line in proc.stdout.splitlines()) + "\n"
+    shown = ANSI.sub("", proc.stdout)
+    return "\n".join(line.rstrip() for line in shown.splitlines()) + "\n"
 
 
 def render(text: str) -> str:
