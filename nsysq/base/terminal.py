@@ -174,8 +174,10 @@ def choose_columns(
         if picked:
             return picked, []
     view = VIEWS.get(kind)
-    if asked.wide or not at_terminal or view is None:
+    if asked.wide or not at_terminal:
         return every, []
+    if view is None:  # every column, each grid/block/cluster triple joined
+        view = View(tuple(dict.fromkeys(_joined_name(c, columns) for c in columns)))
     chosen = []
     for name in view.columns:
         column = _find(name, columns, unit)
@@ -197,6 +199,12 @@ def _says_something(column: Column, rows: Sequence[tuple[Any, ...]], quiet: Any)
 def _plain_column(columns: Sequence[str], name: str) -> Column:
     i = list(columns).index(name)
     return Column(name, lambda row: row[i], name)
+
+
+def _joined_name(column: str, columns: Sequence[str]) -> str:
+    """``grid`` for ``grid_x`` when the table has ``grid_x``, ``grid_y`` and ``grid_z``."""
+    stem, _, axis = column.rpartition("_")
+    return stem if axis in ("x", "y", "z") and _sources(stem, columns) else column
 
 
 def _sources(name: str, columns: Sequence[str]) -> list[str]:
