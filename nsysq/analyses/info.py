@@ -209,6 +209,7 @@ def info(trace: Session) -> dict[str, Any]:
     return {
         "path": str(trace.path),
         "size_bytes": trace.path.stat().st_size,
+        "exported_from": None if trace.exported is None else trace.exported.to_dict(),
         "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", "unknown (no export metadata)"),
         "schema_version": meta.get("EXPORT_SCHEMA_VERSION", "unknown"),
         "platform": meta.get("EXPORT_PLATFORM"),
@@ -245,6 +246,11 @@ def info_table(data: dict[str, Any]) -> Table:
     rows: list[tuple[Any, ...]] = []
     for key in ("path", "size_bytes", "nsys_version", "schema_version", "platform"):
         rows.append(("file", key, data[key]))
+    source = data.get("exported_from")
+    if source:
+        how = "reused the export" if source["reused"] else f"exported in {source['export_seconds']:.1f} s"
+        text = f"{source['report']} (nsys {source['nsys_version']}, {source['nsys']}; {how})"
+        rows.append(("file", "exported_from", text))
     for gpu in data["gpus"]:
         rows.append(
             (
