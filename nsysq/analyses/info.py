@@ -248,9 +248,8 @@ def info_table(data: dict[str, Any]) -> Table:
         rows.append(("file", key, data[key]))
     source = data.get("exported_from")
     if source:
-        how = "reused the export" if source["reused"] else f"exported in {source['export_seconds']:.1f} s"
-        text = f"{source['report']} (nsys {source['nsys_version']}, {source['nsys']}; {how})"
-        rows.append(("file", "exported_from", text))
+        how = "export reused" if source["reused"] else f"exported in {source['export_seconds']:.1f} s"
+        rows.append(("file", "exported_from", f"{how} by nsys {source['nsys_version']}: {source['report']}"))
     for gpu in data["gpus"]:
         rows.append(
             (
