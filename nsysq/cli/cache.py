@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from nsysq.base.units import fmt_file_size
-from nsysq.cli.common import Format, FormatOpt, Unit, emit, say
+from nsysq.cli.common import Format, FormatOpt, NsysOpt, Unit, emit, say
 
 cache_app = typer.Typer(
     name="cache",
@@ -87,6 +87,7 @@ def build(
             "already building this trace (what nsysq starts by itself after a first read).",
         ),
     ] = False,
+    nsys: NsysOpt = None,
 ) -> None:
     """Build the cached copy of a trace now, and keep the answers to the default questions.
 
@@ -105,7 +106,7 @@ def build(
 
     if background and hasattr(os, "nice"):
         os.nice(10)
-    path = resolve(trace).path
+    path = resolve(trace, nsys=nsys).path
     built = cache.build(path, read_schema(path), wait=not background, progress=False if background else None)
     if built is None:
         if background:
