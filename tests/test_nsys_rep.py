@@ -400,3 +400,14 @@ def test_the_export_command_named_is_the_documented_one() -> None:
         == "nsys export --type sqlite --output old.sqlite old.qdrep"
     )
     assert cache.exports_dir() == cache.cache_dir() / "exports"
+
+
+def test_what_counts_as_a_report(tmp_path: Path) -> None:
+    renamed = tmp_path / "really.nsys-rep"  # an export someone named like a report: read as SQLite
+    shutil.copy(EXAMPLES / "bs1.sqlite", renamed)
+    assert not nsys_rep.is_report(renamed)
+    assert nsys_rep.resolve(renamed).exported is None
+    zipped = tmp_path / "report.sqlite"
+    zipped.write_bytes(b"PK\x03\x04" + b"\x00" * 100)
+    assert nsys_rep.is_report(zipped)
+    assert nsys_rep.is_report(tmp_path / "old.qdrep") is False  # missing: not a report, check_path says so

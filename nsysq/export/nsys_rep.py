@@ -59,16 +59,17 @@ INSTALL_DIRS = (
 
 
 def is_report(path: Path) -> bool:
-    """A report rather than its export: named ``.nsys-rep``/``.qdrep``, or a file that is not
-    SQLite and starts as a ZIP archive does."""
-    if path.name.endswith(REPORT_SUFFIXES):
-        return True
+    """A report rather than its export: not a SQLite file (whatever its name), and named
+    ``.nsys-rep``/``.qdrep`` or starting as a ZIP archive does. An unreadable file is not a report
+    (check_path then says why it cannot be read)."""
     try:
         with path.open("rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
     except OSError:
         return False
-    return head.startswith(b"PK\x03\x04")
+    if head.startswith(SQLITE_MAGIC):
+        return False
+    return path.name.endswith(REPORT_SUFFIXES) or head.startswith(b"PK\x03\x04")
 
 
 def export_command(report: Path) -> str:
@@ -330,7 +331,7 @@ def resolve(path: str | os.PathLike[str], *, nsys: str | os.PathLike[str] | None
     """The export ``path`` names: the SQLite file itself (checked), or a report's export (made with
     nsys the first time, reused after). Raises TraceInputError (exit 2) saying why not."""
     p = Path(path).expanduser()
-    if p.is_file() and is_report(p) and p.stat().st_size > 0:
+    if p.is_file() and p.stat().st_size > 0 and is_report(p):
         exported = export(p, nsys)
         return Source(check_path(exported.sqlite), exported)
     return Source(check_path(p))
