@@ -101,6 +101,8 @@ class Trace:
         self.session: Session = Session(
             path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter, nsys=nsys
         )
+        #: The SQLite export read: for a ``.nsys-rep``, its export in the cache folder
+        #: (``session.exported`` names the report and the nsys that exported it).
         self.path: Path = self.session.path
 
     def __enter__(self) -> Trace:
