@@ -28,7 +28,8 @@ HEADER = """# nsysq command reference
 Every command's `--help`, as the installed CLI prints it. Output formats and JSON keys are in
 [json.md](json.md); the diff and its evidence board in [diff.md](diff.md); the category and
 danger rules, and how to write your own, in [rules.md](rules.md); plots and notebooks in
-[walkthrough.ipynb](walkthrough.ipynb).
+[walkthrough.ipynb](walkthrough.ipynb). Every TRACE may be a `.nsys-rep` when nsys is installed
+(`--nsys`; [nsys-rep.md](nsys-rep.md)).
 
 ## Tables at a terminal: `--wide`, `--columns`, `--version`
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -34,6 +35,16 @@ def assert_clean_failure(proc: subprocess.CompletedProcess[str], code: int, *phr
         assert phrase in lines[0], (phrase, lines[0])
 
 
+@pytest.fixture(autouse=True)
+def _no_nsys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No nsys anywhere (tests/test_nsys_rep.py tests the .nsys-rep with a stand-in nsys): PATH
+    without it, no install folders searched."""
+    monkeypatch.delenv("NSYSQ_NSYS", raising=False)
+    monkeypatch.setenv("NSYSQ_NSYS_DIRS", "")
+    folders = os.environ.get("PATH", "").split(os.pathsep)
+    monkeypatch.setenv("PATH", os.pathsep.join(d for d in folders if d and not (Path(d) / "nsys").exists()))
+
+
 def _make_bad_inputs(directory: Path, fixture_dir: Path) -> dict[str, tuple[Path, int, tuple[str, ...]]]:
     good = fixture_dir / "v2024_6.sqlite"
     empty = directory / "empty.sqlite"
@@ -54,7 +65,11 @@ def _make_bad_inputs(directory: Path, fixture_dir: Path) -> dict[str, tuple[Path
         "directory": (sub, 2, ("is a directory",)),
         "empty": (empty, 2, ("is empty",)),
         "not sqlite": (text, 2, ("not a SQLite file",)),
-        "nsys-rep": (rep, 2, ("nsys export --type=sqlite -o profile.sqlite profile.nsys-rep",)),
+        "nsys-rep": (
+            rep,
+            2,
+            ("nsys export --type sqlite --output profile.sqlite profile.nsys-rep", "--nsys PATH"),
+        ),
         "truncated": (truncated, 2, ("truncated",)),
         "corrupt": (corrupt, 2, ("damaged",)),
         "not nsys": (fixture_dir / "not_nsys.sqlite", 2, ("not an nsys export", "StringIds")),

@@ -209,6 +209,7 @@ def info(trace: Session) -> dict[str, Any]:
     return {
         "path": str(trace.path),
         "size_bytes": trace.path.stat().st_size,
+        "exported_from": None if trace.exported is None else trace.exported.to_dict(),
         "nsys_version": meta.get("EXPORT_PRODUCT_VERSION", "unknown (no export metadata)"),
         "schema_version": meta.get("EXPORT_SCHEMA_VERSION", "unknown"),
         "platform": meta.get("EXPORT_PLATFORM"),
@@ -263,6 +264,10 @@ def info_table(data: dict[str, Any]) -> Table:
     rows: list[tuple[Any, ...]] = []
     for key in ("path", "size_bytes", "nsys_version", "schema_version", "platform"):
         rows.append(("file", key, data[key]))
+    source = data.get("exported_from")
+    if source:
+        how = "export reused" if source["reused"] else f"exported in {source['export_seconds']:.1f} s"
+        rows.append(("file", "exported_from", f"{how} by nsys {source['nsys_version']}: {source['report']}"))
     for ids, (about, per_sm, shared) in _alike_gpus(data["gpus"]):
         count = f"{len(ids)}× " if len(ids) > 1 else ""
         key = f"gpu {ids[0]}" if len(ids) == 1 else f"gpus {_id_list(ids)}"

@@ -15,6 +15,14 @@ class TraceInputError(NsysqError):
     exit_code = 2
 
 
+class NsysNotFoundError(TraceInputError):
+    """A ``.nsys-rep`` was given and no nsys was found to export it (nsysq.export.nsys_rep)."""
+
+
+class NsysExportError(TraceInputError):
+    """nsys could not export a ``.nsys-rep`` (its last line of stderr says why)."""
+
+
 class NotNsysExportError(TraceInputError):
     """A valid SQLite file that nsys did not write (no StringIds table)."""
 

@@ -12,11 +12,12 @@ from typing import Annotated
 import typer
 
 from nsysq.base.units import fmt_file_size
-from nsysq.cli.common import Format, FormatOpt, Unit, emit, say
+from nsysq.cli.common import Format, FormatOpt, NsysOpt, Unit, emit, say
 
 cache_app = typer.Typer(
     name="cache",
-    help="Inspect or empty the columnar cache of traces (NSYSQ_CACHE_DIR, ~/.cache/nsysq).",
+    help="Inspect or empty nsysq's cache (NSYSQ_CACHE_DIR, ~/.cache/nsysq): the columnar copies of "
+    "traces and the SQLite exports of .nsys-rep reports.",
     no_args_is_help=True,
 )
 
@@ -27,13 +28,16 @@ def _when(ts: float | None) -> str | None:
 
 @cache_app.command("list")
 def list_(fmt: FormatOpt = Format.table) -> None:
-    """List cached traces: key, trace path, size, answers kept, created, last used (most recent first)."""
+    """List cached traces and exported reports: key, kind (copy: a columnar copy and answers; export: a
+    .nsys-rep's SQLite export), trace or report path, size, answers kept, created, last used (most
+    recent first)."""
     from nsysq.base.table import Table
     from nsysq.export import cache
 
     rows = [
         (
             e.key,
+            e.kind,
             e.trace,
             e.size_bytes,
             e.answers,
@@ -43,10 +47,10 @@ def list_(fmt: FormatOpt = Format.table) -> None:
         )
         for e in cache.entries()
     ]
-    total = sum(r[2] for r in rows)
+    total = sum(r[3] for r in rows)
     table = Table(
         kind="cache",
-        columns=("key", "trace", "size_bytes", "answers", "created", "last_used", "trace_exists"),
+        columns=("key", "kind", "trace", "size_bytes", "answers", "created", "last_used", "trace_exists"),
         rows=rows,
         footer={
             "cache_dir": str(cache.cache_dir()),
@@ -60,17 +64,21 @@ def list_(fmt: FormatOpt = Format.table) -> None:
 
 @cache_app.command("clear")
 def clear() -> None:
-    """Delete every cached copy (traces are never touched)."""
+    """Delete every cached copy and every exported report (traces and reports are never touched)."""
     from nsysq.export import cache
 
+    exports = sum(1 for e in cache.entries() if e.kind == "export")
     count, size = cache.clear()
-    plural = "s" if count != 1 else ""
-    say(f"removed {count} cached trace{plural} ({fmt_file_size(size)}) from {cache.cache_dir()}")
+    copies = count - exports
+    what = f"{copies} cached trace{'s' if copies != 1 else ''} and {exports} exported report"
+    say(f"removed {what}{'s' if exports != 1 else ''} ({fmt_file_size(size)}) from {cache.cache_dir()}")
 
 
 @cache_app.command("build")
 def build(
-    trace: Annotated[Path, typer.Argument(help="nsys SQLite export to cache now.")],
+    trace: Annotated[
+        Path, typer.Argument(help="nsys SQLite export (or .nsys-rep, exported first) to cache now.")
+    ],
     background: Annotated[
         bool,
         typer.Option(
@@ -79,6 +87,7 @@ def build(
             "already building this trace (what nsysq starts by itself after a first read).",
         ),
     ] = False,
+    nsys: NsysOpt = None,
 ) -> None:
     """Build the cached copy of a trace now, and keep the answers to the default questions.
 
@@ -91,12 +100,13 @@ def build(
     from nsysq.analyses.lineup import lineup
     from nsysq.base.errors import CacheError, NoDataError
     from nsysq.export import cache
-    from nsysq.export.check import check_path, read_schema
+    from nsysq.export.check import read_schema
+    from nsysq.export.nsys_rep import resolve
     from nsysq.trace import Trace
 
     if background and hasattr(os, "nice"):
         os.nice(10)
-    path = check_path(trace)
+    path = resolve(trace, nsys=nsys).path
     built = cache.build(path, read_schema(path), wait=not background, progress=False if background else None)
     if built is None:
         if background:

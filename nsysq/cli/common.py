@@ -77,7 +77,11 @@ class Names(StrEnum):
 
 TraceArg = Annotated[
     Path,
-    typer.Argument(help="An nsys SQLite export (nsys export --type=sqlite).", show_default=False),
+    typer.Argument(
+        help="An nsys SQLite export (nsys export --type=sqlite), or a .nsys-rep report (exported once "
+        "with nsys: see --nsys).",
+        show_default=False,
+    ),
 ]
 KernelArg = Annotated[
     str,
@@ -99,7 +103,8 @@ CensusLimitOpt = Annotated[
     ),
 ]
 TraceAArg = Annotated[
-    Path, typer.Argument(help="Trace A, the baseline (nsys SQLite export).", show_default=False)
+    Path,
+    typer.Argument(help="Trace A, the baseline (nsys SQLite export or .nsys-rep).", show_default=False),
 ]
 TraceBArg = Annotated[Path, typer.Argument(help="Trace B, the changed run.", show_default=False)]
 RulesOpt = Annotated[
@@ -142,6 +147,16 @@ ShowSqlOpt = Annotated[
 NoCacheOpt = Annotated[
     bool,
     typer.Option("--no-cache", help="Read the trace directly; don't use or build the columnar cache."),
+]
+NsysOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--nsys",
+        metavar="PATH",
+        help="The nsys that exports a .nsys-rep given as a trace (once, into the cache folder) "
+        "[default: NSYSQ_NSYS, nsys on PATH, the usual install folders; see docs/nsys-rep.md].",
+        show_default=False,
+    ),
 ]
 DeviceOpt = Annotated[
     int | None,
@@ -286,6 +301,7 @@ class Takes(Flag):
     SCOPE = auto()  # --device, --stream, --pid
     NVTX = auto()  # --nvtx, --nvtx-like
     NVTX_MODE = auto()  # --nvtx-mode
+    NSYS = auto()  # --nsys: every command that takes a trace has it, whatever it is given
     GPU_WORK = NO_CACHE | SCOPE
     ALL = NO_CACHE | SCOPE | NVTX | NVTX_MODE
 
@@ -296,7 +312,8 @@ _TAKES = "takes"  # a TraceOptions field's metadata key: the Takes member that b
 @dataclass(frozen=True)
 class TraceOptions:
     """A command's trace options as parsed: which GPU work it reads (``scope``, ``nvtx``) and
-    whether it reads the trace directly (``no_cache``). Each field is one option, declared here and
+    whether it reads the trace directly (``no_cache``), and which nsys exports a ``.nsys-rep``
+    (``nsys``, offered to every command). Each field is one option, declared here and
     nowhere else: its annotation is the typer option, its metadata the :class:`Takes` member that
     brings it; :func:`trace_options` puts the fields on a command. A command that does not take an
     option gets its default.
@@ -311,6 +328,7 @@ class TraceOptions:
     nvtx_like: NvtxLikeOpt = field(default=None, metadata={_TAKES: Takes.NVTX})
     nvtx_mode: NvtxModeOpt = field(default=NvtxMode.launch, metadata={_TAKES: Takes.NVTX_MODE})
     no_cache: NoCacheOpt = field(default=False, metadata={_TAKES: Takes.NO_CACHE})
+    nsys: NsysOpt = field(default=None, metadata={_TAKES: Takes.NSYS})
 
     @property
     def scope(self) -> Scope:
@@ -336,12 +354,13 @@ def trace_options(takes: Takes = Takes.ALL) -> Callable[[Command], Command]:
     """Give a command the trace options ``takes`` names (the fields of :class:`TraceOptions`).
 
     The command declares a keyword-only parameter ``options: TraceOptions``. In the signature
-    typer reads (``__signature__``) it becomes the options' parameters: ``--no-cache`` last, as
-    every command lists it, the others where ``options`` stands. typer's values for them reach
-    the command as one TraceOptions."""
-    offered = [f for f in fields(TraceOptions) if f.metadata[_TAKES] in takes]
-    here = _parameters(f for f in offered if f.metadata[_TAKES] != Takes.NO_CACHE)
-    last = _parameters(f for f in offered if f.metadata[_TAKES] == Takes.NO_CACHE)
+    typer reads (``__signature__``) it becomes the options' parameters: ``--no-cache`` and ``--nsys``
+    (always offered) last, as every command lists them, the others where ``options`` stands. typer's
+    values for them reach the command as one TraceOptions."""
+    offered = [f for f in fields(TraceOptions) if f.metadata[_TAKES] in takes | Takes.NSYS]
+    tail = Takes.NO_CACHE | Takes.NSYS
+    here = _parameters(f for f in offered if f.metadata[_TAKES] not in tail)
+    last = _parameters(f for f in offered if f.metadata[_TAKES] in tail)
 
     def decorate(command: Command) -> Command:
         signature = inspect.signature(command, eval_str=True)
@@ -426,11 +445,11 @@ def open_trace(
     ``prefetch``: the packaged query whose kernel columns the command needs first (they start
     decoding while DuckDB loads). From ``options``: ``scope``, the GPU work every query reads
     (nsysq.session.scope), with ``nvtx``, what ``--nvtx``/``--nvtx-like``/``--nvtx-mode`` ask for,
-    part of it; ``no_cache``."""
+    part of it; ``no_cache``; ``nsys``, which nsys exports a ``.nsys-rep``."""
     from nsysq.trace import Trace
 
     scope, nvtx, cache = options.scope, options.nvtx, not options.no_cache
-    with Trace(path, scope=scope, nvtx=nvtx, cache=cache, prefetch=prefetch) as trace:
+    with Trace(path, scope=scope, nvtx=nvtx, cache=cache, prefetch=prefetch, nsys=options.nsys) as trace:
         yield trace.session
 
 
@@ -450,7 +469,7 @@ def diff_traces(
 
     result = diff(
         a, b, rules=rules, danger_rules=danger_rules, min_time_ms=min_time_ms, threshold=threshold,
-        scope=options.scope, nvtx=options.nvtx, cache=not options.no_cache,
+        scope=options.scope, nvtx=options.nvtx, cache=not options.no_cache, nsys=options.nsys,
     )  # fmt: skip
     for warning in result.warnings:
         say("warning: " + warning)

@@ -25,6 +25,7 @@ from nsysq.cli.common import (
     Names,
     NamesOpt,
     NoCacheOpt,
+    NsysOpt,
     RulesOpt,
     ShowSqlOpt,
     ThresholdOpt,
@@ -72,8 +73,8 @@ class EngineName(StrEnum):
 TracesArg = Annotated[
     list[Path],
     typer.Argument(
-        help="nsys SQLite exports: paths, quoted globs ('ranks/*.sqlite') or directories (every "
-        "*.sqlite under them).",
+        help="nsys SQLite exports or .nsys-rep reports: paths, quoted globs ('ranks/*.sqlite') or "
+        "directories (every *.sqlite under them, and every *.nsys-rep without a .sqlite of its name).",
         show_default=False,
     ),
 ]
@@ -133,6 +134,11 @@ def _cache(no_cache: bool, build_cache: bool) -> bool | str:
     return False if no_cache else "build" if build_cache else "reuse"
 
 
+def _text(path: Path | None) -> str | None:
+    """``--nsys`` as given: the worker that opens a report finds it (a relative path from its cwd)."""
+    return None if path is None else str(path)
+
+
 def _ask(
     traces: list[Path], engine: EngineName, address: str | None, workers: int | None, **kw: Any
 ) -> FleetResult:
@@ -152,7 +158,8 @@ def _show_sql(traces: list[Path], **job: Any) -> None:
     last: NsysqError | None = None
     for path in expand([str(t) for t in traces]):
         try:
-            with Trace(path, cache=job.get("cache", "reuse"), prefetch="fleet_kernel_buckets") as trace:
+            opts = {"cache": job.get("cache", "reuse"), "nsys": job.get("nsys")}
+            with Trace(path, prefetch="fleet_kernel_buckets", **opts) as trace:
                 answer(trace.session, Job(**job), TraceReport(path=path))
                 show_sql([trace.session])
                 return
@@ -206,6 +213,7 @@ def traces_command(
     show_sql: ShowSqlOpt = False,
     no_cache: NoCacheOpt = False,
     build_cache: BuildCacheOpt = False,
+    nsys: NsysOpt = None,
 ) -> None:
     """One row per trace (status ok/failed with the reason, GPU, nsys version, kernels, kernel time,
     GPU span, busy/idle) and the stragglers: traces whose kernel time, time in one category or idle
@@ -216,10 +224,10 @@ def traces_command(
     cache = _cache(no_cache, build_cache)
     rules_arg = str(rules) if rules else None
     if show_sql:
-        return _show_sql(traces, census=False, idle=idle, rules=rules_arg, cache=cache)
+        return _show_sql(traces, census=False, idle=idle, rules=rules_arg, cache=cache, nsys=_text(nsys))
     result = _ask(
         traces, engine, address, workers, census=False, idle=idle, rules=rules_arg, cache=cache,
-        threshold=threshold, min_time_ms=min_time,
+        threshold=threshold, min_time_ms=min_time, nsys=_text(nsys),
     )  # fmt: skip
     time_unit = unit_for(fmt, unit)
     tables = {
@@ -244,11 +252,13 @@ def census_command(
     show_sql: ShowSqlOpt = False,
     no_cache: NoCacheOpt = False,
     build_cache: BuildCacheOpt = False,
+    nsys: NsysOpt = None,
 ) -> None:
     """The census merged over every trace: per kernel name, instances, total/avg/min/max exact,
     stddev from exact integer sums, median from merged histograms (relative error <= 0.5 %)."""
     kinds = _fail_on(fail_on)
-    job = {"lineup": False, "span": False, "names": names.value, "cache": _cache(no_cache, build_cache)}
+    job = {"lineup": False, "span": False, "names": names.value, "cache": _cache(no_cache, build_cache),
+           "nsys": _text(nsys)}  # fmt: skip
     if show_sql:
         return _show_sql(traces, **job)
     result = _ask(traces, engine, address, workers, limit=limit, **job)
@@ -268,11 +278,13 @@ def lineup_command(
     show_sql: ShowSqlOpt = False,
     no_cache: NoCacheOpt = False,
     build_cache: BuildCacheOpt = False,
+    nsys: NsysOpt = None,
 ) -> None:
     """The lineup merged over every trace: kernel time by category, exact counts and sums."""
     kinds = _fail_on(fail_on)
     rules_arg = str(rules) if rules else None
-    job = {"census": False, "span": False, "rules": rules_arg, "cache": _cache(no_cache, build_cache)}
+    job = {"census": False, "span": False, "rules": rules_arg, "cache": _cache(no_cache, build_cache),
+           "nsys": _text(nsys)}  # fmt: skip
     if show_sql:
         return _show_sql(traces, **job)
     result = _ask(traces, engine, address, workers, **job)

@@ -48,13 +48,14 @@ def diff(
     scope: Scope | None = None,
     nvtx: str | NvtxSelection | None = None,
     cache: CacheMode = True,
+    nsys: str | Path | None = None,
 ) -> DiffResult:
     """Compare trace ``a`` (before) with trace ``b`` (after); paths or open :class:`Trace` objects.
 
     ``rules`` / ``danger_rules``: a TOML file or a list of rules replacing the packaged ones.
     ``min_time_ms``: noise floor for the outlier test; ``threshold``: robust score cut-off.
-    ``scope``, ``nvtx``, ``cache``: how a trace given as a path is opened (``nsysq.open``), the same
-    on both sides (a Trace passed in is read as it was opened).
+    ``scope``, ``nvtx``, ``cache``, ``nsys``: how a trace given as a path is opened (``nsysq.open``;
+    ``nsys`` exports a ``.nsys-rep``), the same on both sides (a Trace passed in is read as it was opened).
     """
     from nsysq.catalog import rules as rules_mod
 
@@ -75,9 +76,9 @@ def diff(
     try:
         # On direct reads the kernel pages decode in the background: A's while B is opened, B's
         # while A's remaining queries run (one decode at a time, so one side's rows in memory).
-        ta = _session(a, opened, prefetch=KERNEL_PASS, scope=scope, nvtx=nvtx, cache=cache)
+        ta = _session(a, opened, prefetch=KERNEL_PASS, scope=scope, nvtx=nvtx, cache=cache, nsys=nsys)
         ta.prefetch(KERNEL_PASS)  # a Trace passed in: decode what is missing
-        tb = _session(b, opened, prefetch=None, scope=scope, nvtx=nvtx, cache=cache)
+        tb = _session(b, opened, prefetch=None, scope=scope, nvtx=nvtx, cache=cache, nsys=nsys)
         busy_a = kernel_pass(ta, lineup_rules, rules_source)
         tb.prefetch(KERNEL_PASS)
         side_a = read_side(ta, lineup_rules, rules_source, busy_a)
@@ -119,14 +120,16 @@ def _session(
     scope: Scope | None,
     nvtx: str | NvtxSelection | None,
     cache: CacheMode,
+    nsys: str | Path | None = None,
 ) -> Session:
     """The session of ``trace``: a Trace's own, or that of the trace at a path, opened (and added to
-    ``opened``, closed by the caller) with ``prefetch`` and the diff's ``scope``, ``nvtx``, ``cache``."""
+    ``opened``, closed by the caller) with ``prefetch`` and the diff's ``scope``, ``nvtx``, ``cache``,
+    ``nsys``."""
     from nsysq.trace import Trace
 
     if isinstance(trace, Trace):
         return trace.session
-    opened.append(Trace(trace, scope=scope, nvtx=nvtx, cache=cache, prefetch=prefetch))
+    opened.append(Trace(trace, scope=scope, nvtx=nvtx, cache=cache, prefetch=prefetch, nsys=nsys))
     return opened[-1].session
 
 

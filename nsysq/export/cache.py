@@ -55,6 +55,8 @@ FORMAT_VERSION = 7
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"
+EXPORTS = "exports"
+EXPORT_INFO = "export.json"
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -67,6 +69,12 @@ def cache_dir() -> Path:
     if xdg:
         return Path(xdg).expanduser() / "nsysq"
     return Path.home() / ".cache" / "nsysq"
+
+
+def exports_dir() -> Path:
+    """Where the SQLite exports of ``.nsys-rep`` reports go (nsysq.export.nsys_rep): one folder per
+    report and nsys, inside the cache directory."""
+    return cache_dir() / EXPORTS
 
 
 def _env_int(name: str, default: int) -> int:
@@ -249,7 +257,18 @@ def _locked(key: str, *, wait: bool) -> Iterator[bool]:
     """Hold the per-key builder lock; yields False when ``wait`` is off and another holds it."""
     if not locking_available():
         raise CacheError(f"the cache is {NO_LOCKING_NOTE}; run without nsysq cache build.")
-    fd = os.open(_lock_file(key), os.O_RDWR | os.O_CREAT, 0o644)
+    with holding(_lock_file(key), wait=wait) as got:
+        yield got
+
+
+@contextlib.contextmanager
+def holding(lock: Path, *, wait: bool = True) -> Iterator[bool]:
+    """Hold the exclusive lock on the file ``lock`` (created if need be); yields False when ``wait``
+    is off and another process holds it, and True without locking where the platform cannot lock."""
+    if not locking_available():
+        yield True
+        return
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         if not _lock(fd, wait=wait):
             yield False
@@ -558,6 +577,11 @@ def after_direct_read(path: Path, state: CacheState) -> None:
         spawn_background(path)
 
 
+def touch(file: Path) -> None:
+    """Mark a cache entry (a file or an export's folder) as just used, for the eviction order."""
+    _touch(file)
+
+
 def _touch(file: Path) -> None:
     with contextlib.suppress(OSError):
         os.utime(file)
@@ -598,6 +622,7 @@ class Entry:
     created: float | None
     last_used: float
     trace_exists: bool
+    kind: str = "copy"  # "copy": a columnar copy and kept answers; "export": a report's SQLite export
 
 
 def _files(key: str) -> list[Path]:
@@ -638,7 +663,35 @@ def entries() -> list[Entry]:
                 trace_exists=Path(trace).exists(),
             )
         )
+    out += _export_entries()
     return sorted(out, key=lambda e: e.last_used, reverse=True)
+
+
+def _export_entries() -> list[Entry]:
+    """The reports' SQLite exports: one folder per key under ``exports/`` (nsysq.export.nsys_rep)."""
+    directory = exports_dir()
+    if not directory.is_dir():
+        return []
+    out: list[Entry] = []
+    for folder in directory.iterdir():
+        if not folder.is_dir() or ".tmp-" in folder.name:
+            continue
+        data: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads((folder / EXPORT_INFO).read_text())
+        stats = []
+        for f in folder.iterdir():
+            with contextlib.suppress(OSError):
+                stats.append(f.stat())
+        report = str(data.get("report", "?"))
+        out.append(
+            Entry(
+                key=folder.name, trace=report, size_bytes=sum(st.st_size for st in stats), answers=0,
+                created=data.get("created"), last_used=folder.stat().st_mtime,
+                trace_exists=Path(report).exists(), kind="export",
+            )
+        )  # fmt: skip
+    return out
 
 
 def evict(limit: int | None = None, keep: str | None = None) -> list[str]:
@@ -659,6 +712,7 @@ def evict(limit: int | None = None, keep: str | None = None) -> list[str]:
 
 
 def remove(key: str) -> None:
+    shutil.rmtree(exports_dir() / key, ignore_errors=True)
     _unlink(entry_file(key))
     _unlink(_info_file(key))
     shutil.rmtree(_results_dir(key), ignore_errors=True)
@@ -682,4 +736,20 @@ def clear() -> tuple[int, int]:
         for lock in directory.glob("*.lock"):
             if not build_running(lock.name.split(".")[0]):
                 _unlink(lock)
+    _clear_exports()
     return len(items), sum(e.size_bytes for e in items)
+
+
+def _clear_exports() -> None:
+    """Temporary folders of exports whose process died, and lock files nobody holds."""
+    directory = exports_dir()
+    if not directory.is_dir():
+        return
+    for tmp in directory.glob("*.tmp-*"):
+        pid = tmp.name.rsplit("tmp-", 1)[-1].split("-")[0]
+        if not (pid.isdigit() and _pid_alive(int(pid))):
+            shutil.rmtree(tmp, ignore_errors=True)
+    for lock in directory.glob("*.lock"):
+        with holding(lock, wait=False) as free:
+            if free:
+                _unlink(lock)

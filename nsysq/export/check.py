@@ -13,19 +13,11 @@ from urllib.parse import quote
 from nsysq.base.errors import CorruptTraceError, DamagedTraceError, NotNsysExportError, TraceInputError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
-
-
-def _export_hint(path: Path) -> str:
-    stem = path.name
-    for suffix in REPORT_SUFFIXES:
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-    return f"nsys export --type=sqlite -o {stem}.sqlite {path.name}"
 
 
 def check_path(path: str | os.PathLike[str]) -> Path:
-    """Return the resolved path of an nsys SQLite export, or raise a TraceInputError saying why not."""
+    """Return the resolved path of an nsys SQLite export, or raise a TraceInputError saying why not.
+    (A ``.nsys-rep`` report is exported first: :func:`nsysq.export.nsys_rep.resolve` opens any path.)"""
     p = Path(path).expanduser()
     if not p.exists():
         raise TraceInputError(f"{p}: no such file; give the path of an nsys SQLite export (.sqlite).")
@@ -44,12 +36,6 @@ def check_path(path: str | os.PathLike[str]) -> Path:
     if size == 0:
         raise TraceInputError(
             f"{p} is empty (0 bytes); export the report again with nsys export --type=sqlite."
-        )
-    if p.name.endswith(REPORT_SUFFIXES) or (
-        not header.startswith(SQLITE_MAGIC) and header[:4] in (b"PK\x03\x04",)
-    ):
-        raise TraceInputError(
-            f"{p} is an Nsight Systems report, not its SQLite export; run: {_export_hint(p)}"
         )
     if not header.startswith(SQLITE_MAGIC):
         raise TraceInputError(

@@ -62,6 +62,7 @@ def fleet(
     limit: int = 0,
     threshold: float = DEFAULT_THRESHOLD,
     min_time_ms: float = DEFAULT_MIN_TIME_MS,
+    nsys: str | Path | None = None,
 ) -> FleetResult:
     """Answer one question over many traces; see :class:`FleetResult` for the tables.
 
@@ -69,7 +70,9 @@ def fleet(
     starts a local Ray instance, "auto" or "ray://host:10001" joins a cluster) or an Engine.
     ``idle``: also measure busy and idle time per trace (nsysq gaps; slower); ``span``: the GPU
     span per trace (one more pass over the GPU tables). ``cache``: "reuse"
-    (use cached copies when complete, build none), True, False or "build".
+    (use cached copies when complete, build none), True, False or "build". ``nsys``: the nsys that
+    exports a ``.nsys-rep`` input, found on the worker that opens it (else its NSYSQ_NSYS, PATH,
+    install folders).
     """
     if names not in ("short", "demangled"):
         raise UsageError(f"--names must be short or demangled, not {names!r}.")
@@ -77,8 +80,9 @@ def fleet(
         raise UsageError("--limit must be 0 (every kernel) or a positive number of rows.")
     inputs = expand([paths] if isinstance(paths, (str, Path)) else paths)
     job = Job(
-        census=census, lineup=lineup, idle=idle, span=span, names=names, rules=_rules(rules), cache=cache
-    )
+        census=census, lineup=lineup, idle=idle, span=span, names=names, rules=_rules(rules), cache=cache,
+        nsys=None if nsys is None else str(nsys),
+    )  # fmt: skip
     runner = engine if not isinstance(engine, str) else _engine(engine, address, workers, inputs)
     fold = FleetFold()
     for index, report in runner.map(functools.partial(read_trace, job=job), inputs):

@@ -36,6 +36,7 @@ class Job:
     names: str = "short"
     rules: str | None = None
     cache: CacheMode = "reuse"
+    nsys: str | None = None  # --nsys: resolved on the worker (nsysq.export.nsys_rep.find_nsys)
 
 
 @dataclass
@@ -75,7 +76,7 @@ def read_trace(path: str, job: Job) -> TraceReport:
 def _answer(report: TraceReport, job: Job) -> None:
     from nsysq.trace import Trace
 
-    with Trace(Path(report.path), cache=job.cache, prefetch="fleet_kernel_buckets") as trace:
+    with Trace(Path(report.path), cache=job.cache, prefetch="fleet_kernel_buckets", nsys=job.nsys) as trace:
         answer(trace.session, job, report)
 
 

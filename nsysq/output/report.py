@@ -430,15 +430,20 @@ DIFF_SECTIONS: list[ReportSection] = [
 
 
 def diff_report(
-    a: Path, b: Path, *, cache: CacheMode = True, sections: Sequence[ReportSection] | None = None
+    a: Path,
+    b: Path,
+    *,
+    cache: CacheMode = True,
+    sections: Sequence[ReportSection] | None = None,
+    nsys: str | Path | None = None,
 ) -> Report:
     """The report of what changed from the trace at ``a`` to the one at ``b`` (``nsysq diff`` with its
-    defaults; ``cache`` as ``nsysq.open`` takes it)."""
+    defaults; ``cache`` and ``nsys`` as ``nsysq.open`` takes them)."""
     from nsysq.base.version import __version__
     from nsysq.diffing import diff
     from nsysq.diffing.report import header
 
-    result = diff(a, b, cache=cache)
+    result = diff(a, b, cache=cache, nsys=nsys)
     ctx = DiffContext(result)
     built = [PageSection(s.key, s.title, _guarded(s.build, ctx)) for s in sections or DIFF_SECTIONS]
     title = f"nsysq report: {a.name} → {b.name}"

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from nsysq import catalog
 from nsysq.base.errors import NoDataError, QueryError, UsageError
 from nsysq.base.table import Table
-from nsysq.export import engine, schema
+from nsysq.export import engine, nsys_rep, schema
 from nsysq.export.cache import CacheState
-from nsysq.export.check import SourceSchema, check_path, read_schema
+from nsysq.export.check import SourceSchema, read_schema
 from nsysq.export.decoded import DecodedTables
+from nsysq.export.nsys_rep import ReportExport
 from nsysq.export.reader import CacheMode, Reader, open_reader
 from nsysq.session import scope as scope_mod
 from nsysq.session.scope import NvtxSelection, OpFilter, Scope
@@ -50,6 +51,7 @@ class Session:
         prefetch: str | tuple[str, ...] | None = "census",
         scope: Scope | None = None,
         resolve: Resolver | None = None,
+        nsys: str | os.PathLike[str] | None = None,
     ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
         (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
@@ -57,8 +59,13 @@ class Session:
         ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding from the
         file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand).
         ``scope``: the GPU work every analysis reads (nsysq.session.scope; default the whole trace);
-        ``resolve``: what turns the scope's NVTX selection, if any, into the launches it keeps."""
-        self.path: Path = check_path(path)
+        ``resolve``: what turns the scope's NVTX selection, if any, into the launches it keeps;
+        ``nsys``: the nsys that exports a ``.nsys-rep`` ``path`` (nsysq.export.nsys_rep: else
+        NSYSQ_NSYS, PATH, the install folders)."""
+        source = nsys_rep.resolve(path, nsys=nsys)  # the one way a path becomes an export
+        self.path: Path = source.path
+        #: The report this export was made from (a ``.nsys-rep`` given), or None.
+        self.exported: ReportExport | None = source.exported
         self.schema: SourceSchema = read_schema(self.path)
         self._reader: Reader = open_reader(self.path, self.schema, cache=cache, prefetch=prefetch)
         self._con = self._reader.con

@@ -87,17 +87,22 @@ class Trace:
         nvtx: str | NvtxSelection | None = None,
         cache: CacheMode = True,
         prefetch: str | tuple[str, ...] | None = "census",
+        nsys: str | os.PathLike[str] | None = None,
     ) -> None:
         """``scope``: the GPU work every analysis reads (:class:`nsysq.Scope`: a device, stream or
         process; default the whole trace); ``nvtx``: only the GPU work of these NVTX ranges (a range
         name, ``name[@domain][/index]``, or an :class:`nsysq.NvtxSelection` for a LIKE pattern or
         another attribution mode), within ``scope``; ``cache``: see :data:`nsysq.export.reader.CacheMode`;
         ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding
-        from the file's pages at once, while DuckDB loads (None: decode on demand)."""
+        from the file's pages at once, while DuckDB loads (None: decode on demand); ``nsys``: the
+        nsys that exports a ``.nsys-rep`` ``path`` once into the cache folder (default: NSYSQ_NSYS,
+        nsys on PATH, the usual install folders; see docs/nsys-rep.md)."""
         scope = with_nvtx(scope, nvtx)
         self.session: Session = Session(
-            path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter
+            path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter, nsys=nsys
         )
+        #: The SQLite export read: for a ``.nsys-rep``, its export in the cache folder
+        #: (``session.exported`` names the report and the nsys that exported it).
         self.path: Path = self.session.path
 
     def __enter__(self) -> Trace:
