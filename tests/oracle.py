@@ -1371,12 +1371,19 @@ def _danger_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any
     kernels = _kernel_rows(path, args, t0)
     all_ns = sum(k["dur"] for k in kernels)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    kind_of: dict[tuple[str, str | None], str | None] = {}  # per (short, demangled) pair: first match
     for k in kernels:
-        for rule in rules:
-            text = k["demangled"] if rule["field"] == "demangled" else k["short"]
-            if text is not None and _like(rule["like"]).fullmatch(text.lower()):
-                groups.setdefault((rule["kind"], k["short"]), []).append(k)
-                break
+        pair = (k["short"], k["demangled"])
+        if pair not in kind_of:
+            kind_of[pair] = None
+            for rule in rules:
+                text = k["demangled"] if rule["field"] == "demangled" else k["short"]
+                if text is not None and _like(rule["like"]).fullmatch(text.lower()):
+                    kind_of[pair] = rule["kind"]
+                    break
+        kind = kind_of[pair]
+        if kind is not None:
+            groups.setdefault((kind, k["short"]), []).append(k)
     found = []
     for (kind, name), ks in groups.items():
         total = sum(k["dur"] for k in ks)
@@ -1394,25 +1401,57 @@ def _danger_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any
     return found
 
 
+def _launch_bound_by_device(path: Path) -> dict[Any, tuple[int, int, int]]:
+    """device -> (first op start, span, idle time inside launch calls of its feeding threads): the
+    launch_bound cause of gaps_by_device, summed over the device's gaps by one two-pointer pass over
+    the gaps and the merged launch calls (|gaps ∩ launch calls|) instead of one pass per gap."""
+    ops = gpu_ops(path)
+    launch_rules = [r for r in _toml_rules("gap_cause_rules.toml")]
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    calls = _rows(
+        path,
+        'SELECT globalTid, globalTid >> 24, correlationId, nameId, start, "end" '
+        f'FROM {_RUNTIME} WHERE start IS NOT NULL AND "end" IS NOT NULL AND globalTid IS NOT NULL',
+    )
+    by_corr: dict[Any, list[tuple[int, int]]] = {}
+    for tid, proc, corr, *_ in calls:
+        by_corr.setdefault(corr, []).append((tid, proc))
+    feeders: dict[Any, set[int]] = {}
+    for dev, _s, _a, _b, corr, proc in ops:
+        for tid, call_proc in by_corr.get(corr, []):
+            if proc is None or proc == call_proc:
+                feeders.setdefault(dev, set()).add(tid)
+    cause_of = {i: _first(launch_rules, "cause", v) for i, v in names.items()}
+    launching: dict[int, list[Interval]] = {}
+    for tid, _p, _c, name_id, start, end in calls:
+        if cause_of.get(name_id) == "launch_bound":
+            launching.setdefault(tid, []).append((start, max(start, end)))
+    out = {}
+    for dev in {op[0] for op in ops}:
+        spans = [(a, b) for d, _s, a, b, _c, _p in ops if d == dev]
+        launch = merge([iv for t in feeders.get(dev, set()) for iv in launching.get(t, [])])
+        first, last = min(a for a, _ in spans), max(b for _, b in spans)
+        out[dev] = (first, last - first, length(intersect(idle_gaps(spans), launch)))
+    return out
+
+
 def _launch_bound_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
     found = []
-    for dev, d in gaps_by_device(path).items():
-        lb = d["causes"]["launch_bound"]
-        share = 100.0 * lb / d["span"] if d["span"] else 0.0
+    for dev, (first, span, lb) in _launch_bound_by_device(path).items():
+        share = 100.0 * lb / span if span else 0.0
         if lb and share >= args.launch_pct:
-            found.append({"start_ns": d["first"] - t0, "duration_ns": lb, "device_id": dev, "value_pct": share})
+            found.append({"start_ns": first - t0, "duration_ns": lb, "device_id": dev, "value_pct": share})
     found.sort(key=lambda f: (-f["duration_ns"], -1 if f["device_id"] is None else f["device_id"]))
     return found
 
 
-def _innermost_nvtx(path: Path, findings: list[dict[str, Any]]) -> None:
-    ranges, _, _ = nvtx_ranges(path)
+def _innermost_nvtx(by_tid: dict[int, list[NvtxRange]], findings: list[dict[str, Any]]) -> None:
     for f in findings:
         call = f.get("_call")
         if call is None:
             continue
         tid, cs, ce = call
-        holding = [r for r in ranges if r.tid == tid and r.start <= cs and ce <= r.end]
+        holding = [r for r in by_tid.get(tid, []) if r.start <= cs and ce <= r.end]
         if holding:
             best = max(holding, key=lambda r: (r.start, -r.end))
             f["nvtx"] = f"{best.domain}:{best.name}" if best.domain else best.name
@@ -1437,6 +1476,9 @@ def check_rules(path: Path, args: CheckArgs | None = None) -> dict[str, tuple[st
         "launch_bound": (gpu and _RUNTIME in present, lambda: _launch_bound_findings(path, args, t0)),
         "danger": (_KERNEL in present, lambda: _danger_findings(path, args, t0)),
     }
+    by_tid: dict[int, list[NvtxRange]] = {}
+    for r in nvtx_ranges(path)[0]:
+        by_tid.setdefault(r.tid, []).append(r)
     out: dict[str, tuple[str, int, int, list[dict[str, Any]]]] = {}
     for rule, (runs, compute) in plans.items():
         found = compute() if runs else None
@@ -1444,8 +1486,7 @@ def check_rules(path: Path, args: CheckArgs | None = None) -> dict[str, tuple[st
             out[rule] = ("skipped", 0, 0, [])
             continue
         kept = found[: args.rows] if args.rows > 0 else found
-        if "NVTX_EVENTS" in present:
-            _innermost_nvtx(path, kept)
+        _innermost_nvtx(by_tid, kept)
         status = "found" if found else "clean"
         out[rule] = (status, len(found), sum(f["duration_ns"] for f in found), kept)
     return out
