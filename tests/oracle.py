@@ -1138,9 +1138,15 @@ def _holds_a_call(calls: list[tuple[int, int]], start: int, end: int) -> bool:
 
 # -- nsysq check (issue 24): each rule over the raw rows, in plain Python ---------------------------
 _MEM_KINDS = {
-    0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
-    6: "Managed Static", 7: "Unknown",
-}  # fmt: skip
+    0: "Pageable",
+    1: "Pinned",
+    2: "Device",
+    3: "Array",
+    4: "Managed",
+    5: "Device Static",
+    6: "Managed Static",
+    7: "Unknown",
+}
 _SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize")
 _KERNEL, _MEMCPY, _MEMSET = (f"CUPTI_ACTIVITY_KIND_{t}" for t in ("KERNEL", "MEMCPY", "MEMSET"))
 _RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -1163,7 +1169,9 @@ class CheckArgs:
 
 
 def _in_window(args: CheckArgs, t0: int, start: int, end: int) -> bool:
-    return (args.to_ns is None or start - t0 < args.to_ns) and (args.from_ns is None or end - t0 >= args.from_ns)
+    return (args.to_ns is None or start - t0 < args.to_ns) and (
+        args.from_ns is None or end - t0 >= args.from_ns
+    )
 
 
 def _label(names: dict[int, str], name_id: Any) -> str:
@@ -1180,7 +1188,11 @@ def _mem_kinds(path: Path) -> dict[int, str]:
 
 def _copy_rule(is_memset: bool, name: str, op: dict[str, Any]) -> str | None:
     low = name.lower()
-    if not is_memset and re.fullmatch(r"cudamemcpy.*async.*", low, re.S) and 0 in (op["srcKind"], op["dstKind"]):
+    if (
+        not is_memset
+        and re.fullmatch(r"cudamemcpy.*async.*", low, re.S)
+        and 0 in (op["srcKind"], op["dstKind"])
+    ):
         return "cuda_memcpy_async"
     if not is_memset and low.startswith("cudamemcpy") and "async" not in low:
         small = op["copyKind"] == 1 and op["bytes"] <= 64000
@@ -1200,14 +1212,19 @@ def _copy_findings(path: Path, args: CheckArgs, t0: int) -> dict[str, list[dict[
     for tid, corr, start, end, name_id in _rows(path, sql) if _RUNTIME in present else []:
         if corr is not None and tid is not None and name_id in names:
             calls.setdefault((tid & _PID_MASK, corr), []).append((tid, start, end, names[name_id]))
-    out: dict[str, list[dict[str, Any]]] = {r: [] for r in ("cuda_memcpy_async", "cuda_memcpy_sync", "cuda_memset_sync")}
+    out: dict[str, list[dict[str, Any]]] = {
+        r: [] for r in ("cuda_memcpy_async", "cuda_memcpy_sync", "cuda_memset_sync")
+    }
     for table, is_memset in ((_MEMCPY, False), (_MEMSET, True)):
         if table not in present:
             continue
         cols = _columns(path, table)
         wanted = ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind",
                   "srcKind", "dstKind", "srcDeviceId", "dstDeviceId", "memKind")  # fmt: skip
-        select = ", ".join(f'"{c}"' if c in cols and (is_memset == (c == "memKind") or c in wanted[:7]) else "NULL" for c in wanted)
+        select = ", ".join(
+            f'"{c}"' if c in cols and (is_memset == (c == "memKind") or c in wanted[:7]) else "NULL"
+            for c in wanted
+        )
         for values in _rows(path, f"SELECT {select} FROM {table}"):
             op = dict(zip(wanted, values, strict=True))
             if not _in_window(args, t0, op["start"], op["end"]):
@@ -1218,14 +1235,20 @@ def _copy_findings(path: Path, args: CheckArgs, t0: int) -> dict[str, list[dict[
                     continue
                 out[rule].append(
                     {
-                        "start_ns": op["start"] - t0, "duration_ns": op["end"] - op["start"],
-                        "pid": (op["globalPid"] >> 24) & 0xFFFFFF, "tid": tid & 0xFFFFFF,
-                        "device_id": op["deviceId"], "stream_id": op["streamId"], "api_name": name,
-                        "bytes": op["bytes"], "src_kind": kinds.get(op["srcKind"]),
-                        "dst_kind": kinds.get(op["dstKind"]), "mem_kind": kinds.get(op["memKind"]),
+                        "start_ns": op["start"] - t0,
+                        "duration_ns": op["end"] - op["start"],
+                        "pid": (op["globalPid"] >> 24) & 0xFFFFFF,
+                        "tid": tid & 0xFFFFFF,
+                        "device_id": op["deviceId"],
+                        "stream_id": op["streamId"],
+                        "api_name": name,
+                        "bytes": op["bytes"],
+                        "src_kind": kinds.get(op["srcKind"]),
+                        "dst_kind": kinds.get(op["dstKind"]),
+                        "mem_kind": kinds.get(op["memKind"]),
                         "_key": (op["end"] - op["start"], op["start"], op["globalPid"], op["correlationId"]),
                         "_call": (tid, cs, ce),
-                    }  # fmt: skip
+                    }
                 )
     for found in out.values():
         found.sort(key=lambda f: (-f["_key"][0], *f["_key"][1:]))
@@ -1242,10 +1265,14 @@ def _sync_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]
         if _in_window(args, t0, start, end):
             found.append(
                 {
-                    "start_ns": start - t0, "duration_ns": end - start, "pid": (tid >> 24) & 0xFFFFFF,
-                    "tid": tid & 0xFFFFFF, "api_name": name, "_key": (end - start, start, tid),
+                    "start_ns": start - t0,
+                    "duration_ns": end - start,
+                    "pid": (tid >> 24) & 0xFFFFFF,
+                    "tid": tid & 0xFFFFFF,
+                    "api_name": name,
+                    "_key": (end - start, start, tid),
                     "_call": (tid, start, end),
-                }  # fmt: skip
+                }
             )
     found.sort(key=lambda f: (-f["_key"][0], *f["_key"][1:]))
     return found
@@ -1259,7 +1286,9 @@ def _lanes(path: Path, args: CheckArgs, t0: int) -> dict[tuple[int, int], list[I
         if table not in present:
             continue
         pid = "globalPid" if "globalPid" in _columns(path, table) else "NULL"
-        sql = f'SELECT {pid}, deviceId, start, "end" FROM {table} WHERE start IS NOT NULL AND "end" IS NOT NULL'
+        sql = (
+            f'SELECT {pid}, deviceId, start, "end" FROM {table} WHERE start IS NOT NULL AND "end" IS NOT NULL'
+        )
         for gpid, dev, start, end in _rows(path, sql):
             end = max(start, end)
             if args.to_ns is not None and start >= t0 + args.to_ns:
@@ -1278,7 +1307,12 @@ def _lanes(path: Path, args: CheckArgs, t0: int) -> dict[tuple[int, int], list[I
 def _lane_finding(t0: int, lane: tuple[int, int], start: int, duration: int) -> dict[str, Any]:
     gpid, dev = lane
     pid = None if gpid == -1 else (gpid >> 24) & 0xFFFFFF
-    return {"start_ns": start - t0, "duration_ns": duration, "pid": pid, "device_id": None if dev == -1 else dev}
+    return {
+        "start_ns": start - t0,
+        "duration_ns": duration,
+        "pid": pid,
+        "device_id": None if dev == -1 else dev,
+    }
 
 
 def _gap_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
@@ -1327,15 +1361,22 @@ def _util_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]
 
 def _kernel_rows(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
     names = dict(_rows(path, "SELECT id, value FROM StringIds"))
-    sql = f'SELECT globalPid, deviceId, shortName, demangledName, gridX, gridY, gridZ, start, "end" FROM {_KERNEL}'
+    columns = 'globalPid, deviceId, shortName, demangledName, gridX, gridY, gridZ, start, "end"'
+    sql = f"SELECT {columns} FROM {_KERNEL}"
     out = []
     for gpid, dev, short, demangled, gx, gy, gz, start, end in _rows(path, sql):
         if _in_window(args, t0, start, end):
             out.append(
                 {
-                    "gpid": gpid, "pid": (gpid >> 24) & 0xFFFFFF, "dev": dev, "short": _label(names, short),
-                    "demangled": names.get(demangled), "grid": (gx, gy, gz), "start": start, "dur": end - start,
-                }  # fmt: skip
+                    "gpid": gpid,
+                    "pid": (gpid >> 24) & 0xFFFFFF,
+                    "dev": dev,
+                    "short": _label(names, short),
+                    "demangled": names.get(demangled),
+                    "grid": (gx, gy, gz),
+                    "start": start,
+                    "dur": end - start,
+                }
             )
     return out
 
@@ -1356,11 +1397,14 @@ def _underfilled_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str
         if all_ns > 0 and 100.0 * total / all_ns >= args.min_share:
             found.append(
                 {
-                    "start_ns": min(k["start"] for k in ks) - t0, "duration_ns": total,
-                    "pid": (gpid >> 24) & 0xFFFFFF, "device_id": dev, "kernel": name,
+                    "start_ns": min(k["start"] for k in ks) - t0,
+                    "duration_ns": total,
+                    "pid": (gpid >> 24) & 0xFFFFFF,
+                    "device_id": dev,
+                    "kernel": name,
                     "value_pct": 100.0 * min(blocks, sms) / sms,
                     "_key": (total, len(ks), name, (gpid >> 24) & 0xFFFFFF, dev, blocks),
-                }  # fmt: skip
+                }
             )
     found.sort(key=lambda f: (-f["_key"][0], -f["_key"][1], *f["_key"][2:]))
     return None if not found and not sms_of else found
@@ -1392,10 +1436,13 @@ def _danger_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any
             devices = sorted({k["dev"] for k in ks})
             found.append(
                 {
-                    "start_ns": min(k["start"] for k in ks) - t0, "duration_ns": total, "kernel": name,
-                    "device_id": devices[0] if len(devices) == 1 else None, "value_pct": share,
+                    "start_ns": min(k["start"] for k in ks) - t0,
+                    "duration_ns": total,
+                    "kernel": name,
+                    "device_id": devices[0] if len(devices) == 1 else None,
+                    "value_pct": share,
                     "_key": (total, len(ks), kind, name),
-                }  # fmt: skip
+                }
             )
     found.sort(key=lambda f: (-f["_key"][0], -f["_key"][1], *f["_key"][2:]))
     return found
@@ -1406,7 +1453,7 @@ def _launch_bound_by_device(path: Path) -> dict[Any, tuple[int, int, int]]:
     launch_bound cause of gaps_by_device, summed over the device's gaps by one two-pointer pass over
     the gaps and the merged launch calls (|gaps ∩ launch calls|) instead of one pass per gap."""
     ops = gpu_ops(path)
-    launch_rules = [r for r in _toml_rules("gap_cause_rules.toml")]
+    launch_rules = _toml_rules("gap_cause_rules.toml")
     names = dict(_rows(path, "SELECT id, value FROM StringIds"))
     calls = _rows(
         path,
@@ -1457,7 +1504,9 @@ def _innermost_nvtx(by_tid: dict[int, list[NvtxRange]], findings: list[dict[str,
             f["nvtx"] = f"{best.domain}:{best.name}" if best.domain else best.name
 
 
-def check_rules(path: Path, args: CheckArgs | None = None) -> dict[str, tuple[str, int, int, list[dict[str, Any]]]]:
+def check_rules(
+    path: Path, args: CheckArgs | None = None
+) -> dict[str, tuple[str, int, int, list[dict[str, Any]]]]:
     """rule -> (status, count, total_ns, the findings kept) as nsysq check should give them: every
     rule re-derived from the raw rows (statuses, counts before --rows, sums, sort orders, NVTX)."""
     args = args or CheckArgs()

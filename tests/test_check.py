@@ -103,7 +103,9 @@ def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_fail_on_and_json(check_fixture: Path) -> None:
-    proc = _cli(check_fixture, "--rule", "gpu_gaps,danger", "--gap", "800", "--fail-on", "gpu_gaps", "-f", "json")
+    proc = _cli(
+        check_fixture, "--rule", "gpu_gaps,danger", "--gap", "800", "--fail-on", "gpu_gaps", "-f", "json"
+    )
     assert proc.returncode == 0, proc.stderr  # gpu_gaps is clean with --gap 800
     doc = json.loads(proc.stdout)
     assert [r["rule"] for r in doc["rules"]] == ["gpu_gaps", "danger"]

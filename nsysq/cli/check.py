@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -39,7 +39,8 @@ class CheckSection(StrEnum):
     findings = "findings"
 
 
-def _opt(flag: str, text: str) -> typer.models.OptionInfo:
+def _opt(flag: str, text: str) -> Any:
+    """A typer option ``flag`` with its help ``text``."""
     return typer.Option(flag, help=text)
 
 
@@ -72,7 +73,10 @@ def check_command(
     ] = 1.0,
     launch_bound: Annotated[
         float,
-        _opt("--launch-bound", "launch_bound: report devices from this share of their span idle while launching, in %."),
+        _opt(
+            "--launch-bound",
+            "launch_bound: report devices from this share of their span idle while launching, in %.",
+        ),
     ] = 10.0,
     danger_share: Annotated[
         float, _opt("--danger-share", "danger: report kernels from this share of kernel time, in % (0: any).")
@@ -90,7 +94,8 @@ def check_command(
         ),
     ] = None,
     section: Annotated[
-        CheckSection | None, typer.Option("--section", help="Print only this table (csv prints rules unless told).")
+        CheckSection | None,
+        typer.Option("--section", help="Print only this table (csv prints rules unless told)."),
     ] = None,
     fmt: FormatOpt = Format.table,
     unit: UnitOpt = None,
@@ -105,10 +110,13 @@ def check_command(
     from nsysq.stats.rules import CheckOptions, check, parse_rules
 
     chosen = parse_rules(rule)
+    named = [] if fail_on is None else [n.strip() for n in fail_on.split(",")]
     failing = parse_rules(fail_on, allow_any=True) if fail_on else []
-    left_out = [name for name in failing if name not in chosen and fail_on.strip() != "any"]  # type: ignore[union-attr]
+    left_out = [] if "any" in named else [name for name in failing if name not in chosen]
     if left_out:
-        raise UsageError(f"--fail-on names {left_out[0]}, which --rule leaves out; add it to --rule or drop it.")
+        raise UsageError(
+            f"--fail-on names {left_out[0]}, which --rule leaves out; add it to --rule or drop it."
+        )
     opts = CheckOptions(
         rows=rows, gap_ms=gap, threshold_pct=threshold, chunks=chunks, fill_pct=fill, min_share_pct=min_share,
         launch_bound_pct=launch_bound, danger_min_share_pct=danger_share, danger_rules=danger_rules,

@@ -27,7 +27,10 @@ class _Builder:
     def __init__(self) -> None:
         self.spec = TraceSpec(
             version="2025.1",
-            gpus=[dict(H200), {**H200, "id": 1, "cuDevice": 1, "uuid": "00000000-0000-0000-0000-0000000001h2"}],
+            gpus=[
+                dict(H200),
+                {**H200, "id": 1, "cuDevice": 1, "uuid": "00000000-0000-0000-0000-0000000001h2"},
+            ],
             threads=[{"nameId": "python3", "globalTid": global_tid(PID, PID)}],
         )
         self.corr = 0
@@ -43,15 +46,27 @@ class _Builder:
         corr = self.call("cudaLaunchKernel_v7000", start - 8 * US, start - 2 * US, pid)
         self.spec.kernels.append(
             {
-                "shortName": name, "demangledName": f"void {name}(float*)", "start": start, "end": start + dur,
-                "deviceId": device, "globalPid": global_pid(pid), "correlationId": corr,
-                "streamId": 7 if device == 0 else 13, **extra,
-            }  # fmt: skip
+                "shortName": name,
+                "demangledName": f"void {name}(float*)",
+                "start": start,
+                "end": start + dur,
+                "deviceId": device,
+                "globalPid": global_pid(pid),
+                "correlationId": corr,
+                "streamId": 7 if device == 0 else 13,
+                **extra,
+            }
         )
 
     def op(self, table: str, api: str, start: int, dur: int, **extra: Any) -> None:
         corr = self.call(api, start - 5 * US, start + dur + 2 * US)
-        row = {"start": start, "end": start + dur, "correlationId": corr, "globalPid": global_pid(PID), **extra}
+        row = {
+            "start": start,
+            "end": start + dur,
+            "correlationId": corr,
+            "globalPid": global_pid(PID),
+            **extra,
+        }
         getattr(self.spec, table).append(row)
 
     def nvtx(self, text: str, start: int, end: int) -> None:
@@ -84,8 +99,19 @@ def _copies(b: _Builder) -> None:
     kinds = {"copyKind": 1, "srcKind": 0, "dstKind": 2}
     for i, dur in enumerate((300 * US, 120 * US, 450 * US)):  # pageable async copies (flagged)
         b.op("memcpys", "cudaMemcpyAsync_v3020", t + i * MS, dur, bytes=1 << 20, **kinds)
-    b.op("memcpys", "cudaMemcpyAsync_v3020", t + 4 * MS, 200 * US, bytes=1 << 20, copyKind=1, srcKind=1, dstKind=2)
-    b.op("memcpys", "cudaMemcpyAsync_v3020", t + 5 * MS, 90 * US, bytes=4096, copyKind=2, srcKind=2, dstKind=0)
+    b.op(
+        "memcpys",
+        "cudaMemcpyAsync_v3020",
+        t + 4 * MS,
+        200 * US,
+        bytes=1 << 20,
+        copyKind=1,
+        srcKind=1,
+        dstKind=2,
+    )
+    b.op(
+        "memcpys", "cudaMemcpyAsync_v3020", t + 5 * MS, 90 * US, bytes=4096, copyKind=2, srcKind=2, dstKind=0
+    )
     sync = "cudaMemcpy_v3020"
     b.op("memcpys", sync, t + 8 * MS, 400 * US, bytes=1 << 20, **kinds)  # flagged
     b.op("memcpys", sync, t + 9 * MS, 30 * US, bytes=4096, **kinds)  # small host-to-device: skipped
@@ -96,7 +122,9 @@ def _copies(b: _Builder) -> None:
     b.op("memcpys", sync, t + 13 * MS, 50 * US, bytes=1 << 20, **same)  # same device: skipped
     other = {**same, "copyKind": 10, "dstDeviceId": 1}
     b.op("memcpys", sync, t + 14 * MS, 60 * US, bytes=1 << 20, **other)  # peer copy: flagged
-    b.op("memcpys", "cuMemcpyHtoD_v2", t + 15 * MS, 70 * US, bytes=1 << 20, **kinds)  # driver call: not matched
+    b.op(
+        "memcpys", "cuMemcpyHtoD_v2", t + 15 * MS, 70 * US, bytes=1 << 20, **kinds
+    )  # driver call: not matched
 
 
 def _memsets_and_syncs(b: _Builder) -> None:
@@ -129,10 +157,15 @@ def _launch_bound(b: _Builder) -> None:
         corr = b.call("cudaLaunchKernel_v7000", t - 50 * US, t, OTHER)
         b.spec.kernels.append(
             {
-                "shortName": "tiny_step", "demangledName": "void tiny_step(float*)", "start": t,
-                "end": t + 10 * US, "deviceId": 1, "streamId": 13, "globalPid": global_pid(OTHER),
+                "shortName": "tiny_step",
+                "demangledName": "void tiny_step(float*)",
+                "start": t,
+                "end": t + 10 * US,
+                "deviceId": 1,
+                "streamId": 13,
+                "globalPid": global_pid(OTHER),
                 "correlationId": corr,
-            }  # fmt: skip
+            }
         )
         t += 60 * US
 

@@ -130,7 +130,11 @@ def parse_rules(text: str | Iterable[str] | None, *, allow_any: bool = False) ->
 
 
 def check(
-    trace: Session, *, rules: str | Iterable[str] | None = None, options: CheckOptions | None = None, unit: str = "ns"
+    trace: Session,
+    *,
+    rules: str | Iterable[str] | None = None,
+    options: CheckOptions | None = None,
+    unit: str = "ns",
 ) -> CheckResult:
     """Run ``rules`` (names; None: every rule) with ``options`` on ``trace`` in its scope."""
     chosen = parse_rules(rules)
@@ -209,7 +213,10 @@ def _result(ctx: Context, outcomes: dict[str, Outcome], shown: list[dict[str, An
     queries = _labels(outcomes)
     rules = Table("check", RULE_COLUMNS, rows, queries=queries, footer=footer, notes=notes)
     findings = Table(
-        "check_findings", FINDING_COLUMNS, [tuple(f[c] for c in FINDING_COLUMNS) for f in shown], queries=queries
+        "check_findings",
+        FINDING_COLUMNS,
+        [tuple(f[c] for c in FINDING_COLUMNS) for f in shown],
+        queries=queries,
     )
     return CheckResult(stamp(rules, ctx.trace.scope), findings)
 

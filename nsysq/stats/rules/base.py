@@ -85,7 +85,9 @@ class Outcome:
     notes: tuple[str, ...] = ()
 
     @staticmethod
-    def of(rule: str, findings: list[dict[str, Any]], total_ns: int, rows: int, notes: tuple[str, ...] = ()) -> Outcome:
+    def of(
+        rule: str, findings: list[dict[str, Any]], total_ns: int, rows: int, notes: tuple[str, ...] = ()
+    ) -> Outcome:
         """The outcome of ``findings`` (longest first already): found when there is one."""
         kept = findings[:rows] if rows else findings
         status = "found" if findings else "clean"

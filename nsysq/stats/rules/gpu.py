@@ -49,10 +49,14 @@ def _read_lanes(ctx: Context) -> list[Lane]:
         keep = np.ones(len(part.s), dtype=bool) if part.valid is None else part.valid
         n = int(keep.sum())
         for key, values in (("pid", part.pid), ("dev", part.dev)):
-            cols[key].append(np.full(n, gu.NULL, np.int64) if values is None else values[keep].astype(np.int64))
+            cols[key].append(
+                np.full(n, gu.NULL, np.int64) if values is None else values[keep].astype(np.int64)
+            )
         cols["s"].append(part.s[keep].astype(np.int64))
         cols["e"].append(part.e[keep].astype(np.int64))
-    pid, dev, s, e = (np.concatenate(cols[k]) if cols[k] else np.zeros(0, np.int64) for k in ("pid", "dev", "s", "e"))
+    pid, dev, s, e = (
+        np.concatenate(cols[k]) if cols[k] else np.zeros(0, np.int64) for k in ("pid", "dev", "s", "e")
+    )
     s, e, keep = _clipped(s, e, *ctx.bounds)
     pid, dev = pid[keep], dev[keep]
     order = np.lexsort((dev, pid))
@@ -113,9 +117,12 @@ def gpu_gaps(ctx: Context) -> Outcome:
 
 def _at(ctx: Context, lane: Lane, start: int, duration: int, **extra: Any) -> dict[str, Any]:
     return {
-        "start_ns": start - ctx.t0, "duration_ns": duration, "pid": lane.pid, "device_id": lane.device,
+        "start_ns": start - ctx.t0,
+        "duration_ns": duration,
+        "pid": lane.pid,
+        "device_id": lane.device,
         **extra,
-    }  # fmt: skip
+    }
 
 
 def _sorted_outcome(rule: str, found: list[dict[str, Any]], rows: int) -> Outcome:

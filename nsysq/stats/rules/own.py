@@ -20,11 +20,15 @@ def underfilled(ctx: Context) -> Outcome:
         return Outcome.skipped("the export gives no SM count for the GPUs these kernels ran on")
     found = [
         {
-            "start_ns": r["first_start_ns"], "duration_ns": int(r["total_ns"]), "pid": r["pid"],
-            "device_id": r["device_id"], "kernel": r["name"], "value_pct": float(r["sm_fill_pct"]),
+            "start_ns": r["first_start_ns"],
+            "duration_ns": int(r["total_ns"]),
+            "pid": r["pid"],
+            "device_id": r["device_id"],
+            "kernel": r["name"],
+            "value_pct": float(r["sm_fill_pct"]),
             "detail": f"grid {r['grid']} on {r['sms']} SMs: {r['instances']:,} launches, "
             f"{r['share_pct']:.1f}% of kernel time",
-        }  # fmt: skip
+        }
         for r in rows
     ]
     return Outcome.of("underfilled", found, sum(f["duration_ns"] for f in found), opts.row_limit)
@@ -51,7 +55,7 @@ def launch_bound(ctx: Context) -> Outcome:
             detail = f"{share:.1f}% of the device's span idle while its host threads were launching"
             found.append(_device_finding(d, share, detail))
     found.sort(key=lambda f: (-f["duration_ns"], -1 if f["device_id"] is None else f["device_id"]))
-    notes = ()
+    notes: tuple[str, ...] = ()
     if ctx.options.from_ms is not None or ctx.options.to_ms is not None:
         notes = ("launch_bound reads the whole scope: --from/--to do not narrow the gaps analysis.",)
     total = sum(f["duration_ns"] for f in found)
@@ -60,9 +64,12 @@ def launch_bound(ctx: Context) -> Outcome:
 
 def _device_finding(d: dict[str, Any], share: float, detail: str) -> dict[str, Any]:
     return {
-        "start_ns": d["start_ns"], "duration_ns": int(d["launch_bound_ns"]), "device_id": d["device_id"],
-        "value_pct": share, "detail": detail,
-    }  # fmt: skip
+        "start_ns": d["start_ns"],
+        "duration_ns": int(d["launch_bound_ns"]),
+        "device_id": d["device_id"],
+        "value_pct": share,
+        "detail": detail,
+    }
 
 
 def danger(ctx: Context) -> Outcome:
@@ -82,11 +89,13 @@ def danger(ctx: Context) -> Outcome:
     ).records()
     found = [
         {
-            "start_ns": r["first_start_ns"], "duration_ns": int(r["total_ns"]), "kernel": r["name"],
+            "start_ns": r["first_start_ns"],
+            "duration_ns": int(r["total_ns"]),
+            "kernel": r["name"],
             "device_id": r["devices"][0] if len(r["devices"]) == 1 else None,
             "value_pct": float(r["share_pct"]),
             "detail": f"{r['kind']}: {r['instances']:,} launches; {reasons[r['kind']]}",
-        }  # fmt: skip
+        }
         for r in rows
     ]
     return Outcome.of("danger", found, sum(f["duration_ns"] for f in found), ctx.options.row_limit)
