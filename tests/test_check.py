@@ -122,3 +122,17 @@ def test_unknown_rule_is_one_sentence(check_fixture: Path) -> None:
         assert proc.returncode == 2
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and "unknown rule 'gpu_gap'" in lines[0] and "gpu_gaps" in lines[0]
+
+
+def test_json_keys_are_documented(check_fixture: Path) -> None:
+    from tests.test_docs import _named, _section
+
+    proc = _cli(check_fixture, "--pid", "4242", "--rows", "1", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {"kind", "unit", "queries", "rules", "findings", "footer", "notes"}
+    keys = set(doc) | set(doc["rules"][0]) | set(doc["findings"][0]) | set(doc["footer"])
+    missing = keys - _named(_section("check"))
+    assert not missing, f"docs/json.md section 'check' does not name {sorted(missing)}"
+    assert doc["footer"]["scope"] == "pid 4242"
+    assert {r["rule"] for r in doc["rules"] if r["status"] == "found"} >= {"cuda_memcpy_async", "gpu_gaps"}
