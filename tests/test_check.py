@@ -136,3 +136,24 @@ def test_json_keys_are_documented(check_fixture: Path) -> None:
     assert not missing, f"docs/json.md section 'check' does not name {sorted(missing)}"
     assert doc["footer"]["scope"] == "pid 4242"
     assert {r["rule"] for r in doc["rules"] if r["status"] == "found"} >= {"cuda_memcpy_async", "gpu_gaps"}
+
+
+def test_scopes_narrow_the_rules(check_fixture: Path) -> None:
+    """--pid keeps one process's findings; --nvtx keeps the GPU work launched inside the range (the
+    oracle's findings whose innermost range it is: 'forward' nests in nothing else of the fixture's)."""
+    from nsysq.session.scope import NvtxSelection, Scope
+
+    expected = oracle.check_rules(check_fixture)
+    with Trace(check_fixture, cache=False, scope=Scope(pid=5151)) as t:
+        result = check(t.session)
+    rules = {r["rule"]: r for r in result.rules.records()}
+    assert rules["launch_bound"]["status"] == "found" and rules["cuda_memcpy_async"]["status"] == "clean"
+    assert {f["pid"] for f in result.findings.records() if f["pid"] is not None} == {5151}
+    with Trace(check_fixture, cache=False, nvtx=NvtxSelection("forward")) as t:
+        result = check(t.session, rules=["cuda_memcpy_async", "cuda_memcpy_sync", "cuda_memset_sync"])
+    for name in ("cuda_memcpy_async", "cuda_memcpy_sync", "cuda_memset_sync"):
+        want = [(f["start_ns"], f["duration_ns"]) for f in expected[name][3] if f.get("nvtx") == "forward"]
+        got = [(f["start_ns"], f["duration_ns"]) for f in result.findings.records() if f["rule"] == name]
+        assert got == want, name
+        assert want or name == "cuda_memset_sync"  # the memsets' calls outlast the range
+    assert result.rules.footer["scope"] == "nvtx forward"

@@ -13,7 +13,7 @@ every rule, its options and where it differs from nsys on purpose.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
@@ -61,13 +61,13 @@ RULES: dict[str, Rule] = {
             "gpu_gaps", "nsys", "GPU idle gaps",
             "See what the host did during these gaps (nsysq gaps gives their causes) and overlap it "
             "with GPU work, or queue the work ahead so the GPU never waits.",
-            _GPU, gpu.gpu_gaps, any_of=True,
+            (), gpu.gpu_gaps, gpu_work=True,
         ),
         Rule(
             "gpu_time_util", "nsys", "GPU low utilization",
             "Keep the GPU fed in these stretches (nsysq timeline --from/--to shows them): larger "
             "batches, more work per launch, or independent work on concurrent streams.",
-            _GPU, gpu.gpu_time_util, any_of=True,
+            (), gpu.gpu_time_util, gpu_work=True,
         ),
         Rule(
             "underfilled", "nsysq", "Under-filled launches",
@@ -79,7 +79,7 @@ RULES: dict[str, Rule] = {
             "launch_bound", "nsysq", "Launch-bound GPU",
             "Launch fewer, larger kernels: capture the loop in a CUDA graph (torch.compile "
             "mode='reduce-overhead') or fuse the small kernels.",
-            (schema.RUNTIME,), own.launch_bound,
+            (schema.RUNTIME,), own.launch_bound, gpu_work=True,
         ),
         Rule(
             "danger", "nsysq", "Numerics-risk kernels",
@@ -149,12 +149,10 @@ def _run(ctx: Context, rule: Rule) -> Outcome:
     """One rule's outcome, or skipped when the export lacks its tables (or the scope its events)."""
     has = ctx.trace.schema.has
     missing = [t for t in rule.needs if not has(t)]
-    if rule.any_of and not any(has(t) for t in rule.needs):
-        return Outcome.skipped(_GPU_NEEDED)
-    if not rule.any_of and missing:
+    if missing:
         what = schema.EVENT_TABLES.get(missing[0], "its data")
         return Outcome.skipped(f"the export has no {missing[0]} table (no {what} recorded)")
-    if rule.name == "launch_bound" and not any(has(t) for t in _GPU):
+    if rule.gpu_work and not any(has(t) for t in _GPU):
         return Outcome.skipped(_GPU_NEEDED)
     try:
         return rule.run(ctx)
@@ -238,8 +236,3 @@ def _labels(outcomes: dict[str, Outcome]) -> tuple[str, ...]:
     """The packaged queries behind the rules that ran (not skipped), and the NVTX names' query."""
     names = [q for name, o in outcomes.items() if o.status != "skipped" for q in _QUERIES[name]]
     return tuple(catalog.get(n).label for n in dict.fromkeys([*names, "check_nvtx"]))
-
-
-def with_footer(result: CheckResult, **extra: Any) -> CheckResult:
-    """``result`` with ``extra`` keys in the rules table's footer."""
-    return replace(result, rules=replace(result.rules, footer={**result.rules.footer, **extra}))

@@ -114,6 +114,7 @@ class Context:
     def __init__(self, trace: Session, options: CheckOptions) -> None:
         self.trace = trace
         self.options = options
+        self.memo: dict[str, Any] = {}  # what several rules read, read by the first that asks
 
     @property
     def t0(self) -> int:
@@ -136,7 +137,7 @@ Runner = Callable[[Context], Outcome]
 @dataclass(frozen=True)
 class Rule:
     """One rule: its name (a contract), where it comes from (nsys or nsysq), a title, the one
-    sentence of advice, the canonical tables it reads (absent: skipped) and what computes it."""
+    sentence of advice, the canonical tables it needs (one absent: skipped) and what computes it."""
 
     name: str
     origin: str
@@ -144,4 +145,4 @@ class Rule:
     advice: str
     needs: tuple[str, ...]
     run: Runner
-    any_of: bool = False  # needs: any one of the tables, not all
+    gpu_work: bool = False  # also needs one of the GPU-work tables (kernels, memcpys, memsets, graphs)

@@ -17,12 +17,11 @@ _COPY_COLUMNS = (
 
 def _copies(ctx: Context) -> dict[str, list[dict[str, Any]]]:
     """The rows of queries/check/copies.sql per rule (one query for the three rules)."""
-    cached: dict[str, list[dict[str, Any]]] | None = getattr(ctx, "_copies", None)
-    if cached is None:
+    if "copies" not in ctx.memo:
         rows = ctx.trace.run("check_copies", **ctx.window(), row_limit=ctx.options.row_limit).records()
-        cached = {rule: [r for r in rows if r["rule"] == rule] for rule in COPY_RULES}
-        ctx._copies = cached  # type: ignore[attr-defined]
-    return cached
+        ctx.memo["copies"] = {rule: [r for r in rows if r["rule"] == rule] for rule in COPY_RULES}
+    copies: dict[str, list[dict[str, Any]]] = ctx.memo["copies"]
+    return copies
 
 
 def _outcome(rule: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> Outcome:

@@ -33,11 +33,10 @@ class Lane:
 
 def lanes(ctx: Context) -> list[Lane]:
     """Every (process, device) with GPU ops in the window, read once per check run."""
-    cached: list[Lane] | None = getattr(ctx, "_lanes", None)
-    if cached is None:
-        cached = _read_lanes(ctx)
-        ctx._lanes = cached  # type: ignore[attr-defined]
-    return cached
+    if "lanes" not in ctx.memo:
+        ctx.memo["lanes"] = _read_lanes(ctx)
+    every: list[Lane] = ctx.memo["lanes"]
+    return every
 
 
 def _read_lanes(ctx: Context) -> list[Lane]:
