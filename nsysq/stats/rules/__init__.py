@@ -141,8 +141,8 @@ def check(
     ctx = Context(trace, options or CheckOptions())
     outcomes = {name: _run(ctx, RULES[name]) for name in chosen}
     shown = [f for name in chosen for f in outcomes[name].findings]
-    _name_ranges(trace, shown)
-    return _result(ctx, outcomes, shown).in_unit(unit)
+    named = _name_ranges(trace, shown)
+    return _result(ctx, outcomes, shown, named).in_unit(unit)
 
 
 def _run(ctx: Context, rule: Rule) -> Outcome:
@@ -160,18 +160,18 @@ def _run(ctx: Context, rule: Rule) -> Outcome:
         return Outcome.skipped(str(exc).rstrip("."))
 
 
-def _name_ranges(trace: Session, findings: list[dict[str, Any]]) -> None:
+def _name_ranges(trace: Session, findings: list[dict[str, Any]]) -> bool:
     """Set ``nvtx`` on the findings that name a CUDA API call: the innermost NVTX range holding it
-    (queries/check/nvtx.sql over nsysq.analyses.nvtx's ranges)."""
+    (queries/check/nvtx.sql over nsysq.analyses.nvtx's ranges). Whether the query ran."""
     from nsysq.analyses import nvtx
 
     calls = [(i, f[CALL]) for i, f in enumerate(findings) if f.get(CALL) is not None]
     if not calls or not trace.schema.has(schema.NVTX):
-        return
+        return False
     try:
         nvtx.require_ranges(trace)
     except NoDataError:
-        return
+        return False
     rows = trace.run(
         "check_nvtx",
         tids=[c[0] for _, c in calls],
@@ -180,9 +180,12 @@ def _name_ranges(trace: Session, findings: list[dict[str, Any]]) -> None:
     ).rows
     for k, domain, name in rows:
         findings[calls[int(k) - 1][0]]["nvtx"] = f"{domain}:{name}" if domain else name
+    return True
 
 
-def _result(ctx: Context, outcomes: dict[str, Outcome], shown: list[dict[str, Any]]) -> CheckResult:
+def _result(
+    ctx: Context, outcomes: dict[str, Outcome], shown: list[dict[str, Any]], named: bool
+) -> CheckResult:
     rows = [
         (name, RULES[name].title, o.status, o.count, o.total_ns, RULES[name].advice, o.reason)
         for name, o in outcomes.items()
@@ -208,7 +211,7 @@ def _result(ctx: Context, outcomes: dict[str, Outcome], shown: list[dict[str, An
         "danger_min_share_pct": opts.danger_min_share_pct,
     }
     notes = tuple(n for o in outcomes.values() for n in o.notes)
-    queries = _labels(outcomes)
+    queries = _labels(outcomes, named)
     rules = Table("check", RULE_COLUMNS, rows, queries=queries, footer=footer, notes=notes)
     findings = Table(
         "check_findings",
@@ -232,7 +235,9 @@ _QUERIES = {
 }
 
 
-def _labels(outcomes: dict[str, Outcome]) -> tuple[str, ...]:
-    """The packaged queries behind the rules that ran (not skipped), and the NVTX names' query."""
+def _labels(outcomes: dict[str, Outcome], named: bool) -> tuple[str, ...]:
+    """The packaged queries behind the rules that ran (not skipped), and the NVTX names' when
+    ``named`` (it ran)."""
     names = [q for name, o in outcomes.items() if o.status != "skipped" for q in _QUERIES[name]]
-    return tuple(catalog.get(n).label for n in dict.fromkeys([*names, "check_nvtx"]))
+    extra = ["nvtx_ranges", "check_nvtx"] if named else []
+    return tuple(catalog.get(n).label for n in dict.fromkeys([*names, *extra]))

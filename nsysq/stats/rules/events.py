@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nsysq.stats.rules.base import CALL, Context, Outcome
+from nsysq.stats.rules.base import CALL, Context, Outcome, finding
 
 COPY_RULES = ("cuda_memcpy_async", "cuda_memcpy_sync", "cuda_memset_sync")
 _COPY_COLUMNS = (
@@ -29,10 +29,10 @@ def _outcome(rule: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) ->
     if not rows:
         return Outcome("clean")
     found = [
-        {**{c: r[c] for c in columns}, CALL: (r["call_tid"], r["call_start"], r["call_end"])} for r in rows
+        finding(rule, **{c: r[c] for c in columns}, **{CALL: (r["call_tid"], r["call_start"], r["call_end"])})
+        for r in rows
     ]
-    outcome = Outcome.of(rule, found, int(rows[0]["matched_ns"] or 0), 0)
-    return Outcome("found", int(rows[0]["matched"]), outcome.total_ns, outcome.findings)
+    return Outcome("found", int(rows[0]["matched"]), int(rows[0]["matched_ns"] or 0), found)
 
 
 def memcpy_async(ctx: Context) -> Outcome:
