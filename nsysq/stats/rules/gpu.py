@@ -58,8 +58,9 @@ def _read_lanes(ctx: Context) -> list[Lane]:
     )
     s, e, keep = _clipped(s, e, *ctx.bounds)
     pid, dev = pid[keep], dev[keep]
-    order = np.lexsort((dev, pid))
-    pid, dev, s, e = pid[order], dev[order], s[order], e[order]
+    if len(s) and (pid.min() != pid.max() or dev.min() != dev.max()):  # several lanes: group them
+        order = np.lexsort((dev, pid))
+        pid, dev, s, e = pid[order], dev[order], s[order], e[order]
     cuts = np.flatnonzero((np.diff(pid) != 0) | (np.diff(dev) != 0)) + 1
     out = []
     for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(s)], strict=True):
@@ -78,6 +79,8 @@ def _read_lanes(ctx: Context) -> list[Lane]:
 
 def _clipped(s: Any, e: Any, lo: int | None, hi: int | None) -> tuple[Any, Any, Any]:
     """The ops overlapping [lo, hi) (as timeline keeps them), clipped to it, and which they are."""
+    if lo is None and hi is None:
+        return s, e, slice(None)
     keep = np.ones(len(s), dtype=bool)
     if hi is not None:
         keep &= s < hi
