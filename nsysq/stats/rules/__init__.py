@@ -230,7 +230,7 @@ _QUERIES = {
     "gpu_gaps": ("gap_ops",),
     "gpu_time_util": ("gap_ops",),
     "underfilled": ("check_underfilled", "launch_sm_counts"),
-    "launch_bound": ("gap_ops", "gap_calls", "gap_feeders", "gap_call_classes"),
+    "launch_bound": ("gap_ops", "gap_calls", "gap_feeders", "gap_call_classes", "gap_ends"),
     "danger": ("check_danger",),
 }
 

@@ -42,10 +42,10 @@ def _fill_known(ctx: Context) -> bool:
 def launch_bound(ctx: Context) -> Outcome:
     """Devices whose idle time while their host threads were in launch calls (nsys gaps' cause
     launch_bound) is at least --launch-bound % of their span."""
-    from nsysq.gputime.gaps import gaps
+    from nsysq.gputime.gaps import DEFAULT_TOP, gaps
 
-    try:
-        devices = gaps(ctx.trace, top=0).devices.records()
+    try:  # as `nsysq gaps` asks (its default list): one kept answer serves both commands
+        devices = gaps(ctx.trace, top=DEFAULT_TOP).devices.records()
     except NoDataError as exc:
         return Outcome.skipped(str(exc).rstrip("."))
     found = []
