@@ -1134,3 +1134,408 @@ def _holds_a_call(calls: list[tuple[int, int]], start: int, end: int) -> bool:
             return True
         i += 1
     return False
+
+
+# -- nsysq check (issue 24): each rule over the raw rows, in plain Python ---------------------------
+_MEM_KINDS = {
+    0: "Pageable",
+    1: "Pinned",
+    2: "Device",
+    3: "Array",
+    4: "Managed",
+    5: "Device Static",
+    6: "Managed Static",
+    7: "Unknown",
+}
+_SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize")
+_KERNEL, _MEMCPY, _MEMSET = (f"CUPTI_ACTIVITY_KIND_{t}" for t in ("KERNEL", "MEMCPY", "MEMSET"))
+_RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+
+
+@dataclass(frozen=True)
+class CheckArgs:
+    """The options of one check run, as the oracle takes them (ns and percent)."""
+
+    rows: int = 50
+    gap_ns: int = 500_000_000
+    threshold: float = 50.0
+    chunks: int = 30
+    fill: float = 50.0
+    min_share: float = 1.0
+    launch_pct: float = 10.0
+    danger_share: float = 0.0
+    from_ns: int | None = None
+    to_ns: int | None = None
+
+
+def _in_window(args: CheckArgs, t0: int, start: int, end: int) -> bool:
+    return (args.to_ns is None or start - t0 < args.to_ns) and (
+        args.from_ns is None or end - t0 >= args.from_ns
+    )
+
+
+def _label(names: dict[int, str], name_id: Any) -> str:
+    if name_id is None:
+        return "<null name id>"
+    return names.get(name_id, f"<unresolved id {name_id}>")
+
+
+def _mem_kinds(path: Path) -> dict[int, str]:
+    if "ENUM_CUDA_MEM_KIND" in tables(path):
+        return {int(i): str(label) for i, label in _rows(path, "SELECT id, label FROM ENUM_CUDA_MEM_KIND")}
+    return dict(_MEM_KINDS)
+
+
+def _copy_rule(is_memset: bool, name: str, op: dict[str, Any]) -> str | None:
+    low = name.lower()
+    if (
+        not is_memset
+        and re.fullmatch(r"cudamemcpy.*async.*", low, re.S)
+        and 0 in (op["srcKind"], op["dstKind"])
+    ):
+        return "cuda_memcpy_async"
+    if not is_memset and low.startswith("cudamemcpy") and "async" not in low:
+        small = op["copyKind"] == 1 and op["bytes"] <= 64000
+        same = op["srcDeviceId"] is not None and op["srcDeviceId"] == op["dstDeviceId"]
+        return None if small or same else "cuda_memcpy_sync"
+    if is_memset and low.startswith("cudamemset") and "async" not in low and op["memKind"] in (1, 4):
+        return "cuda_memset_sync"
+    return None
+
+
+def _copy_findings(path: Path, args: CheckArgs, t0: int) -> dict[str, list[dict[str, Any]]]:
+    present = tables(path)
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    kinds = _mem_kinds(path)
+    calls: dict[tuple[int, int], list[tuple[int, int, int, str]]] = {}
+    sql = f'SELECT globalTid, correlationId, start, "end", nameId FROM {_RUNTIME} WHERE eventClass IN (0, 1)'
+    for tid, corr, start, end, name_id in _rows(path, sql) if _RUNTIME in present else []:
+        if corr is not None and tid is not None and name_id in names:
+            calls.setdefault((tid & _PID_MASK, corr), []).append((tid, start, end, names[name_id]))
+    out: dict[str, list[dict[str, Any]]] = {
+        r: [] for r in ("cuda_memcpy_async", "cuda_memcpy_sync", "cuda_memset_sync")
+    }
+    for table, is_memset in ((_MEMCPY, False), (_MEMSET, True)):
+        if table not in present:
+            continue
+        cols = _columns(path, table)
+        wanted = ("start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes", "copyKind",
+                  "srcKind", "dstKind", "srcDeviceId", "dstDeviceId", "memKind")  # fmt: skip
+        select = ", ".join(
+            f'"{c}"' if c in cols and (is_memset == (c == "memKind") or c in wanted[:7]) else "NULL"
+            for c in wanted
+        )
+        for values in _rows(path, f"SELECT {select} FROM {table}"):
+            op = dict(zip(wanted, values, strict=True))
+            if not _in_window(args, t0, op["start"], op["end"]):
+                continue
+            for tid, cs, ce, name in calls.get((op["globalPid"], op["correlationId"]), []):
+                rule = _copy_rule(is_memset, name, op)
+                if rule is None:
+                    continue
+                out[rule].append(
+                    {
+                        "start_ns": op["start"] - t0,
+                        "duration_ns": op["end"] - op["start"],
+                        "pid": (op["globalPid"] >> 24) & 0xFFFFFF,
+                        "tid": tid & 0xFFFFFF,
+                        "device_id": op["deviceId"],
+                        "stream_id": op["streamId"],
+                        "api_name": name,
+                        "bytes": op["bytes"],
+                        "src_kind": kinds.get(op["srcKind"]),
+                        "dst_kind": kinds.get(op["dstKind"]),
+                        "mem_kind": kinds.get(op["memKind"]),
+                        "_key": (op["end"] - op["start"], op["start"], op["globalPid"], op["correlationId"]),
+                        "_call": (tid, cs, ce),
+                    }
+                )
+    for found in out.values():
+        found.sort(key=lambda f: (-f["_key"][0], *f["_key"][1:]))
+    return out
+
+
+def _sync_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    found = []
+    for tid, start, end, name_id in _rows(path, f'SELECT globalTid, start, "end", nameId FROM {_RUNTIME}'):
+        name = names.get(name_id)
+        if name is None or re.sub(r"_v[0-9]{4}$", "", name) not in _SYNC_CALLS:
+            continue
+        if _in_window(args, t0, start, end):
+            found.append(
+                {
+                    "start_ns": start - t0,
+                    "duration_ns": end - start,
+                    "pid": (tid >> 24) & 0xFFFFFF,
+                    "tid": tid & 0xFFFFFF,
+                    "api_name": name,
+                    "_key": (end - start, start, tid),
+                    "_call": (tid, start, end),
+                }
+            )
+    found.sort(key=lambda f: (-f["_key"][0], *f["_key"][1:]))
+    return found
+
+
+def _lanes(path: Path, args: CheckArgs, t0: int) -> dict[tuple[int, int], list[Interval]]:
+    """(globalPid or -1, deviceId or -1) -> the GPU ops' intervals clipped to the window."""
+    lanes: dict[tuple[int, int], list[Interval]] = {}
+    present = tables(path)
+    for table in _GPU_OP_TABLES:
+        if table not in present:
+            continue
+        pid = "globalPid" if "globalPid" in _columns(path, table) else "NULL"
+        sql = (
+            f'SELECT {pid}, deviceId, start, "end" FROM {table} WHERE start IS NOT NULL AND "end" IS NOT NULL'
+        )
+        for gpid, dev, start, end in _rows(path, sql):
+            end = max(start, end)
+            if args.to_ns is not None and start >= t0 + args.to_ns:
+                continue
+            if args.from_ns is not None and end < t0 + args.from_ns:
+                continue
+            if args.from_ns is not None:
+                start = max(start, t0 + args.from_ns)
+            if args.to_ns is not None:
+                end = min(end, t0 + args.to_ns)
+            key = (-1 if gpid is None else gpid, -1 if dev is None else dev)
+            lanes.setdefault(key, []).append((start, max(start, end)))
+    return lanes
+
+
+def _lane_finding(t0: int, lane: tuple[int, int], start: int, duration: int) -> dict[str, Any]:
+    gpid, dev = lane
+    pid = None if gpid == -1 else (gpid >> 24) & 0xFFFFFF
+    return {
+        "start_ns": start - t0,
+        "duration_ns": duration,
+        "pid": pid,
+        "device_id": None if dev == -1 else dev,
+    }
+
+
+def _gap_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
+    found = []
+    for lane, ivs in sorted(_lanes(path, args, t0).items()):
+        for a, b in idle_gaps(ivs):
+            if b - a > args.gap_ns:
+                found.append({**_lane_finding(t0, lane, a, b - a), "_key": (b - a, a, *lane)})
+    found.sort(key=lambda f: (-f["_key"][0], *f["_key"][1:]))
+    return found
+
+
+def _util_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
+    found = []
+    for lane, ivs in sorted(_lanes(path, args, t0).items()):
+        first, last = min(a for a, _ in ivs), max(b for _, b in ivs)
+        span = last - first
+        if span <= 0:
+            continue
+        size = -(-span // args.chunks)
+        n = -(-span // size)
+        busy = [0] * n
+        for a, b in ivs:  # each op adds its overlap with every chunk it touches
+            for k in range((a - first) // size, min(n - 1, (b - first) // size) + 1):
+                lo, hi = first + k * size, min(first + (k + 1) * size, last)
+                busy[k] += max(0, min(b, hi) - max(a, lo))
+        lengths = [min(first + (k + 1) * size, last) - (first + k * size) for k in range(n)]
+        low = [100.0 * busy[k] / lengths[k] < args.threshold for k in range(n)]
+        k = 0
+        while k < n:
+            if not low[k]:
+                k += 1
+                continue
+            j = k
+            while j < n and low[j]:
+                j += 1
+            run_busy, run_len = sum(busy[k:j]), sum(lengths[k:j])
+            util = math.floor(100.0 * run_busy / run_len * 10 + 0.5) / 10
+            pid, dev = (-1 if v is None else v for v in (_lane_finding(t0, lane, 0, 0)["pid"], lane[1]))
+            f = {**_lane_finding(t0, lane, first + k * size, run_len), "value_pct": util}
+            found.append({**f, "_key": (run_len, f["start_ns"], pid, dev)})
+            k = j
+    found.sort(key=lambda f: (-f["_key"][0], *f["_key"][1:]))
+    return found
+
+
+def _kernel_rows(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    columns = 'globalPid, deviceId, shortName, demangledName, gridX, gridY, gridZ, start, "end"'
+    sql = f"SELECT {columns} FROM {_KERNEL}"
+    out = []
+    for gpid, dev, short, demangled, gx, gy, gz, start, end in _rows(path, sql):
+        if _in_window(args, t0, start, end):
+            out.append(
+                {
+                    "gpid": gpid,
+                    "pid": (gpid >> 24) & 0xFFFFFF,
+                    "dev": dev,
+                    "short": _label(names, short),
+                    "demangled": names.get(demangled),
+                    "grid": (gx, gy, gz),
+                    "start": start,
+                    "dur": end - start,
+                }
+            )
+    return out
+
+
+def _underfilled_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]] | None:
+    sms_of = device_sms(path)
+    kernels = _kernel_rows(path, args, t0)
+    all_ns = sum(k["dur"] for k in kernels)
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for k in kernels:
+        sms = sms_of.get((k["pid"], k["dev"]))
+        blocks = k["grid"][0] * k["grid"][1] * k["grid"][2]
+        if sms and 100.0 * min(blocks, sms) / sms < args.fill:
+            groups.setdefault((k["gpid"], k["dev"], k["short"], k["grid"], blocks, sms), []).append(k)
+    found = []
+    for (gpid, dev, name, _grid, blocks, sms), ks in groups.items():
+        total = sum(k["dur"] for k in ks)
+        if all_ns > 0 and 100.0 * total / all_ns >= args.min_share:
+            found.append(
+                {
+                    "start_ns": min(k["start"] for k in ks) - t0,
+                    "duration_ns": total,
+                    "pid": (gpid >> 24) & 0xFFFFFF,
+                    "device_id": dev,
+                    "kernel": name,
+                    "value_pct": 100.0 * min(blocks, sms) / sms,
+                    "_key": (total, len(ks), name, (gpid >> 24) & 0xFFFFFF, dev, blocks),
+                }
+            )
+    found.sort(key=lambda f: (-f["_key"][0], -f["_key"][1], *f["_key"][2:]))
+    return None if not found and not sms_of else found
+
+
+def _danger_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
+    rules = _toml_rules("danger_rules.toml")
+    kernels = _kernel_rows(path, args, t0)
+    all_ns = sum(k["dur"] for k in kernels)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    kind_of: dict[tuple[str, str | None], str | None] = {}  # per (short, demangled) pair: first match
+    for k in kernels:
+        pair = (k["short"], k["demangled"])
+        if pair not in kind_of:
+            kind_of[pair] = None
+            for rule in rules:
+                text = k["demangled"] if rule["field"] == "demangled" else k["short"]
+                if text is not None and _like(rule["like"]).fullmatch(text.lower()):
+                    kind_of[pair] = rule["kind"]
+                    break
+        kind = kind_of[pair]
+        if kind is not None:
+            groups.setdefault((kind, k["short"]), []).append(k)
+    found = []
+    for (kind, name), ks in groups.items():
+        total = sum(k["dur"] for k in ks)
+        share = 100.0 * total / all_ns if all_ns else 0.0
+        if all_ns > 0 and share >= args.danger_share:
+            devices = sorted({k["dev"] for k in ks})
+            found.append(
+                {
+                    "start_ns": min(k["start"] for k in ks) - t0,
+                    "duration_ns": total,
+                    "kernel": name,
+                    "device_id": devices[0] if len(devices) == 1 else None,
+                    "value_pct": share,
+                    "_key": (total, len(ks), kind, name),
+                }
+            )
+    found.sort(key=lambda f: (-f["_key"][0], -f["_key"][1], *f["_key"][2:]))
+    return found
+
+
+def _launch_bound_by_device(path: Path) -> dict[Any, tuple[int, int, int]]:
+    """device -> (first op start, span, idle time inside launch calls of its feeding threads): the
+    launch_bound cause of gaps_by_device, summed over the device's gaps by one two-pointer pass over
+    the gaps and the merged launch calls (|gaps ∩ launch calls|) instead of one pass per gap."""
+    ops = gpu_ops(path)
+    launch_rules = _toml_rules("gap_cause_rules.toml")
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    calls = _rows(
+        path,
+        'SELECT globalTid, globalTid >> 24, correlationId, nameId, start, "end" '
+        f'FROM {_RUNTIME} WHERE start IS NOT NULL AND "end" IS NOT NULL AND globalTid IS NOT NULL',
+    )
+    by_corr: dict[Any, list[tuple[int, int]]] = {}
+    for tid, proc, corr, *_ in calls:
+        by_corr.setdefault(corr, []).append((tid, proc))
+    feeders: dict[Any, set[int]] = {}
+    for dev, _s, _a, _b, corr, proc in ops:
+        for tid, call_proc in by_corr.get(corr, []):
+            if proc is None or proc == call_proc:
+                feeders.setdefault(dev, set()).add(tid)
+    cause_of = {i: _first(launch_rules, "cause", v) for i, v in names.items()}
+    launching: dict[int, list[Interval]] = {}
+    for tid, _p, _c, name_id, start, end in calls:
+        if cause_of.get(name_id) == "launch_bound":
+            launching.setdefault(tid, []).append((start, max(start, end)))
+    out = {}
+    for dev in {op[0] for op in ops}:
+        spans = [(a, b) for d, _s, a, b, _c, _p in ops if d == dev]
+        launch = merge([iv for t in feeders.get(dev, set()) for iv in launching.get(t, [])])
+        first, last = min(a for a, _ in spans), max(b for _, b in spans)
+        out[dev] = (first, last - first, length(intersect(idle_gaps(spans), launch)))
+    return out
+
+
+def _launch_bound_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
+    found = []
+    for dev, (first, span, lb) in _launch_bound_by_device(path).items():
+        share = 100.0 * lb / span if span else 0.0
+        if lb and share >= args.launch_pct:
+            found.append({"start_ns": first - t0, "duration_ns": lb, "device_id": dev, "value_pct": share})
+    found.sort(key=lambda f: (-f["duration_ns"], -1 if f["device_id"] is None else f["device_id"]))
+    return found
+
+
+def _innermost_nvtx(by_tid: dict[int, list[NvtxRange]], findings: list[dict[str, Any]]) -> None:
+    for f in findings:
+        call = f.get("_call")
+        if call is None:
+            continue
+        tid, cs, ce = call
+        holding = [r for r in by_tid.get(tid, []) if r.start <= cs and ce <= r.end]
+        if holding:
+            best = max(holding, key=lambda r: (r.start, -r.end))
+            f["nvtx"] = f"{best.domain}:{best.name}" if best.domain else best.name
+
+
+def check_rules(
+    path: Path, args: CheckArgs | None = None
+) -> dict[str, tuple[str, int, int, list[dict[str, Any]]]]:
+    """rule -> (status, count, total_ns, the findings kept) as nsysq check should give them: every
+    rule re-derived from the raw rows (statuses, counts before --rows, sums, sort orders, NVTX)."""
+    args = args or CheckArgs()
+    present = tables(path)
+    t0 = trace_t0(path) if present & {*_GPU_OP_TABLES, _RUNTIME} else 0
+    gpu = bool(present & set(_GPU_OP_TABLES))
+    copies = _copy_findings(path, args, t0)
+    plans: dict[str, tuple[bool, Any]] = {
+        "cuda_memcpy_async": ({_MEMCPY, _RUNTIME} <= present, lambda: copies["cuda_memcpy_async"]),
+        "cuda_memcpy_sync": ({_MEMCPY, _RUNTIME} <= present, lambda: copies["cuda_memcpy_sync"]),
+        "cuda_memset_sync": ({_MEMSET, _RUNTIME} <= present, lambda: copies["cuda_memset_sync"]),
+        "cuda_api_sync": (_RUNTIME in present, lambda: _sync_findings(path, args, t0)),
+        "gpu_gaps": (gpu, lambda: _gap_findings(path, args, t0)),
+        "gpu_time_util": (gpu, lambda: _util_findings(path, args, t0)),
+        "underfilled": (_KERNEL in present, lambda: _underfilled_findings(path, args, t0)),
+        "launch_bound": (gpu and _RUNTIME in present, lambda: _launch_bound_findings(path, args, t0)),
+        "danger": (_KERNEL in present, lambda: _danger_findings(path, args, t0)),
+    }
+    by_tid: dict[int, list[NvtxRange]] = {}
+    for r in nvtx_ranges(path)[0]:
+        by_tid.setdefault(r.tid, []).append(r)
+    out: dict[str, tuple[str, int, int, list[dict[str, Any]]]] = {}
+    for rule, (runs, compute) in plans.items():
+        found = compute() if runs else None
+        if found is None:
+            out[rule] = ("skipped", 0, 0, [])
+            continue
+        kept = found[: args.rows] if args.rows > 0 else found
+        _innermost_nvtx(by_tid, kept)
+        status = "found" if found else "clean"
+        out[rule] = (status, len(found), sum(f["duration_ns"] for f in found), kept)
+    return out

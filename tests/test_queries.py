@@ -46,6 +46,12 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "range_name": "%",
     "instance": None,
     "log_gamma": 0.01,
+    "fill_pct": 50.0,
+    "min_share_pct": 0.0,
+    "danger_kinds": ["split_k"],
+    "danger_fields": ["short"],
+    "danger_patterns": ["%a%"],
+    "tids": [1, 2],
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.

@@ -19,6 +19,7 @@ import typer
 from nsysq.base.errors import NsysqError
 from nsysq.base.version import __version__
 from nsysq.cli import analyses, cache, diff, fleet, plot, share, sql
+from nsysq.cli import check as check_cli
 from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
@@ -41,7 +42,8 @@ EXIT_CODES: dict[int, str] = {
     2: "Bad usage or input: an unknown option or bad value, a missing or unreadable file, a file that "
     "is not an nsys SQLite export, or a damaged one.",
     diff.FAIL_EXIT_CODE: "`nsysq diff --fail-on`: a finding of the kinds asked for exists; `nsysq fleet "
-    "--fail-on`: a trace failed (the default) or is a straggler, as asked.",
+    "--fail-on`: a trace failed (the default) or is a straggler, as asked; `nsysq check --fail-on`: a rule "
+    "named there found something.",
     4: "DuckDB's sqlite extension could not be loaded from the installed package.",
     5: "The trace holds no events of the kind the command needs (for example no CUDA kernels).",
     INTERNAL_ERROR_EXIT_CODE: "Internal error: an unexpected exception (a bug in nsysq). One line names "
@@ -95,6 +97,7 @@ app.command("overlap")(gaps_cli.overlap_command)
 app.command("nvtx")(nvtx_cli.nvtx_command)
 app.command("graphs")(graphs_cli.graphs_command)
 app.command("explain")(explain_cli.explain_command)
+app.command("check")(check_cli.check_command)
 app.command("report")(share.report_command)
 app.command("export")(share.export_command)
 app.add_typer(cache.cache_app, name="cache")
