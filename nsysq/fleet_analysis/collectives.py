@@ -49,8 +49,10 @@ COLLECTIVE_COLUMNS = (
 RANK_COLUMNS = (
     "path", "collectives", "last_arrivals", "caused_wait_ns", "waited_ns", "nccl_kernels", "pid", "device_id",
 )  # fmt: skip
+FIRST = np.iinfo(np.int64).min
+"""The window start of a rank's first communication kernel: from its first kernel or range."""
 SHARED_CLOCK_WARNING = (
-    "{n} of {total} file(s) lack TARGET_INFO_SESSION_START_TIME (listed in the footer): their capture "
+    "warning: {n} of {total} file(s) lack TARGET_INFO_SESSION_START_TIME (listed in the footer): their capture "
     "start is unknown, so every file's timestamps are taken to be on one shared clock; skews between "
     "files are then only right if the captures started together."
 )
@@ -212,12 +214,12 @@ def _ranks_of(report: CollectiveReport, shared: bool) -> list[Rank]:
 def _groups(k: RankKernels, report: CollectiveReport, offset: int) -> dict[tuple[int, str], tuple[Any, ...]]:
     """Per (stream slot, kind): starts, ends, name codes and window starts, in launch order. Streams
     are numbered by their first kernel; a window starts at the end of the rank's previous
-    communication kernel (any stream; -1 for the first)."""
+    communication kernel (any stream; FIRST for the first)."""
     order = np.lexsort((k.stream, k.start))
     ends = k.end[order]
-    before = np.maximum.accumulate(np.concatenate([[np.iinfo(np.int64).min], ends[:-1]]))
+    before = np.maximum.accumulate(np.concatenate([np.asarray([FIRST], dtype=np.int64), ends[:-1]]))
     lo = np.empty(len(order), dtype=np.int64)
-    lo[order] = np.where(before == np.iinfo(np.int64).min, -1, np.minimum(before, k.start[order]))
+    lo[order] = np.where(before == FIRST, FIRST, np.minimum(before, k.start[order]))
     first: dict[int, int] = {}
     for stream in k.stream[order]:
         first.setdefault(int(stream), len(first))
@@ -313,7 +315,7 @@ def _phases(runner: Engine, rank: Rank, matched: dict[str, Any], index: int, job
     for g, key in enumerate(keys):
         starts, _, _, los = rank.groups[key]
         for k in matched["positions"].get(key, []):
-            lo.append(None if los[k] < 0 else int(los[k]))
+            lo.append(None if los[k] == FIRST else int(los[k]))
             hi.append(int(starts[k]) - rank.offset)
             flags.append((key, k) in late)
             group.append(g)
@@ -360,7 +362,7 @@ def _verdict(ranks: list[Rank], matched: dict[str, Any], blamed: int | None, pha
     label, _, lasts, caused = matched["per_rank"][blamed][:4]
     total = sum(int(row[6]) for row in rows)
     text = (
-        f"{Path(label).name if label == ranks[blamed].path else label} makes the others wait: last to "
+        f"{Path(ranks[blamed].path).name}{label[len(ranks[blamed].path):]} makes the others wait: last to "
         f"arrive at {lasts} of {len(rows)} collectives, causing {fmt_time(caused)} of the "
         f"{fmt_time(total)} waited ({100.0 * caused / total:.0f}%)"
     )
