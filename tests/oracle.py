@@ -1150,7 +1150,9 @@ def _clock_offset(path: Path) -> int | None:
     if "TARGET_INFO_SESSION_START_TIME" not in have:
         return None
     system = "systemClockNs" in _columns(path, "TARGET_INFO_SESSION_START_TIME")
-    row = _rows(path, f"SELECT utcEpochNs{', systemClockNs' if system else ''} FROM TARGET_INFO_SESSION_START_TIME")
+    row = _rows(
+        path, f"SELECT utcEpochNs{', systemClockNs' if system else ''} FROM TARGET_INFO_SESSION_START_TIME"
+    )
     if not row or row[0][0] is None:
         return None
     return int(row[0][0]) - int((row[0][1] if system else 0) or 0)
@@ -1213,8 +1215,14 @@ def collective_ranks(paths: list[Path]) -> tuple[list[OracleRank], list[Path]]:
             found.append((path, pid, dev, rows))
     several = {p for p in paths if sum(1 for f in found if f[0] == p) > 1}
     ranks = [
-        OracleRank(f"{p} [pid {pid}, device {dev}]" if p in several else str(p), p, pid, dev,
-                   0 if unclocked else int(offsets[p] or 0), rows)  # fmt: skip
+        OracleRank(
+            f"{p} [pid {pid}, device {dev}]" if p in several else str(p),
+            p,
+            pid,
+            dev,
+            0 if unclocked else int(offsets[p] or 0),
+            rows,
+        )  # fmt: skip
         for p, pid, dev, rows in found
     ]
     return ranks, unclocked
@@ -1234,7 +1242,9 @@ def _rank_groups(rank: OracleRank) -> dict[tuple[int, str], list[tuple[int, int,
         latest = end if latest is None else max(latest, end)
     groups: dict[tuple[int, str], list[tuple[int, int, str, int | None]]] = {}
     for i, (start, end, stream, kind, name) in enumerate(ordered):
-        groups.setdefault((slots[stream], kind), []).append((start + rank.offset, end + rank.offset, name, windows[i]))
+        groups.setdefault((slots[stream], kind), []).append(
+            (start + rank.offset, end + rank.offset, name, windows[i])
+        )
     for rows in groups.values():
         rows.sort(key=lambda r: r[0])
     return groups
@@ -1245,13 +1255,13 @@ def collectives_matched(paths: list[Path]) -> dict[str, Any]:
     the earliest capture start, skew, last rank, wait, duration), per rank (collectives, last
     arrivals, caused and waited wait), the unmatched counts, and the blamed rank's phases."""
     ranks, unclocked = collective_ranks(paths)
-    origin = 0 if unclocked else min(
-        (_clock_epoch(r.path) for r in ranks), default=0
-    )
+    origin = 0 if unclocked else min((_clock_epoch(r.path) for r in ranks), default=0)
     groups = [_rank_groups(r) for r in ranks]
     keys = sorted({k for g in groups for k in g})
     rows, counts_differ, names_differ = [], 0, 0
-    per = {r.label: {"collectives": 0, "last_arrivals": 0, "caused_wait_ns": 0, "waited_ns": 0} for r in ranks}
+    per = {
+        r.label: {"collectives": 0, "last_arrivals": 0, "caused_wait_ns": 0, "waited_ns": 0} for r in ranks
+    }
     late: dict[str, set[tuple[tuple[int, str], int]]] = {r.label: set() for r in ranks}
     positions: dict[tuple[int, str], list[int]] = {}
     for key in keys:
@@ -1274,17 +1284,18 @@ def collectives_matched(paths: list[Path]) -> dict[str, Any]:
             per[ranks[last].label]["last_arrivals"] += 1
             per[ranks[last].label]["caused_wait_ns"] += wait
             late[ranks[last].label].add((key, k))
-            rows.append({"name": at[0][2], "seq": k, "ranks": len(ranks), "first_start_ns": min(arrivals) - origin,
-                         "skew_ns": top - min(arrivals), "last_path": ranks[last].label, "wait_ns": wait,
+            rows.append({"name": at[0][2], "seq": k, "ranks": len(ranks),
+                         "first_start_ns": min(arrivals) - origin, "skew_ns": top - min(arrivals),
+                         "last_path": ranks[last].label, "wait_ns": wait,
                          "duration_ns": at[last][1] - top, "kind": key[1], "stream": key[0]})  # fmt: skip
     rows.sort(key=lambda r: (r["first_start_ns"], r["stream"], r["kind"], r["seq"]))
     blamed = max(ranks, key=lambda r: (per[r.label]["caused_wait_ns"], -ranks.index(r)))
     phases = []
     if per[blamed.label]["caused_wait_ns"] > 0:
         phases = collective_phases(blamed, groups[ranks.index(blamed)], positions, late[blamed.label])
+    named = blamed.label if per[blamed.label]["caused_wait_ns"] else None
     return {"rows": rows, "ranks": per, "counts_differ": counts_differ, "names_differ": names_differ,
-            "unclocked": unclocked, "blamed": blamed.label if phases or per[blamed.label]["caused_wait_ns"] else None,
-            "phases": phases}  # fmt: skip
+            "unclocked": unclocked, "blamed": named, "phases": phases}  # fmt: skip
 
 
 def _clock_epoch(path: Path) -> int:
@@ -1313,7 +1324,9 @@ def collective_phases(
     ranges, _, _ = nvtx_ranges(rank.path)
     for r in ranges:
         if (r.tid >> 24) & 0xFFFFFF == rank.pid:
-            intervals.setdefault(("NVTX range", re.sub(r"\d+$", "N", r.name)), []).append((r.start, max(r.start, r.end)))
+            intervals.setdefault(("NVTX range", re.sub(r"\d+$", "N", r.name)), []).append(
+                (r.start, max(r.start, r.end))
+            )
     first = min([w[0] for w in windows if w[0] is not None] + [w[1] for w in windows]
                 + [s for ivs in intervals.values() for s, _ in ivs])  # fmt: skip
     windows = [(first if lo is None else lo, hi, is_late, g) for lo, hi, is_late, g in windows]

@@ -92,13 +92,17 @@ def _copy(job: Path, tmp_path: Path) -> Path:
     return out
 
 
+def _string_id(con: sqlite3.Connection, like: str) -> int:
+    return int(con.execute("SELECT id FROM StringIds WHERE value LIKE ?", (like,)).fetchone()[0])
+
+
 def test_a_collective_missing_on_one_rank_is_counted(job: Path, tmp_path: Path) -> None:
     ranks = _copy(job, tmp_path)
     with sqlite3.connect(ranks / "rank02.sqlite") as con:
-        sid = con.execute("SELECT id FROM StringIds WHERE value LIKE 'ncclDevKernel_AllReduce%'").fetchone()[0]
+        sid = _string_id(con, "ncclDevKernel_AllReduce%")
         con.execute(
-            "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL "
-            "WHERE shortName = ? ORDER BY start LIMIT 1 OFFSET 10)",
+            "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = (SELECT rowid FROM "
+            "CUPTI_ACTIVITY_KIND_KERNEL WHERE shortName = ? ORDER BY start LIMIT 1 OFFSET 10)",
             (sid,),
         )
     result = collectives(ranks, cache=False)
@@ -111,7 +115,7 @@ def test_a_collective_missing_on_one_rank_is_counted(job: Path, tmp_path: Path) 
 def test_a_collective_whose_name_differs_is_counted(job: Path, tmp_path: Path) -> None:
     ranks = _copy(job, tmp_path)
     with sqlite3.connect(ranks / "rank06.sqlite") as con:
-        sid = con.execute("SELECT id FROM StringIds WHERE value LIKE 'ncclDevKernel_AllGather%'").fetchone()[0]
+        sid = _string_id(con, "ncclDevKernel_AllGather%")
         con.execute("INSERT INTO StringIds VALUES (9999, 'ncclDevKernel_AllGather_RING_SIMPLE')")
         con.execute(
             "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = 9999 WHERE rowid = (SELECT rowid FROM "

@@ -1,4 +1,4 @@
-"""``nsysq fleet [traces|census|lineup] TRACES...``: many traces, one answer (see docs/fleet.md).
+"""``nsysq fleet [traces|census|lineup|collectives] TRACES...``: many traces, one answer (see docs/fleet.md).
 
 ``nsysq fleet TRACES...`` is short for ``nsysq fleet traces TRACES...`` (the per-trace table and the
 stragglers). The library does the work (:func:`nsysq.fleet_analysis.fleet`); this module parses options,
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from typer.core import TyperGroup
@@ -39,6 +39,7 @@ from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from nsysq.base.table import Table
+    from nsysq.export.reader import CacheMode
     from nsysq.fleet_analysis import FleetResult
 
 DEFAULT_COMMAND = "traces"
@@ -59,7 +60,8 @@ fleet_app = typer.Typer(
     name="fleet",
     cls=FleetGroup,
     help="Many traces (one per rank or run), one answer: per-trace table and stragglers "
-    "(nsysq fleet TRACES... = nsysq fleet traces TRACES...), merged census, merged lineup.",
+    "(nsysq fleet TRACES... = nsysq fleet traces TRACES...), merged census, merged lineup, NCCL "
+    "collectives matched across ranks.",
     no_args_is_help=True,
 )
 
@@ -325,7 +327,7 @@ def collectives_command(
     kinds = tuple(k for k in _fail_on(fail_on) if k != "straggler")
     if "straggler" in _fail_on(fail_on):
         raise UsageError("--fail-on takes failed or none for fleet collectives.")
-    cache = _cache(no_cache, build_cache)
+    cache = cast("CacheMode", _cache(no_cache, build_cache))
     rules_arg = str(rules) if rules else None
     if show_sql:
         return _collectives_sql(traces, rules_arg, cache)
@@ -350,7 +352,7 @@ def collectives_command(
         raise typer.Exit(FAIL_EXIT_CODE)
 
 
-def _collectives_sql(traces: list[Path], rules: str | None, cache: bool | str) -> None:
+def _collectives_sql(traces: list[Path], rules: str | None, cache: CacheMode) -> None:
     """``--show-sql``: the per-trace SQL, as it runs on the first trace that answers."""
     from nsysq.base.errors import NsysqError
     from nsysq.cli.common import show_sql
@@ -361,8 +363,8 @@ def _collectives_sql(traces: list[Path], rules: str | None, cache: bool | str) -
     last: NsysqError | None = None
     for path in expand([str(t) for t in traces]):
         try:
-            with Trace(path, cache=cache, prefetch="fleet_collective_kernels") as trace:  # type: ignore[arg-type]
-                answer(trace.session, CollectiveJob(rules=rules, cache=cache), CollectiveReport(path=path))  # type: ignore[arg-type]
+            with Trace(path, cache=cache, prefetch="fleet_collective_kernels") as trace:
+                answer(trace.session, CollectiveJob(rules=rules, cache=cache), CollectiveReport(path=path))
                 show_sql([trace.session])
                 return
         except NsysqError as exc:

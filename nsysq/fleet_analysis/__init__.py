@@ -5,9 +5,9 @@
 (:mod:`nsysq.fleet_analysis.engines`: a local thread pool, or Ray tasks), folds the small reports on the
 driver as they arrive (:mod:`nsysq.fleet_analysis.merge`, exact and order-free statistics from
 :mod:`nsysq.fleet_analysis.stats`), and scores the traces against each other with diff's robust method
-(:mod:`nsysq.fleet_analysis.stragglers`). :func:`collectives` matches NCCL collectives across ranks
-(:mod:`nsysq.fleet_analysis.collectives`) with the same engines. Every input is accounted for: a trace that fails is listed with
-its one-sentence reason and the others still answer.
+(:mod:`nsysq.fleet_analysis.stragglers`). :func:`collectives` matches NCCL collectives across
+ranks (:mod:`nsysq.fleet_analysis.collectives`) with the same engines. Every input is accounted
+for: a trace that fails is listed with its one-sentence reason and the others still answer.
 """
 
 from __future__ import annotations

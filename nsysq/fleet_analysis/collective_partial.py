@@ -175,7 +175,7 @@ def _ranks(
     name_of = tuple(names.get(s, f"<unresolved id {s}>") for s in sids)
     name = np.searchsorted(np.asarray(sids, dtype=np.int64), col["sid"]).astype(np.int32)
     out = []
-    pairs = np.unique(np.stack([col["pid"], col["dev"]], axis=1), axis=0) if len(kind) else []
+    pairs: Any = np.unique(np.stack([col["pid"], col["dev"]], axis=1), axis=0) if len(kind) else []
     for pid, dev in pairs:
         on = (col["pid"] == pid) & (col["dev"] == dev)
         out.append(
@@ -309,10 +309,14 @@ def _by_label(what: str, rows: dict[str, Any], pid: int | None) -> list[tuple[st
         s, e = np.ma.getdata(rows["s"]).astype(np.int64), np.ma.getdata(rows["e"]).astype(np.int64)
     else:
         dropped = rows["dropped"]
-        kept = np.ma.getmaskarray(dropped) | np.asarray([d is None for d in np.ma.getdata(dropped)], dtype=bool)
+        kept = np.ma.getmaskarray(dropped) | np.asarray(
+            [d is None for d in np.ma.getdata(dropped)], dtype=bool
+        )
         ended = ~np.ma.getmaskarray(rows["end"]) & kept
         mine = ended & (((np.ma.getdata(rows["pid"]).astype(np.int64) >> 24) & 0xFFFFFF) == pid)
-        labels = np.asarray([_TRAILING_NUMBER.sub("N", str(n)) for n in np.asarray(rows["name"])[mine]], dtype=object)
+        labels = np.asarray(
+            [_TRAILING_NUMBER.sub("N", str(n)) for n in np.asarray(rows["name"])[mine]], dtype=object
+        )
         s = np.ma.getdata(rows["start"])[mine].astype(np.int64)
         e = np.maximum(np.ma.getdata(rows["end"])[mine].astype(np.int64), s)
     out = []

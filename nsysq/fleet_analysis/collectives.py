@@ -1,4 +1,4 @@
-"""``nsysq fleet collectives``: NCCL collectives matched across ranks, and the rank that makes the others wait.
+"""``nsysq fleet collectives``: NCCL collectives matched across ranks; the rank that makes the others wait.
 
 A rank is one process on one device: one per file in a job with one export per rank, or each
 (process, device) of one export holding several. Each file's report (:mod:`nsysq.fleet_analysis.
@@ -52,9 +52,9 @@ RANK_COLUMNS = (
 FIRST = np.iinfo(np.int64).min
 """The window start of a rank's first communication kernel: from its first kernel or range."""
 SHARED_CLOCK_WARNING = (
-    "warning: {n} of {total} file(s) lack TARGET_INFO_SESSION_START_TIME (listed in the footer): their capture "
-    "start is unknown, so every file's timestamps are taken to be on one shared clock; skews between "
-    "files are then only right if the captures started together."
+    "warning: {n} of {total} file(s) lack TARGET_INFO_SESSION_START_TIME (listed in the footer): "
+    "their capture start is unknown, so every file's timestamps are taken to be on one shared "
+    "clock; skews between files are then only right if the captures started together."
 )
 
 
@@ -97,7 +97,10 @@ class CollectivesResult:
         """The JSON document (docs/json.md, fleet collectives)."""
         from nsysq.base.sections import sections_document
 
-        tables = {"collectives": self.collectives_table.in_unit(unit), "ranks": self.ranks_table.in_unit(unit)}
+        tables = {
+            "collectives": self.collectives_table.in_unit(unit),
+            "ranks": self.ranks_table.in_unit(unit),
+        }
         doc = sections_document("fleet_collectives", tables)
         doc["verdict"] = self.verdict
         doc["match"] = self.match
@@ -157,7 +160,9 @@ def _check_version(version: str) -> None:
         )
 
 
-def _answer(reports: list[CollectiveReport], runner: Engine, job: CollectiveJob, limit: int) -> CollectivesResult:
+def _answer(
+    reports: list[CollectiveReport], runner: Engine, job: CollectiveJob, limit: int
+) -> CollectivesResult:
     ok = [r for r in reports if r.status == "ok"]
     failed = tuple((r.path, r.reason or "") for r in reports if r.status != "ok")
     unclocked = [r.path for r in ok if r.ranks and r.clock.offset is None]
@@ -180,7 +185,7 @@ def _answer(reports: list[CollectiveReport], runner: Engine, job: CollectiveJob,
         *(f"no NCCL kernel in {r.path}: not a rank" for r in ok if not r.ranks),
         *matched["notes"],
         *([SHARED_CLOCK_WARNING.format(n=len(unclocked), total=len(ok))] if shared else []),
-        *(f"{r.path}: {phase.reason}" for r in [ranks[blamed]] if blamed is not None and phase.reason),
+        *([f"{ranks[blamed].path}: {phase.reason}"] if blamed is not None and phase.reason else []),
     )
     rows = _limited(matched["rows"], limit)
     table = Table(kind="fleet_collectives", columns=COLLECTIVE_COLUMNS, rows=rows, queries=queries,
@@ -230,7 +235,12 @@ def _groups(k: RankKernels, report: CollectiveReport, offset: int) -> dict[tuple
             rows = np.flatnonzero(on & (k.kind == code))
             rows = rows[np.argsort(k.start[rows], kind="stable")]
             names = np.asarray([report.names[i] for i in k.name[rows]], dtype=object)
-            out[(slot, report.kinds[int(code)])] = (k.start[rows] + offset, k.end[rows] + offset, names, lo[rows])
+            out[(slot, report.kinds[int(code)])] = (
+                k.start[rows] + offset,
+                k.end[rows] + offset,
+                names,
+                lo[rows],
+            )
     return out
 
 
@@ -256,8 +266,9 @@ def match(ranks: list[Rank], origin: int) -> dict[str, Any]:
         differ = int((~same).sum())
         counts_differ += max(counts) - m
         names_differ += differ
-        groups.append({"stream": key[0], "kind": key[1], "matched": int(same.sum()), "counts_differ":
-                       max(counts) - m, "names_differ": differ, "min_count": m, "max_count": max(counts)})  # fmt: skip
+        groups.append({"stream": key[0], "kind": key[1], "matched": int(same.sum()),
+                       "counts_differ": max(counts) - m, "names_differ": differ, "min_count": m,
+                       "max_count": max(counts)})  # fmt: skip
         if max(counts) != m or differ:
             notes.append(_group_note(key, ranks, counts, differ))
         positions[key] = [int(k) for k in np.flatnonzero(same)]
@@ -289,7 +300,9 @@ def _group_note(key: tuple[int, str], ranks: list[Rank], counts: list[int], diff
     slot, kind = key
     by_count: dict[int, list[str]] = {}
     for rank, count in zip(ranks, counts, strict=True):
-        by_count.setdefault(count, []).append(Path(rank.label).name if rank.label == rank.path else rank.label)
+        by_count.setdefault(count, []).append(
+            Path(rank.label).name if rank.label == rank.path else rank.label
+        )
     seen = "; ".join(
         f"{count} on {', '.join(labels) if len(labels) <= 3 else f'{len(labels)} ranks'}"
         for count, labels in sorted(by_count.items(), reverse=True)
@@ -304,7 +317,9 @@ def _blamed(per_rank: list[tuple[Any, ...]]) -> int | None:
     return best if per_rank[best][3] > 0 else None
 
 
-def _phases(runner: Engine, rank: Rank, matched: dict[str, Any], index: int, job: CollectiveJob) -> PhaseReport:
+def _phases(
+    runner: Engine, rank: Rank, matched: dict[str, Any], index: int, job: CollectiveJob
+) -> PhaseReport:
     """The phases before the blamed rank's late collectives (one more task, on its file)."""
     late = set(matched["late"][index])
     keys = sorted(rank.groups)
@@ -362,7 +377,7 @@ def _verdict(ranks: list[Rank], matched: dict[str, Any], blamed: int | None, pha
     label, _, lasts, caused = matched["per_rank"][blamed][:4]
     total = sum(int(row[6]) for row in rows)
     text = (
-        f"{Path(ranks[blamed].path).name}{label[len(ranks[blamed].path):]} makes the others wait: last to "
+        f"{Path(ranks[blamed].path).name}{label[len(ranks[blamed].path) :]} makes the others wait: last to "
         f"arrive at {lasts} of {len(rows)} collectives, causing {fmt_time(caused)} of the "
         f"{fmt_time(total)} waited ({100.0 * caused / total:.0f}%)"
     )

@@ -41,7 +41,10 @@ SESSION_START_DDL = (
 
 NCCL_NAMES = {
     "2.19": {
-        "AllReduce": ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ncclDevKernelArgsStorage<(unsigned long)4096>"),
+        "AllReduce": (
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+            "ncclDevKernelArgsStorage<(unsigned long)4096>",
+        ),
         "AllGather": ("ncclDevKernel_AllGather_RING_LL", "ncclDevKernelArgsStorage<(unsigned long)4096>"),
         "Broadcast": ("ncclDevKernel_Broadcast_RING_LL", "ncclDevKernelArgsStorage<(unsigned long)4096>"),
     },
@@ -104,7 +107,13 @@ class Rank:
 
     def range(self, name: str, start: int, end: int) -> None:
         self.nvtx.append(
-            {"start": start, "end": end, "eventType": 59, "text": name, "globalTid": global_tid(self.pid, self.pid)}
+            {
+                "start": start,
+                "end": end,
+                "eventType": 59,
+                "text": name,
+                "globalTid": global_tid(self.pid, self.pid),
+            }
         )
 
     def compute(self, rng: random.Random, name: str, kernels: Sequence[tuple[tuple[str, str], int]]) -> None:
@@ -173,7 +182,9 @@ def _spec(members: list[Rank], shift: int) -> TraceSpec:
     def moved(rows: list[Row]) -> list[Row]:
         return [{**r, "start": r["start"] - shift, "end": r["end"] - shift} for r in rows]
 
-    kernels = sorted((k for m in members for k in moved(m.kernels)), key=lambda k: (k["start"], k["deviceId"]))
+    kernels = sorted(
+        (k for m in members for k in moved(m.kernels)), key=lambda k: (k["start"], k["deviceId"])
+    )
     nvtx = sorted((n for m in members for n in moved(m.nvtx)), key=lambda n: n["start"])
     devices = sorted({m.device for m in members})
     return TraceSpec(
@@ -182,7 +193,9 @@ def _spec(members: list[Rank], shift: int) -> TraceSpec:
         nvtx=nvtx,
         gpus=[{**H200, "id": d, "cuDevice": d, "busLocation": f"0000:{0x45 + d:02x}:00.0"} for d in devices],
         cuda_devices=[{"gpuId": m.device, "cudaId": m.device, "pid": m.pid} for m in members],
-        threads=[{"nameId": "python3", "priority": 0, "globalTid": global_tid(m.pid, m.pid)} for m in members],
+        threads=[
+            {"nameId": "python3", "priority": 0, "globalTid": global_tid(m.pid, m.pid)} for m in members
+        ],
         analysis={"duration": 0, "startTime": 0, "stopTime": 0},
     )
 
@@ -223,7 +236,8 @@ def collective_ranks(
     out.mkdir(parents=True, exist_ok=True)
     job = simulate(
         ranks, steps, late_rank=late_rank, late_steps=late_steps, late_ns=late_ns, late_phase=late_phase,
-        nccl=nccl, seed=seed, pids=[31_000 + 7 * r for r in range(ranks)], devices=[r % 8 for r in range(ranks)],
+        nccl=nccl, seed=seed, pids=[31_000 + 7 * r for r in range(ranks)],
+        devices=[r % 8 for r in range(ranks)],
     )  # fmt: skip
     rng = random.Random(seed + 1)
     paths = []
