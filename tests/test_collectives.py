@@ -193,12 +193,15 @@ def test_cli_json_is_the_library_answer_and_documented(job: Path, answer: Any) -
     assert not [k for k in keys if f"`{k}`" not in section]
 
 
-def test_cli_table_shows_the_verdict_and_limit_keeps_the_most_wait(job: Path) -> None:
-    proc = _cli(job, "--no-cache", "--limit", "3", "-f", "csv")
+def test_cli_limit_keeps_the_most_wait_and_shows_the_verdict(job: Path) -> None:
+    proc = _cli(job, "--no-cache", "--limit", "3", "-f", "markdown")
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 4 and all(",AllReduce," in line for line in lines[1:])
-    proc = _cli(job, "--no-cache", "--show-sql")
-    assert proc.returncode == 0 and "fleet_collective_kernels@1" in proc.stdout
-    proc = _cli(job, "--no-cache", "-f", "markdown")
-    assert "rank05.sqlite makes the others wait" in proc.stdout
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ncclDevKernel_")]
+    assert len(rows) == 3 and all("| AllReduce |" in row for row in rows)
+    assert "rank05.sqlite makes the others wait" in proc.stdout and "shown_rows: 3" in proc.stdout
+
+
+def test_cli_show_sql_prints_the_per_trace_sql(job: Path) -> None:
+    proc = _cli(job / "rank00.sqlite", "--no-cache", "--show-sql")
+    assert proc.returncode == 0, proc.stderr
+    assert "fleet_collective_kernels@1" in proc.stdout and "kernel_comm_pairs@2" in proc.stdout

@@ -284,7 +284,7 @@ def phases(trace: Session, task: PhaseTask) -> PhaseReport:
     labelled = [*_by_label("category", kernels, None), *_by_label("NVTX range", ranges, task.pid)]
     first = min([floor, *(int(s.min()) for _, _, s, _ in labelled if len(s))])
     lo = np.asarray([first if v is None else v for v in task.lo], dtype=np.int64)
-    found = [_phase(what, name, s, e, lo, hi, task) for what, name, s, e in labelled]
+    found: list[Phase | None] = list(_phases_of(labelled, lo, hi, task))
     grew = sorted((p for p in found if p is not None and p.growth_ns > 0), key=_order(found))
     queries = (*_labels("fleet_phase_kernels"), *_labels("nvtx_ranges"))
     return PhaseReport(phases=grew[:5], queries=queries)
@@ -319,11 +319,15 @@ def _by_label(what: str, rows: dict[str, Any], pid: int | None) -> list[tuple[st
         )
         s = np.ma.getdata(rows["start"])[mine].astype(np.int64)
         e = np.maximum(np.ma.getdata(rows["end"])[mine].astype(np.int64), s)
-    out = []
-    for label in sorted(set(labels.tolist())):
-        chosen = labels == label
-        out.append((what, str(label), s[chosen], e[chosen]))
-    return out
+    if not len(labels):
+        return []
+    names, inverse = np.unique(labels.astype(str), return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(names) + 1))
+    return [
+        (what, str(name), s[order[bounds[i] : bounds[i + 1]]], e[order[bounds[i] : bounds[i + 1]]])
+        for i, name in enumerate(names)
+    ]
 
 
 def window_sums(s: Any, e: Any, lo: Any, hi: Any) -> Any:
@@ -342,20 +346,22 @@ def window_sums(s: Any, e: Any, lo: Any, hi: Any) -> Any:
     return covered(np.maximum(hi, lo) - base) - covered(lo - base)
 
 
-def _phase(what: str, name: str, s: Any, e: Any, lo: Any, hi: Any, task: PhaseTask) -> Phase | None:
-    """One phase's time summed over the late windows, and at the typical (median on-time) time of
+def _phases_of(labelled: list[tuple[str, str, Any, Any]], lo: Any, hi: Any, task: PhaseTask) -> list[Phase]:
+    """Each phase's time summed over the late windows, and at the typical (median on-time) time of
     each late window's group (of every on-time window when its group has none)."""
-    if not len(s):
-        return None
-    per = window_sums(s, e, lo, hi)
     late = np.asarray(task.late, dtype=bool)
-    if not late.any():
-        return None
+    if not labelled or not late.any():
+        return []
+    per = np.stack([window_sums(s, e, lo, hi) for _, _, s, e in labelled])  # phases x windows
     group = np.asarray(task.group, dtype=np.int64)
-    ontime = per[~late]
-    overall = float(np.median(ontime)) if len(ontime) else 0.0
-    typical = 0.0
-    for g in group[late]:
-        mine = per[(group == g) & ~late]
-        typical += float(np.median(mine)) if len(mine) else overall
-    return Phase(what, name, int(per[late].sum()), typical)
+    ontime = per[:, ~late]
+    overall = np.median(ontime, axis=1) if ontime.shape[1] else np.zeros(len(per))
+    typical = np.zeros(len(per))
+    for g in np.unique(group[late]):
+        mine = per[:, (group == g) & ~late]
+        median = np.median(mine, axis=1) if mine.shape[1] else overall
+        typical += int(np.count_nonzero(late & (group == g))) * median
+    totals = per[:, late].sum(axis=1)
+    return [
+        Phase(what, name, int(totals[i]), float(typical[i])) for i, (what, name, _, _) in enumerate(labelled)
+    ]
