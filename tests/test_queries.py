@@ -46,6 +46,11 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "range_name": "%",
     "instance": None,
     "log_gamma": 0.01,
+    "comm_sids": [1, 2, -1],
+    "pid": 4242,
+    "dev": 0,
+    "lo": 0,
+    "hi": 2**62,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
