@@ -244,55 +244,86 @@ def _groups(k: RankKernels, report: CollectiveReport, offset: int) -> dict[tuple
     return out
 
 
+@dataclass
+class _Tally:
+    """The running sums of the matched collectives: rows, and per rank its waits and late arrivals."""
+
+    ranks: list[Rank]
+    origin: int
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    late: list[list[tuple[tuple[int, str], int]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        n = len(self.ranks)
+        self.caused, self.waited = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        self.lasts, self.taken = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        self.late = [[] for _ in self.ranks]
+
+    def add(self, key: tuple[int, str], k: int, arrivals: Any, ends: Any, name: str) -> None:
+        """One collective: every rank's arrival (kernel start) and kernel end on the one clock."""
+        last = int(np.argmax(arrivals))  # ties: the first rank in input order
+        top, first = int(arrivals[last]), int(arrivals.min())
+        wait = int((top - arrivals).sum())
+        self.caused[last] += wait
+        self.waited += top - arrivals
+        self.lasts[last] += 1
+        self.taken += 1
+        self.late[last].append((key, k))
+        self.rows.append((name, k, len(self.ranks), first - self.origin, top - first, self.ranks[last].label,
+                          wait, int(ends[last]) - top, key[1], key[0]))  # fmt: skip
+
+    def per_rank(self) -> list[tuple[Any, ...]]:
+        return [
+            (
+                r.label,
+                int(self.taken[i]),
+                int(self.lasts[i]),
+                int(self.caused[i]),
+                int(self.waited[i]),
+                r.kernels,
+                r.pid,
+                r.device,
+            )  # fmt: skip
+            for i, r in enumerate(self.ranks)
+        ]
+
+
+def _lined_up(ranks: list[Rank], key: tuple[int, str]) -> tuple[list[int], Any, Any, Any]:
+    """Every rank's kernel counts of ``key``, and the starts, ends and names of the positions all
+    ranks have (ranks x positions)."""
+    counts = [len(r.groups[key][0]) if key in r.groups else 0 for r in ranks]
+    m, n = min(counts), len(ranks)
+    if not m:
+        return counts, np.zeros((n, 0), np.int64), np.zeros((n, 0), np.int64), np.zeros((n, 0), object)
+    stacked = [np.stack([r.groups[key][i][:m] for r in ranks]) for i in range(3)]
+    return counts, stacked[0], stacked[1], stacked[2]
+
+
 def match(ranks: list[Rank], origin: int) -> dict[str, Any]:
     """Every (stream slot, kind, k) on every rank: matched when every rank has it and the kernel
     names agree. Rows per matched collective, per-rank sums, and the counts of what did not match."""
-    keys = sorted({key for r in ranks for key in r.groups})
-    n = len(ranks)
-    rows: list[tuple[Any, ...]] = []
-    caused, waited = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    lasts, taken = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-    late: list[list[tuple[tuple[int, str], int]]] = [[] for _ in ranks]
-    groups, notes = [], []
+    tally = _Tally(ranks, origin)
+    groups: list[dict[str, Any]] = []
+    notes: list[str] = []
     positions: dict[tuple[int, str], list[int]] = {}
-    counts_differ = names_differ = 0
-    for key in keys:
-        counts = [len(r.groups[key][0]) if key in r.groups else 0 for r in ranks]
-        m = min(counts)
-        starts = np.stack([r.groups[key][0][:m] for r in ranks]) if m else np.zeros((n, 0), np.int64)
-        ends = np.stack([r.groups[key][1][:m] for r in ranks]) if m else np.zeros((n, 0), np.int64)
-        names = np.stack([r.groups[key][2][:m] for r in ranks]) if m else np.zeros((n, 0), object)
+    for key in sorted({key for r in ranks for key in r.groups}):
+        counts, starts, ends, names = _lined_up(ranks, key)
         same = (names == names[0]).all(axis=0)
-        differ = int((~same).sum())
-        counts_differ += max(counts) - m
-        names_differ += differ
+        short, differ = max(counts) - min(counts), int((~same).sum())
         groups.append({"stream": key[0], "kind": key[1], "matched": int(same.sum()),
-                       "counts_differ": max(counts) - m, "names_differ": differ, "min_count": m,
+                       "counts_differ": short, "names_differ": differ, "min_count": min(counts),
                        "max_count": max(counts)})  # fmt: skip
-        if max(counts) != m or differ:
+        if short or differ:
             notes.append(_group_note(key, ranks, counts, differ))
         positions[key] = [int(k) for k in np.flatnonzero(same)]
         for k in positions[key]:
-            arrivals = starts[:, k]
-            last = int(np.argmax(arrivals))  # ties: the first rank in input order
-            top = int(arrivals[last])
-            wait = int((top - arrivals).sum())
-            caused[last] += wait
-            waited += top - arrivals
-            lasts[last] += 1
-            taken += 1
-            late[last].append((key, int(k)))
-            rows.append((str(names[0, k]), int(k), n, int(arrivals.min()) - origin, top - int(arrivals.min()),
-                         ranks[last].label, wait, int(ends[last, k]) - top, key[1], key[0]))  # fmt: skip
-    rows.sort(key=lambda r: (r[3], r[9], r[8], r[1]))
-    per_rank = [
-        (r.label, int(taken[i]), int(lasts[i]), int(caused[i]), int(waited[i]), r.kernels, r.pid, r.device)
-        for i, r in enumerate(ranks)
-    ]
-    unmatched = counts_differ + names_differ
-    summary = {"matched": len(rows), "unmatched": unmatched, "counts_differ": counts_differ,
-               "names_differ": names_differ, "groups": groups}  # fmt: skip
-    return {"rows": rows, "per_rank": per_rank, "late": late, "match": summary, "notes": notes,
+            tally.add(key, k, starts[:, k], ends[:, k], str(names[0, k]))
+    rows = sorted(tally.rows, key=lambda r: (r[3], r[9], r[8], r[1]))
+    counts_differ = sum(int(g["counts_differ"]) for g in groups)
+    names_differ = sum(int(g["names_differ"]) for g in groups)
+    summary = {"matched": len(rows), "unmatched": counts_differ + names_differ,
+               "counts_differ": counts_differ, "names_differ": names_differ, "groups": groups}  # fmt: skip
+    return {"rows": rows, "per_rank": tally.per_rank(), "late": tally.late, "match": summary, "notes": notes,
             "positions": positions}  # fmt: skip
 
 
