@@ -1539,3 +1539,217 @@ def check_rules(
         status = "found" if found else "clean"
         out[rule] = (status, len(found), sum(f["duration_ns"] for f in found), kept)
     return out
+# -- fleet collectives: NCCL collectives matched across ranks -----------------------------------------
+def _clock_offset(path: Path) -> int | None:
+    """What turns the export's timestamps into UTC epoch ns: utcEpochNs (minus systemClockNs when
+    the table has it); 0 for an export made with --ts-normalize; None without the table."""
+    have = tables(path)
+    for meta in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        if meta in have:
+            values = _rows(path, f"SELECT value FROM {meta} WHERE name = 'EXPORT_PARAM_TIME_NORMALIZE'")
+            if any(str(v).lower() == "true" for (v,) in values):
+                return 0
+            break
+    if "TARGET_INFO_SESSION_START_TIME" not in have:
+        return None
+    system = "systemClockNs" in _columns(path, "TARGET_INFO_SESSION_START_TIME")
+    row = _rows(
+        path, f"SELECT utcEpochNs{', systemClockNs' if system else ''} FROM TARGET_INFO_SESSION_START_TIME"
+    )
+    if not row or row[0][0] is None:
+        return None
+    return int(row[0][0]) - int((row[0][1] if system else 0) or 0)
+
+
+def _categorized(path: Path) -> list[tuple[int, int, int, int, int, str, str | None]]:
+    """(pid, device, stream, start, end, category, short name) of every kernel, by lineup_rules.toml."""
+    lineup = _toml_rules("lineup_rules.toml")
+    names = dict(_rows(path, "SELECT id, value FROM StringIds"))
+    seen: dict[tuple[str | None, str | None], str] = {}
+    out = []
+    for start, end, dev, stream, gpid, sid, did in _rows(
+        path,
+        'SELECT start, "end", deviceId, streamId, globalPid, shortName, demangledName '
+        'FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start IS NOT NULL AND "end" IS NOT NULL',
+    ):
+        short, dem = names.get(sid), names.get(did)
+        if (short, dem) not in seen:  # classified once per name pair
+            seen[(short, dem)] = "Other"
+            for rule in lineup:
+                text = dem if rule["field"] == "demangled" else short
+                if text is not None and _like(rule["like"]).fullmatch(text.lower()):
+                    seen[(short, dem)] = rule["category"]
+                    break
+        category = seen[(short, dem)]
+        pid = -1 if gpid is None else (gpid >> 24) & 0xFFFFFF
+        out.append((pid, -1 if dev is None else dev, -1 if stream is None else stream, start, max(start, end),
+                    category, short))  # fmt: skip
+    return out
+
+
+@dataclass
+class OracleRank:
+    label: str
+    path: Path
+    pid: int
+    device: int
+    offset: int
+    kernels: list[tuple[int, int, int, str, str]]  # local start, end, stream, kind, name
+
+
+def collective_ranks(paths: list[Path]) -> tuple[list[OracleRank], list[Path]]:
+    """Every (file, pid, device) with communication kernels, and the files without a clock (then
+    every offset is 0: one shared clock)."""
+    kinds = _toml_rules("collective_rules.toml")
+    found: list[tuple[Path, int, int, list[tuple[int, int, int, str, str]]]] = []
+    unclocked = []
+    offsets: dict[Path, int | None] = {}
+    kind_of: dict[str | None, str] = {}
+    for path in paths:
+        per: dict[tuple[int, int], list[tuple[int, int, int, str, str]]] = {}
+        for pid, dev, stream, start, end, category, short in _categorized(path):
+            if category == "NCCL / communication":
+                kind = kind_of.setdefault(short, _first(kinds, "kind", short) or "unknown")
+                per.setdefault((pid, dev), []).append((start, end, stream, kind, str(short)))
+        offsets[path] = _clock_offset(path)
+        if per and offsets[path] is None:
+            unclocked.append(path)
+        for (pid, dev), rows in sorted(per.items()):
+            found.append((path, pid, dev, rows))
+    several = {p for p in paths if sum(1 for f in found if f[0] == p) > 1}
+    ranks = [
+        OracleRank(
+            f"{p} [pid {pid}, device {dev}]" if p in several else str(p),
+            p,
+            pid,
+            dev,
+            0 if unclocked else int(offsets[p] or 0),
+            rows,
+        )  # fmt: skip
+        for p, pid, dev, rows in found
+    ]
+    return ranks, unclocked
+
+
+def _rank_groups(rank: OracleRank) -> dict[tuple[int, str], list[tuple[int, int, str, int | None]]]:
+    """(slot, kind) -> [(absolute start, absolute end, name, local window start)] in launch order;
+    slots number the streams by their first kernel; the window starts at the end of the previous
+    communication kernel of the rank (None for its first)."""
+    ordered = sorted(rank.kernels, key=lambda k: (k[0], k[2]))
+    slots: dict[int, int] = {}
+    windows: dict[int, int | None] = {}
+    latest: int | None = None
+    for i, (start, end, stream, _, _) in enumerate(ordered):
+        slots.setdefault(stream, len(slots))
+        windows[i] = None if latest is None else min(latest, start)
+        latest = end if latest is None else max(latest, end)
+    groups: dict[tuple[int, str], list[tuple[int, int, str, int | None]]] = {}
+    for i, (start, end, stream, kind, name) in enumerate(ordered):
+        groups.setdefault((slots[stream], kind), []).append(
+            (start + rank.offset, end + rank.offset, name, windows[i])
+        )
+    for rows in groups.values():
+        rows.sort(key=lambda r: r[0])
+    return groups
+
+
+def collectives_matched(paths: list[Path]) -> dict[str, Any]:
+    """nsysq fleet collectives by plain loops: the matched collectives (name, seq, first start from
+    the earliest capture start, skew, last rank, wait, duration), per rank (collectives, last
+    arrivals, caused and waited wait), the unmatched counts, and the blamed rank's phases."""
+    ranks, unclocked = collective_ranks(paths)
+    origin = 0 if unclocked else min((_clock_epoch(r.path) for r in ranks), default=0)
+    groups = [_rank_groups(r) for r in ranks]
+    keys = sorted({k for g in groups for k in g})
+    rows, counts_differ, names_differ = [], 0, 0
+    per = {
+        r.label: {"collectives": 0, "last_arrivals": 0, "caused_wait_ns": 0, "waited_ns": 0} for r in ranks
+    }
+    late: dict[str, set[tuple[tuple[int, str], int]]] = {r.label: set() for r in ranks}
+    positions: dict[tuple[int, str], list[int]] = {}
+    for key in keys:
+        counts = [len(g.get(key, [])) for g in groups]
+        counts_differ += max(counts) - min(counts)
+        positions[key] = []
+        for k in range(min(counts)):
+            at = [g[key][k] for g in groups]
+            if len({a[2] for a in at}) > 1:
+                names_differ += 1
+                continue
+            positions[key].append(k)
+            arrivals = [a[0] for a in at]
+            top = max(arrivals)
+            last = arrivals.index(top)
+            wait = sum(top - a for a in arrivals)
+            for r, a in zip(ranks, arrivals, strict=True):
+                per[r.label]["collectives"] += 1
+                per[r.label]["waited_ns"] += top - a
+            per[ranks[last].label]["last_arrivals"] += 1
+            per[ranks[last].label]["caused_wait_ns"] += wait
+            late[ranks[last].label].add((key, k))
+            rows.append({"name": at[0][2], "seq": k, "ranks": len(ranks),
+                         "first_start_ns": min(arrivals) - origin, "skew_ns": top - min(arrivals),
+                         "last_path": ranks[last].label, "wait_ns": wait,
+                         "duration_ns": at[last][1] - top, "kind": key[1], "stream": key[0]})  # fmt: skip
+    rows.sort(key=lambda r: (r["first_start_ns"], r["stream"], r["kind"], r["seq"]))
+    blamed = max(ranks, key=lambda r: (per[r.label]["caused_wait_ns"], -ranks.index(r)))
+    phases = []
+    if per[blamed.label]["caused_wait_ns"] > 0:
+        phases = collective_phases(blamed, groups[ranks.index(blamed)], positions, late[blamed.label])
+    named = blamed.label if per[blamed.label]["caused_wait_ns"] else None
+    return {"rows": rows, "ranks": per, "counts_differ": counts_differ, "names_differ": names_differ,
+            "unclocked": unclocked, "blamed": named, "phases": phases}  # fmt: skip
+
+
+def _clock_epoch(path: Path) -> int:
+    row = _rows(path, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")
+    return int(row[0][0])
+
+
+def collective_phases(
+    rank: OracleRank,
+    groups: dict[tuple[int, str], list[tuple[int, int, str, int | None]]],
+    positions: dict[tuple[int, str], list[int]],
+    late: set[tuple[tuple[int, str], int]],
+) -> list[tuple[str, str, int, float]]:
+    """(what, name, late_ns, typical_ns) of every phase that grew, in the order nsysq names them:
+    each window's overlap with every NVTX range (trailing number as N) of the rank's process and
+    every non-communication kernel of its process and device, by category."""
+    windows = []  # (lo, hi, late, group)
+    for g, key in enumerate(sorted(groups)):
+        for k in positions.get(key, []):
+            start, _, _, lo = groups[key][k]
+            windows.append((lo, start - rank.offset, (key, k) in late, g))
+    intervals: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for pid, dev, _, start, end, category, _ in _categorized(rank.path):
+        if pid == rank.pid and dev == rank.device and category != "NCCL / communication":
+            intervals.setdefault(("category", category), []).append((start, end))
+    ranges, _, _ = nvtx_ranges(rank.path)
+    for r in ranges:
+        if (r.tid >> 24) & 0xFFFFFF == rank.pid:
+            intervals.setdefault(("NVTX range", re.sub(r"\d+$", "N", r.name)), []).append(
+                (r.start, max(r.start, r.end))
+            )
+    first = min([w[0] for w in windows if w[0] is not None] + [w[1] for w in windows]
+                + [s for ivs in intervals.values() for s, _ in ivs])  # fmt: skip
+    windows = [(first if lo is None else lo, hi, is_late, g) for lo, hi, is_late, g in windows]
+    found = []
+    for (what, name), ivs in intervals.items():
+        per = [sum(max(0, min(hi, e) - max(lo, s)) for s, e in ivs) for lo, hi, _, _ in windows]
+        ontime = [p for p, w in zip(per, windows, strict=True) if not w[2]]
+        overall = statistics.median(ontime) if ontime else 0.0
+        typical = 0.0
+        late_ns = 0
+        for p, (_, _, is_late, g) in zip(per, windows, strict=True):
+            if is_late:
+                late_ns += p
+                mine = [q for q, w in zip(per, windows, strict=True) if w[3] == g and not w[2]]
+                typical += float(statistics.median(mine)) if mine else float(overall)
+        found.append((what, name, late_ns, typical))
+    grew = [f for f in found if f[2] - f[3] > 0]
+    best = max((f[2] - f[3] for f in found), default=0.0)
+    near = [f for f in grew if f[2] - f[3] >= 0.95 * best]
+    rest = [f for f in grew if f not in near]
+    near.sort(key=lambda f: (f[3], f[0], f[1]))
+    rest.sort(key=lambda f: (-(f[2] - f[3]), f[0], f[1]))
+    return (near + rest)[:5]

@@ -298,6 +298,25 @@ def test_ray_gives_the_local_answer(ranks: Path, local: Any, ray_session: Any) -
     assert _tables(result) == _tables(local)
 
 
+def test_ray_gives_the_local_collectives(ray_session: Any, tmp_path: Path) -> None:
+    """fleet collectives: the same tables, verdict and phases from Ray tasks as from local threads."""
+    from nsysq.fleet_analysis import collectives
+    from nsysq.synth.ranks import collective_ranks
+
+    collective_ranks(tmp_path, ranks=4, steps=4, late_rank=2, late_steps=(1, 3))
+    here = collectives(tmp_path, cache=False)
+    there = collectives(tmp_path, engine="ray", cache=False)
+    assert there.collectives_table.footer["engine"] == "ray"
+    for a, b in ((here.collectives_table, there.collectives_table), (here.ranks_table, there.ranks_table)):
+        assert (a.columns, a.rows, a.footer | {"engine": None}) == (
+            b.columns,
+            b.rows,
+            b.footer | {"engine": None},
+        )
+    assert (here.verdict, here.phases, here.match) == (there.verdict, there.phases, there.match)
+    assert Path(here.ranks_table.rows[0][0]).name == "rank02.sqlite"
+
+
 class DieOnce:
     """Wraps the per-trace function: the first call on ``victim`` kills its worker process."""
 

@@ -52,6 +52,11 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "danger_fields": ["short"],
     "danger_patterns": ["%a%"],
     "tids": [1, 2],
+    "comm_sids": [1, 2, -1],
+    "pid": 4242,
+    "dev": 0,
+    "lo": 0,
+    "hi": 2**62,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.

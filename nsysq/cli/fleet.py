@@ -1,4 +1,4 @@
-"""``nsysq fleet [traces|census|lineup] TRACES...``: many traces, one answer (see docs/fleet.md).
+"""``nsysq fleet [traces|census|lineup|collectives] TRACES...``: many traces, one answer (see docs/fleet.md).
 
 ``nsysq fleet TRACES...`` is short for ``nsysq fleet traces TRACES...`` (the per-trace table and the
 stragglers). The library does the work (:func:`nsysq.fleet_analysis.fleet`); this module parses options,
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from typer.core import TyperGroup
@@ -40,6 +40,7 @@ from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from nsysq.base.table import Table
+    from nsysq.export.reader import CacheMode
     from nsysq.fleet_analysis import FleetResult
 
 DEFAULT_COMMAND = "traces"
@@ -60,7 +61,8 @@ fleet_app = typer.Typer(
     name="fleet",
     cls=FleetGroup,
     help="Many traces (one per rank or run), one answer: per-trace table and stragglers "
-    "(nsysq fleet TRACES... = nsysq fleet traces TRACES...), merged census, merged lineup.",
+    "(nsysq fleet TRACES... = nsysq fleet traces TRACES...), merged census, merged lineup, NCCL "
+    "collectives matched across ranks.",
     no_args_is_help=True,
 )
 
@@ -289,3 +291,95 @@ def lineup_command(
         return _show_sql(traces, **job)
     result = _ask(traces, engine, address, workers, **job)
     _emit_merged(result, result.lineup_table, "fleet lineup", fmt, unit, kinds)
+
+
+CollectivesLimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--limit",
+        "-n",
+        help="Keep the N collectives with the most wait (still in time order); 0 shows every collective.",
+    ),
+]
+CollectivesFailOnOpt = Annotated[
+    str,
+    typer.Option(
+        "--fail-on",
+        help="Exit with code 3 when any of these happened (comma-separated): failed (a trace could "
+        "not be read), none.",
+    ),
+]
+COLLECTIVE_TITLES = {"collectives": "collectives", "ranks": "ranks"}
+
+
+@fleet_app.command("collectives")
+def collectives_command(
+    traces: TracesArg,
+    engine: EngineOpt = EngineName.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    rules: RulesOpt = None,
+    limit: CollectivesLimitOpt = 0,
+    fail_on: CollectivesFailOnOpt = "failed",
+    fmt: FormatOpt = Format.table,
+    unit: UnitOpt = None,
+    show_sql: ShowSqlOpt = False,
+    no_cache: NoCacheOpt = False,
+    build_cache: BuildCacheOpt = False,
+) -> None:
+    """NCCL collectives matched across ranks (one export per rank, or one export holding several
+    processes or devices, each a rank), aligned on one clock (utcEpochNs): per collective the skew,
+    the wait it caused and the rank that arrived last; per rank the wait it caused and waited; the
+    verdict names the rank that makes the others wait and the phase that grew before (docs/fleet.md)."""
+    import json
+
+    from nsysq.base.sections import render_sections
+    from nsysq.fleet_analysis import collectives
+
+    kinds = tuple(k for k in _fail_on(fail_on) if k != "straggler")
+    if "straggler" in _fail_on(fail_on):
+        raise UsageError("--fail-on takes failed or none for fleet collectives.")
+    cache = cast("CacheMode", _cache(no_cache, build_cache))
+    rules_arg = str(rules) if rules else None
+    if show_sql:
+        return _collectives_sql(traces, rules_arg, cache)
+    result = collectives(
+        [str(t) for t in traces], engine=engine.value, address=address, workers=workers, rules=rules_arg,
+        cache=cache, limit=limit,
+    )  # fmt: skip
+    time_unit = unit_for(fmt, unit)
+    if fmt == Format.json:
+        json.dump(result.document(time_unit), sys.stdout, indent=2, default=str, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        tables = {
+            "collectives": result.collectives_table.in_unit(time_unit),
+            "ranks": result.ranks_table.in_unit(time_unit),
+        }
+        render_sections("fleet_collectives", tables, COLLECTIVE_TITLES, fmt.value, sys.stdout, optional=())
+    for note in result.collectives_table.notes:
+        say(note)
+    if "failed" in kinds and result.failed:
+        say(f"exit code {FAIL_EXIT_CODE}: --fail-on failed.")
+        raise typer.Exit(FAIL_EXIT_CODE)
+
+
+def _collectives_sql(traces: list[Path], rules: str | None, cache: CacheMode) -> None:
+    """``--show-sql``: the per-trace SQL, as it runs on the first trace that answers."""
+    from nsysq.base.errors import NsysqError
+    from nsysq.cli.common import show_sql
+    from nsysq.fleet_analysis import expand
+    from nsysq.fleet_analysis.collective_partial import CollectiveJob, CollectiveReport, answer
+    from nsysq.trace import Trace
+
+    last: NsysqError | None = None
+    for path in expand([str(t) for t in traces]):
+        try:
+            with Trace(path, cache=cache, prefetch="fleet_collective_kernels") as trace:
+                answer(trace.session, CollectiveJob(rules=rules, cache=cache), CollectiveReport(path=path))
+                show_sql([trace.session])
+                return
+        except NsysqError as exc:
+            last = exc
+    assert last is not None
+    raise last

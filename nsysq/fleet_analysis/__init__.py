@@ -5,8 +5,9 @@
 (:mod:`nsysq.fleet_analysis.engines`: a local thread pool, or Ray tasks), folds the small reports on the
 driver as they arrive (:mod:`nsysq.fleet_analysis.merge`, exact and order-free statistics from
 :mod:`nsysq.fleet_analysis.stats`), and scores the traces against each other with diff's robust method
-(:mod:`nsysq.fleet_analysis.stragglers`). Every input is accounted for: a trace that fails is listed with
-its one-sentence reason and the others still answer.
+(:mod:`nsysq.fleet_analysis.stragglers`). :func:`collectives` matches NCCL collectives across
+ranks (:mod:`nsysq.fleet_analysis.collectives`) with the same engines. Every input is accounted
+for: a trace that fails is listed with its one-sentence reason and the others still answer.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
+from nsysq.fleet_analysis.collectives import CollectivesResult, collectives
 from nsysq.fleet_analysis.engines import ENGINES, Engine, LocalEngine, RayEngine, make_engine
 from nsysq.fleet_analysis.inputs import expand
 from nsysq.fleet_analysis.merge import FleetFold, census_table, lineup_table
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENGINES",
+    "CollectivesResult",
     "FAIL_ON",
     "MEDIAN_METHOD",
     "Engine",
@@ -40,6 +43,7 @@ __all__ = [
     "LocalEngine",
     "RayEngine",
     "TraceReport",
+    "collectives",
     "expand",
     "fleet",
     "read_trace",
