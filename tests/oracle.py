@@ -1539,6 +1539,8 @@ def check_rules(
         status = "found" if found else "clean"
         out[rule] = (status, len(found), sum(f["duration_ns"] for f in found), kept)
     return out
+
+
 # -- fleet collectives: NCCL collectives matched across ranks -----------------------------------------
 def _clock_offset(path: Path) -> int | None:
     """What turns the export's timestamps into UTC epoch ns: utcEpochNs (minus systemClockNs when
