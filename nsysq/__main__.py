@@ -1,5 +1,5 @@
-"""``python -m nsysq``: the same as the ``nsysq`` command."""
+"""``python -m nsysq``: the same as the ``nsysq`` command (the CLI plus ``nsysq mcp``)."""
 
-from nsysq.cli.root import main
+from nsysq.agents.entry import main
 
 main()
