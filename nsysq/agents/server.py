@@ -65,8 +65,8 @@ def build_server(config: Config) -> Server[Any]:
         if spec is None:
             return error(f"there is no tool {params.name!r}; tools/list names them.")
         try:
-            arguments = check_arguments(spec, params.arguments or {})
-            argv = spec.argv(_confined(spec, arguments, config.folders))
+            arguments = _confined(spec, check_arguments(spec, params.arguments or {}), config.folders)
+            argv = spec.argv(arguments)
         except UsageError as exc:
             return error(str(exc))
         async with calls:
@@ -114,10 +114,9 @@ def build_server(config: Config) -> Server[Any]:
 
 async def _serve(config: Config) -> None:
     server = build_server(config)
-    async with anyio.create_task_group() as group:
-        group.start_soon(anyio.to_thread.run_sync, worker.warm_up)
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+    async with stdio_server() as (read, write), anyio.create_task_group() as group:
+        group.start_soon(anyio.to_thread.run_sync, worker.warm_up)  # fd 1 is diverted by now
+        await server.run(read, write, server.create_initialization_options())
         group.cancel_scope.cancel()
 
 
@@ -157,11 +156,11 @@ def _real_paths(p: Param, value: Any, folders: Folders) -> Any:
 async def _run(ctx: Any, spec: ToolSpec, argv: list[str], arguments: dict[str, Any], timeout_s: float) -> Any:
     started = time.monotonic()
     await _progress(ctx, 0.0, f"{spec.name}: started")
-    running = worker.start(argv)
+    running = worker.Running(argv)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_report_while_running, ctx, spec.name, started)
-            outcome = await anyio.to_thread.run_sync(running.wait, timeout_s, abandon_on_cancel=True)
+            outcome = await anyio.to_thread.run_sync(running.run, timeout_s, abandon_on_cancel=True)
             group.cancel_scope.cancel()
     except BaseException:
         running.kill()

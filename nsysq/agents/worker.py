@@ -11,14 +11,26 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import os
 import sys
+import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from nsysq.base.errors import NsysqError
 
-PRELOAD = ["nsysq.agents.worker", "nsysq.agents.tools", "duckdb"]
+PRELOAD = [
+    "nsysq.agents.worker",
+    "nsysq.agents.tools",
+    "duckdb",
+    "numpy",
+    "nsysq.trace",
+    "nsysq.session.session",
+    "nsysq.export.reader",
+]
+"""Loaded once by the fork server, so a call does not pay for them (pandas is left out: most
+commands never load it)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,7 @@ def _is_usage_error(exc: Exception) -> bool:
 
 
 def _child(argv: list[str], conn: Connection) -> None:
+    os.dup2(2, 1)  # whatever a library writes to fd 1 goes to stderr, never onto the server's wire
     try:
         conn.send(run_cli(argv))
     finally:
@@ -76,55 +89,59 @@ def _child(argv: list[str], conn: Connection) -> None:
 
 
 _CONTEXT: Any = None
+_CONTEXT_LOCK = threading.Lock()
 
 
 def _context() -> Any:
+    """The forkserver context, its server preloaded with the CLI and DuckDB (spawn where there is
+    no forkserver). Start it only once stdout is diverted (mcp's stdio_server does): it inherits fd 1."""
     global _CONTEXT
-    if _CONTEXT is None:
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        _CONTEXT = multiprocessing.get_context(method)
-        if method == "forkserver":
-            _CONTEXT.set_forkserver_preload(PRELOAD)
-    return _CONTEXT
+    with _CONTEXT_LOCK:
+        if _CONTEXT is None:
+            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            _CONTEXT = multiprocessing.get_context(method)
+            if method == "forkserver":
+                _CONTEXT.set_forkserver_preload(PRELOAD)
+        return _CONTEXT
 
 
 def warm_up() -> None:
     """Start the server of preloaded processes now (the first call would otherwise wait for it)."""
-    proc = start([])
-    proc.kill()
+    Running(["--version"]).run(60.0)
 
 
 class Running:
-    """A call under way in a child process: :meth:`wait` for its outcome, :meth:`kill` to stop it."""
+    """One call in a child process: :meth:`run` (blocking, in a thread) starts it and waits for its
+    outcome; :meth:`kill` (from any thread) stops it."""
 
     def __init__(self, argv: list[str]) -> None:
+        self._argv = argv
+        self._proc: Any = None
+        self._killed = False
+
+    def run(self, timeout: float) -> Outcome | None:
+        """The outcome, or None when the call did not end within ``timeout`` seconds (then killed)."""
         ctx = _context()
-        self._recv, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_child, args=(argv, send), daemon=True)
+        recv, send = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_child, args=(self._argv, send), daemon=True)
         self._proc.start()
         send.close()
-
-    def wait(self, timeout: float) -> Outcome | None:
-        """The outcome, or None when the call did not end within ``timeout`` seconds (then killed)."""
         try:
-            if not self._recv.poll(timeout):
+            if self._killed or not recv.poll(timeout):
                 self.kill()
                 return None
-            outcome: Outcome = self._recv.recv()
+            outcome: Outcome = recv.recv()
         except EOFError:  # the child died without an answer
             self._proc.join()
-            return Outcome(
-                70, "", [], f"the worker process ended without an answer (exit code {self._proc.exitcode})."
-            )
+            code = self._proc.exitcode
+            return Outcome(70, "", [], f"the worker process ended without an answer (exit code {code}).")
+        finally:
+            recv.close()
         self._proc.join()
         return outcome
 
     def kill(self) -> None:
-        if self._proc.is_alive():
+        self._killed = True
+        if self._proc is not None and self._proc.is_alive():
             self._proc.kill()
-        self._proc.join()
-        self._recv.close()
-
-
-def start(argv: list[str]) -> Running:
-    return Running(argv)
+            self._proc.join()

@@ -369,7 +369,8 @@ class Session:
 
         import duckdb
 
-        tree = self._con.execute("SELECT json_serialize_sql($1::VARCHAR)", [text]).fetchone()
+        with engine.pandas_free_binding():
+            tree = self._con.execute("SELECT json_serialize_sql($1::VARCHAR)", [text]).fetchone()
         called = sorted(_table_functions(json.loads(tree[0] if tree else "{}")) - SEALED_TABLE_FUNCTIONS)
         if called:
             raise UsageError(
