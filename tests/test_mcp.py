@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.main
 
 from tests.conftest import REAL_TRACES, ROOT
 
@@ -29,7 +30,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 from nsysq.agents import tools as tools_mod  # noqa: E402
 from nsysq.agents.bounds import MAX_BYTES, bound, cut_rows  # noqa: E402
-from nsysq.agents.entry import INSTALL_HINT  # noqa: E402
+from nsysq.agents.entry import INSTALL_HINT, full_app  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 A, B = EXAMPLES / "bs1.sqlite", EXAMPLES / "bs16.sqlite"
@@ -39,7 +40,7 @@ SMALL_REAL = min(REAL_TRACES, key=lambda p: p.stat().st_size) if REAL_TRACES els
 
 # -- the tools are the commands ---------------------------------------------------------------------
 def test_every_command_is_a_tool_or_excluded() -> None:
-    commands = dict(tools_mod.leaf_commands())
+    commands = dict(tools_mod.leaf_commands(typer.main.get_command(full_app())))  # nsysq mcp included
     tools = tools_mod.build_tools(writes=True)
     by_command = {" ".join(t.command): t for t in tools.values()}
     missing = [c for c in commands if c not in by_command and c not in tools_mod.EXCLUDED]

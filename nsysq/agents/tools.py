@@ -96,10 +96,11 @@ class ToolSpec:
 
 
 def root_command() -> Any:
-    """The click command of the whole CLI, ``nsysq mcp`` included (nsysq.agents.entry)."""
-    from nsysq.agents.entry import full_app
+    """The click command of the CLI's root (``nsysq mcp`` is there once nsysq.agents.entry added it;
+    it is no tool either way)."""
+    from nsysq.cli.root import app
 
-    return typer.main.get_command(full_app())
+    return typer.main.get_command(app)
 
 
 def leaf_commands(
