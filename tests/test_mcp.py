@@ -74,37 +74,68 @@ def _expected_property(param: Any) -> tuple[str, dict[str, Any]]:
     return name, {**schema, "description": (param.help or "").strip()}
 
 
+def schema_drift(tool: tools_mod.ToolSpec, command: Any) -> list[str]:
+    """How ``tool``'s schema differs from its command's options (empty: not at all)."""
+    props = dict(tool.schema["properties"])
+    required = set(tool.schema["required"])
+    problems = []
+    for param in command.params:
+        if param.name in tools_mod.WITHHELD:
+            continue
+        name, expected = _expected_property(param)
+        if name not in props:
+            problems.append(f"{tool.name}: no argument for {param.opts}")
+            continue
+        got = props.pop(name)
+        problems += [
+            f"{tool.name}.{name}: {key} {got.get(key)!r} != {expected.get(key)!r}"
+            for key in ("type", "enum", "items", "default")
+            if got.get(key) != expected.get(key)
+        ]
+        if not got["description"].startswith(expected["description"]):
+            problems.append(f"{tool.name}.{name}: description")
+        if (name in required) != bool(param.required):
+            problems.append(f"{tool.name}.{name}: required")
+    if list(props) not in ([], ["limit"]):
+        problems.append(f"{tool.name}: arguments of no option: {list(props)}")
+    if tool.schema["additionalProperties"] is not False:
+        problems.append(f"{tool.name}: takes arguments it does not name")
+    return problems
+
+
 def test_every_schema_is_its_commands_options() -> None:
     """Names, types, choices, defaults and help of every option (but the few a tool withholds) are
     the command's own; a tool has one more argument, limit, unless the command has its own."""
     commands = dict(tools_mod.leaf_commands())
-    for tool in tools_mod.build_tools(writes=True).values():
-        command = commands[" ".join(tool.command)]
-        props = dict(tool.schema["properties"])
-        required = set(tool.schema["required"])
-        for param in command.params:
-            if param.name in tools_mod.WITHHELD:
-                continue
-            name, expected = _expected_property(param)
-            assert name in props, f"{tool.name}: no argument for {param.opts}"
-            got = props.pop(name)
-            for key in ("type", "enum", "items", "default"):
-                assert got.get(key) == expected.get(key), (tool.name, name, key)
-            assert got["description"].startswith(expected["description"]), (tool.name, name)
-            assert (name in required) == bool(param.required), (tool.name, name)
-        assert list(props) in ([], ["limit"]), f"{tool.name}: arguments of no option: {list(props)}"
-        assert tool.schema["additionalProperties"] is False
+    problems = [
+        p for tool in tools_mod.build_tools(writes=True).values()
+        for p in schema_drift(tool, commands[" ".join(tool.command)])
+    ]  # fmt: skip
+    assert problems == []
 
 
 def test_a_drifted_schema_is_caught() -> None:
-    """The check above can fail: a tool whose default differs from its option is told apart."""
+    """The check above can fail: a changed default, a lost option and a stray argument are told."""
     command = dict(tools_mod.leaf_commands())["gaps"]
-    param = next(p for p in command.params if p.name == "top")
-    _, expected = _expected_property(param)
-    assert expected["default"] == 10
     spec = tools_mod.tool_spec("gaps", command)
-    assert spec is not None and spec.schema["properties"]["top"]["default"] == expected["default"]
-    assert spec.schema["properties"]["top"]["default"] != expected["default"] + 1
+    assert spec is not None and schema_drift(spec, command) == []
+    props = json.loads(json.dumps(spec.schema["properties"]))
+    props["top"]["default"] = 11
+    del props["min_gap"]
+    props["shell"] = {"type": "string"}
+    drifted = tools_mod.ToolSpec(**{**spec.__dict__, "schema": {**spec.schema, "properties": props}})
+    assert schema_drift(drifted, command) == [
+        "gaps.top: default 11 != 10",
+        "gaps: no argument for ['--min-gap']",
+        "gaps: arguments of no option: ['limit', 'shell']",
+    ]
+
+
+def test_the_prompt_without_a_baseline_has_no_diff() -> None:
+    from nsysq.agents.server import investigate_text
+
+    alone, paired = investigate_text("t.sqlite", None), investigate_text("t.sqlite", "a.sqlite")
+    assert "diff" not in alone and "diff (a=a.sqlite, b=t.sqlite)" in paired
 
 
 # -- bounds, as pure functions ---------------------------------------------------------------------

@@ -27,7 +27,8 @@ from nsysq.agents.tools import LIMIT, OUTPUT, Param, ToolSpec, build_tools, chec
 from nsysq.base.errors import UsageError
 from nsysq.base.version import __version__
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+_PACKAGED_DOCS = Path(__file__).resolve().parents[1] / "docs"  # in a wheel (hatch_build.py puts them there)
+DOCS = _PACKAGED_DOCS if _PACKAGED_DOCS.is_dir() else Path(__file__).resolve().parents[2] / "docs"
 PROGRESS_EVERY_S = 5.0
 INSTRUCTIONS = (
     "nsysq reads Nsight Systems SQLite exports (nsys export --type=sqlite), read-only. Start with "
@@ -229,7 +230,7 @@ def _document(spec: ToolSpec, outcome: worker.Outcome, arguments: dict[str, Any]
 
 
 def doc_pages() -> list[Path]:
-    """The documentation pages served as resources (docs/*.md of the checkout, when there)."""
+    """The documentation pages served as resources: docs/*.md, shipped in the wheel or the checkout's."""
     return sorted(DOCS.glob("*.md")) if DOCS.is_dir() else []
 
 
