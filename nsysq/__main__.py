@@ -2,4 +2,5 @@
 
 from nsysq.agents.entry import main
 
-main()
+if __name__ == "__main__":  # not when a spawned worker of nsysq mcp imports it as __mp_main__
+    main()

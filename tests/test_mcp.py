@@ -412,6 +412,10 @@ def test_garbage_no_out_and_a_timeout(folders: dict[str, Path]) -> None:
         send({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})
         names = [t["name"] for t in answer(4)["result"]["tools"]]
         assert "census" in names and not {"report", "export", "plot_census"} & set(names)
+        report = {"name": "report", "arguments": {"traces": [str(A)], "output": "r.html"}}
+        send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": report})
+        refused = answer(7)["result"]
+        assert refused["isError"] and "no tool 'report'" in refused["content"][0]["text"]
         send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
               "params": {"name": "census", "arguments": {"trace": str(A)}}})  # fmt: skip
         result = answer(5)["result"]
