@@ -60,7 +60,12 @@ def _expected_property(param: Any) -> tuple[str, dict[str, Any]]:
     long_flags = [o for o in param.opts if o.startswith("--")]
     name = param.name if param.param_type_name == "argument" else long_flags[0][2:].replace("-", "_")
     kinds = {"IntParamType": "integer", "FloatParamType": "number", "BoolParamType": "boolean"}
-    kind = "boolean" if getattr(param, "is_flag", False) else kinds.get(type(param.type).__name__, "string")
+    mro = [cls.__name__ for cls in type(param.type).__mro__]
+    kind = (
+        "boolean"
+        if getattr(param, "is_flag", False)
+        else next((kinds[n] for n in mro if n in kinds), "string")
+    )
     item: dict[str, Any] = {"type": kind}
     values = [str(getattr(c, "value", c)) for c in getattr(param.type, "choices", None) or ()]
     if values:

@@ -182,11 +182,13 @@ def _name(param: Any) -> str:
     return str(long_flags[0][2:].replace("-", "_"))
 
 
+_KINDS = {"IntParamType": "integer", "FloatParamType": "number", "BoolParamType": "boolean"}
+
+
 def _json_type(param: Any) -> dict[str, Any]:
-    type_name = type(param.type).__name__
-    kind = {"IntParamType": "integer", "FloatParamType": "number", "BoolParamType": "boolean"}.get(
-        type_name, "string"
-    )
+    """The JSON type of a parameter's click type (IntRange is an IntParamType, ...; else a string)."""
+    names = [cls.__name__ for cls in type(param.type).__mro__]
+    kind = next((_KINDS[n] for n in names if n in _KINDS), "string")
     out: dict[str, Any] = {"type": kind}
     if choices(param):
         out["enum"] = choices(param)
