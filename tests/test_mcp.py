@@ -309,6 +309,17 @@ def test_sql_reads_only_the_trace(client: Client) -> None:
     )
 
 
+def test_a_result_is_capped_at_256_kb(client: Client) -> None:
+    query = "SELECT i, repeat('x', 1000) AS text FROM range(1000) t(i)"  # about 1 MB of rows
+    got = ok(client.call("sql", {"trace": str(A), "query": query, "limit": 0}))
+    assert len(json.dumps(got, ensure_ascii=False)) <= MAX_BYTES
+    (cut,) = got["cut"]["lists"]
+    assert cut["path"] == "rows" and cut["total"] == 1000 and cut["kept"] == len(got["rows"]) > 100
+    assert got["cut"]["reason"].startswith("size") and [r["i"] for r in got["rows"]] == list(
+        range(cut["kept"])
+    )
+
+
 def test_writes_only_under_out(client: Client, folders: dict[str, Path]) -> None:
     got = ok(client.call("plot_lineup", {"trace": str(A), "output": "lineup.png"}))
     assert got["output"] == str(folders["out"].resolve() / "lineup.png") and got["bytes"] > 1000
