@@ -64,6 +64,9 @@ class CustomBuildHook(BuildHookInterface[Any]):
         if self.target_name != "wheel":
             return
         root = Path(self.root)
+        if version != "editable":  # the docs pages nsysq mcp serves as resources (nsysq/agents/server.py)
+            for page in sorted((root / "docs").glob("*.md")):
+                build_data["force_include"][str(page)] = f"nsysq/docs/{page.name}"
         if version == "editable":  # the package is imported from the source tree: build it there
             out = root / "nsysq" / "export" / LIBRARY
         else:

@@ -1,9 +1,9 @@
 """Write docs/cli.md, the command reference, from the CLI itself.
 
 Walks the typer/click command tree of ``nsysq.cli.root.app`` (every command and sub-command the
-root registers) and writes each one's ``--help`` text, rendered at a fixed width so the file is
-the same on every machine, then the exit codes (``nsysq.cli.root.EXIT_CODES``, with the error
-classes that exit with each code).
+root registers, and ``nsysq mcp``, which nsysq.agents.entry adds) and writes each one's ``--help``
+text, rendered at a fixed width so the file is the same on every machine, then the exit codes
+(``nsysq.cli.root.EXIT_CODES``, with the error classes that exit with each code).
 
 Usage: python docs/gen_cli.py [--check]. tests/test_docs.py runs the check, so a command that is
 added or changed without regenerating this file fails the suite.
@@ -58,9 +58,9 @@ note on stderr says once why.
 def root_command() -> Any:
     import typer.main
 
-    from nsysq.cli.root import app
+    from nsysq.agents.entry import full_app  # the root app with `nsysq mcp`, as the script runs it
 
-    return typer.main.get_command(app)
+    return typer.main.get_command(full_app())
 
 
 def walk(cmd: Any, path: tuple[str, ...] = ("nsysq",), parent: Any = None) -> Iterator[tuple[str, str]]:

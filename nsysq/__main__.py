@@ -1,5 +1,6 @@
-"""``python -m nsysq``: the same as the ``nsysq`` command."""
+"""``python -m nsysq``: the same as the ``nsysq`` command (the CLI plus ``nsysq mcp``)."""
 
-from nsysq.cli.root import main
+from nsysq.agents.entry import main
 
-main()
+if __name__ == "__main__":  # not when a spawned worker of nsysq mcp imports it as __mp_main__
+    main()

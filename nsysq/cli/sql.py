@@ -37,9 +37,10 @@ def sql_command(
     *,
     options: TraceOptions,
 ) -> None:
-    """Run your own read-only SQL against a trace (DuckDB dialect)."""
+    """Run your own read-only SQL against a trace (DuckDB dialect): one SELECT over the trace's tables
+    and views, with DuckDB's external access off (no other file, no ATTACH, COPY, INSTALL or LOAD)."""
     with open_trace(trace, options, prefetch=None) as t:
-        table = t.sql_table(query)
+        table = t.sql_table(query, sealed=True)
     emit(table, fmt, Unit.ns)
 
 

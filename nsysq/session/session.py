@@ -342,8 +342,17 @@ class Session:
         if self._decoded is not None:
             self._decoded.tables[schema.KERNEL].release()
 
-    def sql_table(self, text: str, params: dict[str, Any] | list[Any] | None = None) -> Table:
-        """Run one read-only ad-hoc SELECT (or WITH ... SELECT); return its rows as a Table."""
+    def sql_table(
+        self, text: str, params: dict[str, Any] | list[Any] | None = None, *, sealed: bool = False
+    ) -> Table:
+        """Run one read-only ad-hoc SELECT (or WITH ... SELECT); return its rows as a Table.
+
+        ``sealed`` (``nsysq sql`` and the MCP server's ``sql`` tool): the query reads the trace and
+        nothing else. It may call no table function but :data:`SEALED_TABLE_FUNCTIONS` (the sqlite
+        extension's ``sqlite_scan`` opens files by itself), and it runs with DuckDB's external
+        access off and the configuration locked (no file reads or writes, no ATTACH, COPY, INSTALL
+        or LOAD), which stays so for the rest of the session: seal only a session that runs this
+        one query."""
         import duckdb
 
         try:
@@ -352,11 +361,34 @@ class Session:
             raise UsageError(f"the SQL does not parse: {str(exc).splitlines()[0]}") from None
         if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
             raise UsageError("nsysq sql runs exactly one read-only SELECT (or WITH ... SELECT) statement.")
+        if sealed:
+            self._seal(text)
         try:
             columns, rows = self._fetch(text, params)
         except duckdb.Error as exc:
             raise UsageError(f"the query failed: {str(exc).splitlines()[0]}") from None
         return Table(kind="sql", columns=columns, rows=rows)
+
+    def _seal(self, text: str) -> None:
+        """Refuse a query that calls a table function other than the harmless ones, then turn
+        DuckDB's external access off and lock the configuration on this session's connection."""
+        import json
+
+        import duckdb
+
+        with engine.pandas_free_binding():
+            tree = self._con.execute("SELECT json_serialize_sql($1::VARCHAR)", [text]).fetchone()
+        called = sorted(_table_functions(json.loads(tree[0] if tree else "{}")) - SEALED_TABLE_FUNCTIONS)
+        if called:
+            raise UsageError(
+                f"nsysq sql reads only the trace's tables and views, so {', '.join(called)}() is refused; "
+                "query the canonical tables (nsysq info lists them)."
+            )
+        try:
+            self._con.execute("SET enable_external_access = false")
+            self._con.execute("SET lock_configuration = true")
+        except duckdb.Error as exc:
+            raise QueryError(f"could not seal the connection: {str(exc).splitlines()[0]}") from None
 
     # -- facts every analysis needs -------------------------------------------------------------
     @functools.cached_property
@@ -507,3 +539,26 @@ def _labels(query: catalog.Query) -> tuple[str, ...]:
 def _macros_salt(query: catalog.Query) -> str:
     """The macros ``query`` calls, so a kept answer is not reused after a macro changes."""
     return "".join(m.sql for m in catalog.macros() if m.macro and m.macro in query.sql)
+
+
+SEALED_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
+"""The table functions a sealed query (:meth:`Session.sql_table`) may call: none of them reads anything."""
+
+
+def _table_functions(tree: Any) -> set[str]:
+    """The names of the table functions a query calls, anywhere in DuckDB's JSON parse tree of it
+    (``json_serialize_sql``); a tree DuckDB could not serialize counts as calling ``unknown``."""
+    if isinstance(tree, dict) and tree.get("error") is True:
+        return {"unknown"}
+    found: set[str] = set()
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "TABLE_FUNCTION":
+                function = node.get("function") or {}
+                found.add(str(function.get("function_name", "unknown")).lower())
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return found
