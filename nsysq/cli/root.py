@@ -22,6 +22,7 @@ from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
 from nsysq.cli import nvtx as nvtx_cli
+from nsysq.cli import stats as stats_cli
 from nsysq.cli.common import say
 
 __all__ = ["EXIT_CODES", "INTERNAL_ERROR_EXIT_CODE", "INTERRUPTED_EXIT_CODE", "app", "main"]
@@ -94,6 +95,7 @@ app.command("overlap")(gaps_cli.overlap_command)
 app.command("nvtx")(nvtx_cli.nvtx_command)
 app.command("graphs")(graphs_cli.graphs_command)
 app.command("explain")(explain_cli.explain_command)
+app.command("stats")(stats_cli.stats_command)
 app.command("report")(share.report_command)
 app.command("export")(share.export_command)
 app.add_typer(cache.cache_app, name="cache")
