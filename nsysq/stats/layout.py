@@ -5,7 +5,7 @@
   hold a comma or a quote, as Python's csv module and nsys do); floats with their fixed decimals
   (``0.0``, ``4.194``), integers as integers, a missing value as an empty cell.
 * Column: a leading space, columns two spaces apart, each as wide as its widest cell or header;
-  headers centred (Python's ``str.center``), a line of dashes under each, numbers right-aligned with
+  headers centred (an odd space on the right), a line of dashes under each, numbers right-aligned with
   their integer part grouped by three (nsys groups by the user's locale), text left-aligned and
   padded; names longer than ``NAME_WIDTH`` cut with ``…``."""
 
@@ -56,6 +56,13 @@ def _console_cell(column: Column, value: Any) -> str:
     return group_digits(text)
 
 
+def _center(text: str, width: int) -> str:
+    """``text`` centred in ``width``, an odd space on the right (as nsys does; Python's
+    ``str.center`` sometimes puts it on the left)."""
+    left = (width - len(text)) // 2
+    return " " * left + text + " " * (width - len(text) - left)
+
+
 def column_text(report: StatsReport) -> str:
     """The report's table as nsys's console prints it (header, dashes, rows; no title)."""
     table = report.table
@@ -64,7 +71,7 @@ def column_text(report: StatsReport) -> str:
     headers = report.headers
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
     lines = [
-        " " + "  ".join(h.center(w) for h, w in zip(headers, widths, strict=True)),
+        " " + "  ".join(_center(h, w) for h, w in zip(headers, widths, strict=True)),
         " " + "  ".join("-" * w for w in widths),
     ]
     for row in cells:
@@ -74,11 +81,3 @@ def column_text(report: StatsReport) -> str:
         ]
         lines.append(" " + "  ".join(parts))
     return "\n".join(lines) + "\n"
-
-
-def heading(report: StatsReport, *, new_names: bool) -> str:
-    """The line nsys prints above a report: `` ** CUDA API Summary (cuda_api_sum):`` from 2023.1,
-    ``CUDA API Statistics:`` before."""
-    if new_names:
-        return f" ** {report.title} ({report.name}):"
-    return f"{report.title}:"

@@ -40,7 +40,7 @@ class Column:
 @dataclass(frozen=True)
 class StatsReport:
     """One report as run: ``name`` as the export's nsys calls it (``cuda_gpu_kern_sum:base``,
-    ``gpukernsum``), ``report`` nsysq's canonical name, ``title`` its heading, ``columns`` its
+    ``gpukernsum``), ``report`` nsysq's canonical name, ``title`` its title, ``columns`` its
     columns, and either ``table`` (values already in ``unit`` and rounded as nsys prints them) or
     ``skipped`` (what the export lacks: "CUDA kernel data")."""
 
@@ -49,6 +49,7 @@ class StatsReport:
     title: str
     columns: tuple[Column, ...]
     unit: str
+    heading: str = ""  # the line nsys prints above it (" ** CUDA API Summary (cuda_api_sum):")
     table: Table | None = None
     skipped: str | None = None
 

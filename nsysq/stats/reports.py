@@ -207,14 +207,15 @@ def _one(ctx: Context, spec: ReportSpec, start_ms: float | None, end_ms: float |
     base = spec.report if ctx.flavor.new_names else spec.old
     name = ":".join((base, *ctx.options))
     title = spec.title if ctx.flavor.new_names else spec.old_title
+    heading = f" ** {title} ({name}):" if ctx.flavor.new_names else f"{title}:"
     if not any(ctx.session.schema.has(t) for t in spec.needs):
-        return StatsReport(name, spec.report, title, (), ctx.unit, skipped=spec.what)
+        return StatsReport(name, spec.report, title, (), ctx.unit, heading, skipped=spec.what)
     columns, table = spec.build(ctx)
     footer: dict[str, Any] = {"report": name, "nsys_version": ctx.flavor.version, "rows": len(table.rows)}
     if start_ms is not None or end_ms is not None:
         footer["window"] = _window(start_ms, end_ms)
     table = stamp(replace(table, footer=footer), ctx.session.scope)
-    return StatsReport(name, spec.report, title, columns, ctx.unit, table=table)
+    return StatsReport(name, spec.report, title, columns, ctx.unit, heading, table=table)
 
 
 def _window(start_ms: float | None, end_ms: float | None) -> str:
