@@ -1210,7 +1210,9 @@ def stats_kernels_in_window(path: Path, from_ms: float, to_ms: float) -> int:
     """Kernels overlapping [t0 + from, t0 + to)."""
     t0 = trace_t0(path)
     a, b = t0 + round(from_ms * 1e6), t0 + round(to_ms * 1e6)
-    return int(scalar(path, f'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "end" > {a} AND start < {b}'))
+    return int(
+        scalar(path, f'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "end" > {a} AND start < {b}')
+    )
 
 
 def _calls(path: Path, sql: str, strip: bool) -> list[tuple[Any, ...]] | None:
@@ -1257,8 +1259,11 @@ def stats_memory(path: Path, *, size: bool) -> list[tuple[Any, ...]] | None:
     present = tables(path)
     groups: dict[tuple[Any, ...], list[int]] = {}
     if "CUPTI_ACTIVITY_KIND_MEMCPY" in present:
+        labels: dict[int, str] = {}
         for kind, v in _rows(path, f"SELECT copyKind, {value} FROM CUPTI_ACTIVITY_KIND_MEMCPY"):
-            groups.setdefault((_copy_label(path, kind),), []).append(int(v))
+            if kind not in labels:
+                labels[kind] = _copy_label(path, kind)
+            groups.setdefault((labels[kind],), []).append(int(v))
     if "CUPTI_ACTIVITY_KIND_MEMSET" in present:
         for (v,) in _rows(path, f"SELECT {value} FROM CUPTI_ACTIVITY_KIND_MEMSET"):
             groups.setdefault(("[CUDA memset]",), []).append(int(v))
@@ -1279,7 +1284,9 @@ def stats_memory(path: Path, *, size: bool) -> list[tuple[Any, ...]] | None:
 def _nvtx_version_colon(path: Path) -> bool:
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         if table in tables(path):
-            version = str(scalar(path, f"SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'", ""))
+            version = str(
+                scalar(path, f"SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'", "")
+            )
             match = re.match(r"(\d{4})\.(\d+)", version)
             if match:
                 return (int(match.group(1)), int(match.group(2))) >= (2023, 1)

@@ -193,7 +193,9 @@ def test_every_printed_cell_equals_nsysq(folder: Path) -> None:
     assert not theirs_skipped - Counter(ours_skipped), f"{folder.name}: {theirs_skipped} vs {ours_skipped}"
     tabled = {_canonical(t[0]) for t in printed.tables}
     skipped_reports = {
-        r for r, w in zip(names, _skips(folder, names), strict=True) if w is not None and _canonical(r) in tabled
+        r
+        for r, w in zip(names, _skips(folder, names), strict=True)
+        if w is not None and _canonical(r) in tabled
     }
     assert not skipped_reports, f"{folder.name}: nsysq skipped {skipped_reports}, nsys printed them"
 
@@ -209,7 +211,9 @@ def _skips(folder: Path, names: list[str]) -> list[str | None]:
 def _grouped_by_three(lines: list[str]) -> bool:
     """Whether the block's numbers are grouped as nsysq groups them (1,234,567; not 1,2345 nor 1234)."""
     numbers = [c for line in lines[2:] for c in line.split() if _NUMBER.match(c)]
-    return all(re.fullmatch(r"-?\d{1,3}(,\d{3})*(\.\d+)?", n) for n in numbers) and any("," in n for n in numbers)
+    return all(re.fullmatch(r"-?\d{1,3}(,\d{3})*(\.\d+)?", n) for n in numbers) and any(
+        "," in n for n in numbers
+    )
 
 
 @pytest.mark.skipif(not PAIRS, reason=f"no NVIDIA stats outputs in {STATS_DIR}")
@@ -320,7 +324,9 @@ def test_formats_output_files_and_exit_codes(tmp_path: Path) -> None:
     if trace is None:
         pytest.skip("no examples")
     prefix = tmp_path / "run"
-    code, out, err = _invoke(str(trace), "-r", "cuda_api_sum,cuda_gpu_kern_sum", "-f", "csv", "-o", str(prefix))
+    code, out, err = _invoke(
+        str(trace), "-r", "cuda_api_sum,cuda_gpu_kern_sum", "-f", "csv", "-o", str(prefix)
+    )
     assert code == 0, err
     assert out == ""
     files = sorted(p.name for p in tmp_path.iterdir())
@@ -329,11 +335,15 @@ def test_formats_output_files_and_exit_codes(tmp_path: Path) -> None:
     assert header == "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name"
     code, _, err = _invoke(str(trace), "-r", "cuda_api_sum", "-f", "csv", "-o", str(prefix))
     assert code == 2 and not err.count("SKIPPED")
-    code, _, _ = _invoke(str(trace), "-r", "cuda_api_sum", "-f", "csv", "-o", str(prefix), "--force-overwrite")
+    code, _, _ = _invoke(
+        str(trace), "-r", "cuda_api_sum", "-f", "csv", "-o", str(prefix), "--force-overwrite"
+    )
     assert code == 0
     code, out, _ = _invoke(str(trace), "-r", "cuda_gpu_kern_sum", "-f", "csv", "--time-unit", "us")
     assert out.splitlines()[0].startswith("Time (%),Total Time (us),Instances,Avg (us)")
-    code, out, _ = _invoke(str(trace), "-f", "json", "-r", "nvtx_sum,cuda_gpu_trace,cuda_api_trace,cuda_gpu_sum")
+    code, out, _ = _invoke(
+        str(trace), "-f", "json", "-r", "nvtx_sum,cuda_gpu_trace,cuda_api_trace,cuda_gpu_sum"
+    )
     doc = json.loads(out)
     assert [r["report"] for r in doc["reports"]] + [s["report"] for s in doc["skipped"]]
     empty = next((p for p in PAIRS if "skipped" in p.name), None)

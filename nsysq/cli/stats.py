@@ -177,7 +177,11 @@ def _document(trace: str, reports: list[StatsReport], unit: str) -> dict[str, An
             if r.table is not None
         ],
         "skipped": [
-            {"report": r.name, "missing": r.skipped, "message": f"SKIPPED: {trace} does not contain {r.skipped}."}
+            {
+                "report": r.name,
+                "missing": r.skipped,
+                "message": f"SKIPPED: {trace} does not contain {r.skipped}.",
+            }
             for r in reports
             if r.skipped is not None
         ],
@@ -200,7 +204,9 @@ def _write_files(reports: list[StatsReport], prefix: str, fmt: StatsFormat, forc
         raise UsageError(f"{existing[0]} exists; remove it or add --force-overwrite to replace it.")
     for report, path in zip(reports, paths, strict=True):
         if fmt is StatsFormat.json:
-            text = json.dumps(_document("", [report], report.unit)["reports"][0], indent=2, ensure_ascii=False)
+            text = json.dumps(
+                _document("", [report], report.unit)["reports"][0], indent=2, ensure_ascii=False
+            )
             text += "\n"
         else:
             text = _text(report, fmt, several=False)

@@ -10,8 +10,7 @@ import functools
 import sqlite3
 from collections.abc import Sequence
 
-#: ns per unit, for ``--time-unit`` (nsys's ``--timeunit``).
-NS_PER: dict[str, int] = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+from nsysq.base.units import TIME_UNITS
 
 
 @functools.cache
@@ -42,7 +41,7 @@ def round1(value: float) -> float:
 
 def in_unit(values: Sequence[int | float | None], unit: str) -> list[float | None]:
     """Nanosecond values expressed in ``unit`` (floats; None stays None)."""
-    per = NS_PER[unit]
+    per = TIME_UNITS[unit]
     return [None if v is None else float(v) / per for v in values]
 
 
@@ -52,7 +51,7 @@ def group_digits(text: str, sep: str = ",", size: int = 3) -> str:
     sign = "-" if text.startswith("-") else ""
     body = text[len(sign) :]
     whole, dot, frac = body.partition(".")
-    groups = []
+    groups: list[str] = []
     while len(whole) > size:
         groups.insert(0, whole[-size:])
         whole = whole[:-size]

@@ -17,14 +17,12 @@ from nsysq.base.units import check_unit, ms_to_ns
 from nsysq.export import schema
 from nsysq.session.scope import stamp
 from nsysq.stats import traces
-from nsysq.stats.flavor import Flavor, flavor_of, memory_label, nvtx_name
+from nsysq.stats.flavor import flavor_of, memory_label, nvtx_name
 from nsysq.stats.model import Built, Context, StatsReport
 from nsysq.stats.summaries import SIZE_COLUMNS, size_summary, sort_groups, summary_columns, time_summary
 
 if TYPE_CHECKING:
     from nsysq.session import Session
-
-
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,9 @@ def _kernels(ctx: Context) -> Built:
     names = "base" if "base" in ctx.options else "mangled" if "mangled" in ctx.options else "demangled"
     table = ctx.run("stats_kernels", names=names)
     columns = summary_columns(("instances", "Instances"), [("name", "Name")])
-    return columns, time_summary("cuda_gpu_kern_sum", columns, _groups(table, "instances"), ctx.unit, table.queries)
+    return columns, time_summary(
+        "cuda_gpu_kern_sum", columns, _groups(table, "instances"), ctx.unit, table.queries
+    )
 
 
 def _calls(query: str, kind: str) -> Callable[[Context], Built]:
@@ -107,10 +107,15 @@ def _nvtx_pushpop(ctx: Context) -> Built:
 
 def _gpu_sum(ctx: Context) -> Built:
     kernels = ctx.run("stats_kernels", names="demangled")
-    groups = [{**r, "count": r["instances"], "category": "CUDA_KERNEL", "operation": r["name"]} for r in kernels.records()]
+    groups = [
+        {**r, "count": r["instances"], "category": "CUDA_KERNEL", "operation": r["name"]}
+        for r in kernels.records()
+    ]
     memory, queries = _memory_groups(ctx)
     groups += [{**g, "category": "MEMORY_OPER"} for g in memory]
-    columns = summary_columns(("instances", "Instances"), [("category", "Category"), ("operation", "Operation")])
+    columns = summary_columns(
+        ("instances", "Instances"), [("category", "Category"), ("operation", "Operation")]
+    )
     ordered = sort_groups(groups, "total_ns", "operation")
     return columns, time_summary("cuda_gpu_sum", columns, ordered, ctx.unit, (*kernels.queries, *queries))
 

@@ -81,4 +81,6 @@ def _table(
         else:
             data.append([r[column.key] for r in records])
     rows = [tuple(col[i] for col in data) for i in range(len(records))]
-    return Table(kind=kind, columns=tuple(c.key_in(unit) for c in columns), rows=rows, queries=queries, unit=unit)
+    return Table(
+        kind=kind, columns=tuple(c.key_in(unit) for c in columns), rows=rows, queries=queries, unit=unit
+    )
