@@ -1,5 +1,5 @@
-"""nsysq stats against NVIDIA's own printed ``nsys stats`` output (../shared/traces/stats: real
-exports with the text nsys printed for them), against the oracle (tests/oracle.py) on fixtures and
+"""nsysq stats against NVIDIA's own printed ``nsys stats`` output (conftest's SHARED_DIR, traces/stats:
+real exports with the text nsys printed for them), against the oracle (tests/oracle.py) on fixtures and
 real exports, and its CLI contract (formats, -o, SKIPPED lines, exit codes)."""
 
 from __future__ import annotations
