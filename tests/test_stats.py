@@ -354,3 +354,22 @@ def test_formats_output_files_and_exit_codes(tmp_path: Path) -> None:
         )  # fmt: skip
         assert proc.returncode == 5, proc.stderr
         assert proc.stdout == "" and proc.stderr.count("SKIPPED: ") == 6
+
+
+def test_json_keys_are_documented() -> None:
+    from tests.test_docs import _named, _section
+
+    trace = EXAMPLES[0] if EXAMPLES else None
+    if trace is None:
+        pytest.skip("no examples")
+    every = "nvtx_sum,osrt_sum,cuda_api_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum"
+    every += ",nvtx_pushpop_sum,cuda_gpu_sum,cuda_gpu_trace,cuda_api_trace"
+    code, out, err = _invoke(str(trace), "-r", every, "-f", "json", "--from", "0", "--to", "5")
+    assert code == 0, err
+    doc = json.loads(out)
+    keys = set(doc)
+    for report in doc["reports"]:
+        keys |= set(report) | set(report["columns"]) | set(report["footer"])
+    for skipped in doc["skipped"]:
+        keys |= set(skipped)
+    assert doc["reports"] and not keys - _named(_section("stats"))
