@@ -1299,22 +1299,24 @@ def stats_nvtx(path: Path) -> list[tuple[Any, ...]] | None:
     if "NVTX_EVENTS" not in tables(path):
         return None
     strings = _strings(path)
-    events = _rows(path, 'SELECT start, "end", eventType, text, textId, domainId FROM NVTX_EVENTS')
+    events = _rows(path, 'SELECT start, "end", eventType, text, textId, domainId, globalTid FROM NVTX_EVENTS')
     last = max((max(s, e if e is not None else s) for s, e, *_ in events), default=0)
-    domains: dict[Any, str] = {}
-    for _s, _e, kind, text, text_id, dom in events:
+    domains: dict[Any, str] = {}  # (domain id, pid): a domain id is registered per process
+    for _s, _e, kind, text, text_id, dom, tid in events:
+        key = (dom, None if tid is None else (tid >> 24) & 0xFFFFFF)
         if kind == 75:
             name = text if text is not None else strings.get(text_id)
-            if name is not None and (dom not in domains or name < domains[dom]):
-                domains[dom] = name
+            if name is not None and (key not in domains or name < domains[key]):
+                domains[key] = name
     colon = _nvtx_version_colon(path)
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for start, end, kind, text, text_id, dom in events:
+    for start, end, kind, text, text_id, dom, tid in events:
         if kind not in (59, 60, 70, 71):
             continue
+        key = (dom, None if tid is None else (tid >> 24) & 0xFFFFFF)
         body = text if text is not None else strings.get(text_id, "")
         body = "" if body is None else body
-        name = f"{domains[dom]}:{body}" if dom in domains else (f":{body}" if colon else body)
+        name = f"{domains[key]}:{body}" if key in domains else (f":{body}" if colon else body)
         style = "PushPop" if kind in (59, 70) else "StartEnd"
         groups.setdefault((style, name), []).append((end if end is not None else last) - start)
     return sorted(_time_rows(groups), key=lambda r: (-r[1], r[9], r[8]))
