@@ -113,23 +113,29 @@ def stats_command(
     ran = [r for r in reports if r.table is not None]
     if output is not None:
         _write_files(ran, output, fmt, force_overwrite)
-    for r in reports:
-        if r.skipped is not None:
-            sys.stdout.flush()
-            sys.stderr.write(f"SKIPPED: {trace} does not contain {r.skipped}.\n")
-        elif output is None and fmt not in (StatsFormat.json,):
-            sys.stdout.write(_text(r, fmt, several=len(reports) > 1))
-    if output is None and fmt is StatsFormat.json:
-        json.dump(_document(str(trace), reports, time_unit), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    scope = ran[0].table.footer if ran and ran[0].table is not None else {}
-    if fmt in (StatsFormat.csv, StatsFormat.json) and ("scope" in scope or "window" in scope):
-        say(_scope_line(scope))
+    _print(reports, str(trace), fmt, time_unit, to_stdout=output is None)
     if not ran:
         raise NoDataError(
             f"{trace.name} holds none of the tables these reports read; profile with the matching "
             "nsys --trace options (cuda, nvtx, osrt) and export again."
         )
+
+
+def _print(reports: list[StatsReport], trace: str, fmt: StatsFormat, unit: str, *, to_stdout: bool) -> None:
+    """Each report on stdout (unless written to files) and each SKIPPED line on stderr, in the
+    reports' order; the scope on stderr for csv and json (their stdout is data only)."""
+    for r in reports:
+        if r.skipped is not None:
+            sys.stdout.flush()
+            sys.stderr.write(f"SKIPPED: {trace} does not contain {r.skipped}.\n")
+        elif to_stdout and fmt is not StatsFormat.json:
+            sys.stdout.write(_text(r, fmt, several=len(reports) > 1))
+    if to_stdout and fmt is StatsFormat.json:
+        json.dump(_document(trace, reports, unit), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    footer = next((r.table.footer for r in reports if r.table is not None), {})
+    if fmt in (StatsFormat.csv, StatsFormat.json) and {"scope", "window"} & set(footer):
+        say(_scope_line(footer))
 
 
 def _text(report: StatsReport, fmt: StatsFormat, *, several: bool) -> str:
