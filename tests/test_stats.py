@@ -242,7 +242,8 @@ def test_column_layout_is_nsys_console(folder: Path) -> None:
         assert our_header == header
         pairs = [(a, b) for r, o in zip(rows, our_rows, strict=True) for a, b in zip(r, o, strict=True)]
         assert all(_same_cell(a, b.replace(",", "") if _NUMBER.match(b) else b) for a, b in pairs)
-        if lines and _grouped_by_three(lines):
+        cut = any(c.endswith("…") for r in rows for c in r)  # nsys's cut width is not pinned down
+        if lines and _grouped_by_three(lines) and not cut:
             assert [ln.rstrip() for ln in our_lines] == [ln.rstrip() for ln in lines]
 
 
