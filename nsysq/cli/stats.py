@@ -22,7 +22,7 @@ from nsysq.cli.common import (
     TimelineStartOpt,
     TraceArg,
     TraceOptions,
-    UnitOpt,
+    Unit,
     open_trace,
     say,
     sql_if,
@@ -76,6 +76,14 @@ PrefixOpt = Annotated[
         show_default=False,
     ),
 ]
+StatsUnitOpt = Annotated[
+    Unit | None,
+    typer.Option(
+        "--time-unit",
+        "-u",
+        help="Unit of every time column and its header, as nsys's --timeunit [default: ns, as nsys].",
+    ),
+]
 ForceOpt = Annotated[
     bool, typer.Option("--force-overwrite", help="With --output, replace files that already exist.")
 ]
@@ -86,7 +94,7 @@ def stats_command(
     trace: TraceArg,
     report: ReportOpt = None,
     fmt: StatsFormatOpt = StatsFormat.column,
-    unit: UnitOpt = None,
+    unit: StatsUnitOpt = None,
     start: TimelineStartOpt = None,
     end: TimelineEndOpt = None,
     output: PrefixOpt = None,
