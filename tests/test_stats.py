@@ -351,11 +351,20 @@ def test_formats_output_files_and_exit_codes(tmp_path: Path) -> None:
     assert code == 0
     code, out, _ = _invoke(str(trace), "-r", "cuda_gpu_kern_sum", "-f", "csv", "--time-unit", "us")
     assert out.splitlines()[0].startswith("Time (%),Total Time (us),Instances,Avg (us)")
-    code, out, _ = _invoke(
-        str(trace), "-f", "json", "-r", "nvtx_sum,cuda_gpu_trace,cuda_api_trace,cuda_gpu_sum"
-    )
+    code, out, _ = _invoke(str(trace), "-r", "cuda_gpu_kern_sum,cuda_gpu_mem_size_sum", "--show-sql")
+    assert code == 0 and "stats_kernels@1" in out and "stats_memory@1" in out
+    asked = ["nvtx_sum", "cuda_gpu_trace", "cuda_api_trace", "cuda_gpu_sum"]
+    code, out, _ = _invoke(str(trace), "-f", "json", "-r", ",".join(asked))
     doc = json.loads(out)
-    assert [r["report"] for r in doc["reports"]] + [s["report"] for s in doc["skipped"]]
+    by_name = {r["report"]: r for r in doc["reports"]}
+    assert sorted([*by_name, *(s["report"] for s in doc["skipped"])]) == sorted(asked)
+    ops = sum(oracle.count(trace, t) for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                                "CUPTI_ACTIVITY_KIND_MEMSET"))  # fmt: skip
+    assert len(by_name["cuda_gpu_trace"]["rows"]) == ops
+    assert len(by_name["cuda_api_trace"]["rows"]) == oracle.count(trace, "CUPTI_ACTIVITY_KIND_RUNTIME")
+    kernels = oracle.stats_kernels(trace) or []
+    gpu_sum = [r for r in by_name["cuda_gpu_sum"]["rows"] if r["category"] == "CUDA_KERNEL"]
+    assert sorted((r["operation"], r["instances"]) for r in gpu_sum) == sorted((k[8], k[2]) for k in kernels)
     empty = next((p for p in PAIRS if "skipped" in p.name), None)
     if empty is not None:  # no table any report reads: nsysq's no-data exit code, through main()
         proc = subprocess.run(
