@@ -1755,3 +1755,189 @@ def collective_phases(
     near.sort(key=lambda f: (f[3], f[0], f[1]))
     rest.sort(key=lambda f: (-(f[2] - f[3]), f[0], f[1]))
     return (near + rest)[:5]
+
+
+# -- nsys stats reports (nsysq stats) -----------------------------------------------------------
+# Each function recomputes one report's rows from the raw table with a plain Python sweep, as nsys's
+# rules state them (docs/stats.md): ordinary median, sample standard deviation (0 for one), SQLite's
+# round to 1 decimal (3 for MB), Time (%) of the report's own total, rows by total then name. None
+# when the export lacks the table (nsys prints SKIPPED).
+_ROUNDER = sqlite3.connect(":memory:")
+
+
+def _sqlround(value: float, digits: int = 1) -> float:
+    return float(_ROUNDER.execute("SELECT round(?, ?)", (value, digits)).fetchone()[0])
+
+
+def _strings(path: Path) -> dict[int, str]:
+    with connect(path) as con:
+        return dict(con.execute("SELECT id, value FROM StringIds"))
+
+
+def _label(strings: dict[int, str], name_id: int | None) -> str:
+    if name_id is None:
+        return "<null name id>"
+    return strings.get(name_id, f"<unresolved id {name_id}>")
+
+
+def _time_rows(groups: dict[tuple[Any, ...], list[int]]) -> list[tuple[Any, ...]]:
+    grand = sum(sum(d) for d in groups.values())
+    rows = []
+    for labels, durs in groups.items():
+        total, n = sum(durs), len(durs)
+        spread = statistics.stdev(durs) if n > 1 else 0.0
+        pct = 100.0 * total / grand if grand else 0.0
+        med = float(statistics.median(durs))
+        rows.append((_sqlround(pct), total, n, _sqlround(total / n), _sqlround(med), min(durs), max(durs),
+                     _sqlround(spread), *labels))  # fmt: skip
+    return sorted(rows, key=lambda r: (-r[1], *map(str, r[8:])))
+
+
+def _grouped(path: Path, sql: str, key: Any) -> dict[tuple[Any, ...], list[int]] | None:
+    try:
+        rows = _rows_or_raise(path, sql)
+    except LookupError:
+        return None
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(int(row[-1]))
+    return groups
+
+
+def _rows_or_raise(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    with connect(path) as con:
+        try:
+            return con.execute(sql).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                raise LookupError(str(exc)) from None
+            raise
+
+
+def stats_kernels(path: Path, column: str = "demangledName") -> list[tuple[Any, ...]] | None:
+    """cuda_gpu_kern_sum (column demangledName) or its :base form (shortName)."""
+    strings = _strings(path)
+    sql = f'SELECT {column}, "end" - start FROM CUPTI_ACTIVITY_KIND_KERNEL'
+    groups = _grouped(path, sql, lambda r: (r[0],))
+    if groups is None:
+        return None
+    named: dict[tuple[Any, ...], list[int]] = {}
+    for (name_id,), durs in groups.items():
+        named[(_label(strings, name_id),)] = durs  # one name id per string in StringIds
+    return _time_rows(named)
+
+
+def stats_kernels_in_window(path: Path, from_ms: float, to_ms: float) -> int:
+    """Kernels overlapping [t0 + from, t0 + to)."""
+    t0 = trace_t0(path)
+    a, b = t0 + round(from_ms * 1e6), t0 + round(to_ms * 1e6)
+    return int(
+        scalar(path, f'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "end" > {a} AND start < {b}')
+    )
+
+
+def _calls(path: Path, sql: str, strip: bool) -> list[tuple[Any, ...]] | None:
+    strings = _strings(path)
+    groups = _grouped(path, sql, lambda r: (r[0],))
+    if groups is None:
+        return None
+    out: list[tuple[Any, ...]] = []
+    for row in _time_rows({(i,): d for (i,), d in groups.items()}):
+        name = _label(strings, row[8])
+        if strip and re.search(r"_v\d{4}$", name):
+            name = name[:-6]
+        out.append((*row[:8], name))
+    return sorted(out, key=lambda r: (-r[1], r[8]))
+
+
+def stats_api(path: Path) -> list[tuple[Any, ...]] | None:
+    """cuda_api_sum: every runtime/driver call, by name id, the _vNNNN suffix dropped."""
+    return _calls(path, 'SELECT nameId, "end" - start FROM CUPTI_ACTIVITY_KIND_RUNTIME', strip=True)
+
+
+def stats_osrt(path: Path) -> list[tuple[Any, ...]] | None:
+    """osrt_sum: OS runtime calls (eventClass 27) by name."""
+    return _calls(path, 'SELECT nameId, "end" - start FROM OSRT_API WHERE eventClass = 27', strip=False)
+
+
+_SHORT_COPY = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA", 8: "DtoD",
+               9: "HtoH", 10: "PtoP"}  # fmt: skip
+
+
+def _copy_label(path: Path, kind: int) -> str:
+    if "ENUM_CUDA_MEMCPY_OPER" in tables(path):
+        label = scalar(path, f"SELECT label FROM ENUM_CUDA_MEMCPY_OPER WHERE id = {int(kind)}", "Unknown")
+        return f"[CUDA memcpy {label}]"
+    if kind in (11, 12, 13):
+        return f"[CUDA Unified Memory memcpy {_SHORT_COPY[kind - 10]}]"
+    return f"[CUDA memcpy {_SHORT_COPY.get(kind, 'Unknown')}]"
+
+
+def stats_memory(path: Path, *, size: bool) -> list[tuple[Any, ...]] | None:
+    """cuda_gpu_mem_time_sum (size=False) or cuda_gpu_mem_size_sum: memcpys by copy kind plus
+    memsets, devices pooled."""
+    value = "bytes" if size else '"end" - start'
+    present = tables(path)
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    if "CUPTI_ACTIVITY_KIND_MEMCPY" in present:
+        labels: dict[int, str] = {}
+        for kind, v in _rows(path, f"SELECT copyKind, {value} FROM CUPTI_ACTIVITY_KIND_MEMCPY"):
+            if kind not in labels:
+                labels[kind] = _copy_label(path, kind)
+            groups.setdefault((labels[kind],), []).append(int(v))
+    if "CUPTI_ACTIVITY_KIND_MEMSET" in present:
+        for (v,) in _rows(path, f"SELECT {value} FROM CUPTI_ACTIVITY_KIND_MEMSET"):
+            groups.setdefault(("[CUDA memset]",), []).append(int(v))
+    if not present & {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}:
+        return None
+    if not size:
+        return _time_rows(groups)
+    rows = []
+    for (label,), values in groups.items():
+        n, total = len(values), sum(values)
+        spread = statistics.stdev(values) if n > 1 else 0.0
+        mb = [total, total / n, float(statistics.median(values)), min(values), max(values), spread]
+        rounded = [_sqlround(v / 1e6, 3) for v in mb]
+        rows.append((rounded[0], n, *rounded[1:], label, total))
+    return [r[:-1] for r in sorted(rows, key=lambda r: (-r[-1], r[-2]))]
+
+
+def _nvtx_version_colon(path: Path) -> bool:
+    for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        if table in tables(path):
+            version = str(
+                scalar(path, f"SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'", "")
+            )
+            match = re.match(r"(\d{4})\.(\d+)", version)
+            if match:
+                return (int(match.group(1)), int(match.group(2))) >= (2023, 1)
+    return "ENUM_CUDA_MEMCPY_OPER" in tables(path)
+
+
+def stats_nvtx(path: Path) -> list[tuple[Any, ...]] | None:
+    """nvtx_sum: push/pop and start/end ranges by (domain:text, style); an unended range lasts to
+    the last NVTX timestamp."""
+    if "NVTX_EVENTS" not in tables(path):
+        return None
+    strings = _strings(path)
+    events = _rows(path, 'SELECT start, "end", eventType, text, textId, domainId, globalTid FROM NVTX_EVENTS')
+    last = max((max(s, e if e is not None else s) for s, e, *_ in events), default=0)
+    domains: dict[Any, str] = {}  # (domain id, pid): a domain id is registered per process
+    for _s, _e, kind, text, text_id, dom, tid in events:
+        key = (dom, None if tid is None else (tid >> 24) & 0xFFFFFF)
+        if kind == 75:
+            name = text if text is not None else strings.get(text_id)
+            if name is not None and (key not in domains or name < domains[key]):
+                domains[key] = name
+    colon = _nvtx_version_colon(path)
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for start, end, kind, text, text_id, dom, tid in events:
+        if kind not in (59, 60, 70, 71):
+            continue
+        key = (dom, None if tid is None else (tid >> 24) & 0xFFFFFF)
+        body = text if text is not None else strings.get(text_id, "")
+        body = "" if body is None else body
+        name = f"{domains[key]}:{body}" if key in domains else (f":{body}" if colon else body)
+        style = "PushPop" if kind in (59, 70) else "StartEnd"
+        groups.setdefault((style, name), []).append((end if end is not None else last) - start)
+    return sorted(_time_rows(groups), key=lambda r: (-r[1], r[9], r[8]))

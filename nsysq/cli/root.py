@@ -24,6 +24,7 @@ from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
 from nsysq.cli import nvtx as nvtx_cli
+from nsysq.cli import stats as stats_cli
 from nsysq.cli.common import say, with_terminal_view
 
 __all__ = ["EXIT_CODES", "INTERNAL_ERROR_EXIT_CODE", "INTERRUPTED_EXIT_CODE", "app", "main"]
@@ -97,6 +98,7 @@ app.command("overlap")(gaps_cli.overlap_command)
 app.command("nvtx")(nvtx_cli.nvtx_command)
 app.command("graphs")(graphs_cli.graphs_command)
 app.command("explain")(explain_cli.explain_command)
+app.command("stats")(stats_cli.stats_command)
 app.command("check")(check_cli.check_command)
 app.command("report")(share.report_command)
 app.command("export")(share.export_command)

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     import duckdb
 
 # 5: the graph-execution table joined the canonical tables; 6: GPU tables, fill; 7: launch devices
-# mapped through CUDA_VISIBLE_DEVICES.
-FORMAT_VERSION = 7
+# mapped through CUDA_VISIBLE_DEVICES; 8: OSRT_API (the OS runtime calls nsysq stats reads).
+FORMAT_VERSION = 8
 DEFAULT_MAX_BYTES = 10 * 1024**3
 DEFAULT_MIN_TRACE_BYTES = 32 * 1024**2
 CACHE_ALIAS = "nsysq_cache"

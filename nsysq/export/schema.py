@@ -23,6 +23,7 @@ MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
 GRAPH_TRACE = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "NVTX_EVENTS"
+OSRT = "OSRT_API"
 STRINGS = "StringIds"
 COPY_KIND = "ENUM_CUDA_MEMCPY_OPER"
 MEM_KIND = "ENUM_CUDA_MEM_KIND"
@@ -131,6 +132,8 @@ CANONICAL: dict[str, tuple[tuple[str, str], ...]] = {
             "returnValue",
         )
     ),
+    # OS runtime calls (nsys --trace=osrt): eventClass 27 the calls, 31/32 the start/finish markers.
+    OSRT: tuple((c, _I) for c in ("start", "end", "eventClass", "globalTid", "nameId", "returnValue")),
     NVTX: (
         ("start", _I),
         ("end", _I),

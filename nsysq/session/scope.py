@@ -5,13 +5,13 @@ the plots all honour it the same way.
 How it works. A :class:`Scope` that restricts anything makes the :class:`~nsysq.session.Session` create
 one temp view per table of GPU work (``nsysq_scope_kernel`` over ``CUPTI_ACTIVITY_KIND_KERNEL``,
 and the same for memcpys, memsets and whole-graph executions) holding only the rows in scope, and
-``nsysq_scope_runtime`` / ``nsysq_scope_nvtx`` holding the CUDA API calls and NVTX events of the
-processes in scope. Every packaged query then runs with those names in place of the canonical
-ones (:func:`rewrite`), so the queries themselves never change and ``--show-sql`` prints the
-views and the rewritten queries as they ran. Per-name statistics, which the unscoped census reads
-precomputed (``nsysq_kernel_name_stats``, stored in the cached copy), are computed from the scoped
-kernels into ``nsysq_scope_kernel_name_stats``. An unscoped session runs the packaged queries as
-written: no view, no rewrite, no cost.
+``nsysq_scope_runtime`` / ``nsysq_scope_nvtx`` / ``nsysq_scope_osrt`` holding the CUDA API calls,
+NVTX events and OS runtime calls of the processes in scope. Every packaged query then runs with
+those names in place of the canonical ones (:func:`rewrite`), so the queries themselves never
+change and ``--show-sql`` prints the views and the rewritten queries as they ran. Per-name
+statistics, which the unscoped census reads precomputed (``nsysq_kernel_name_stats``, stored in
+the cached copy), are computed from the scoped kernels into ``nsysq_scope_kernel_name_stats``. An
+unscoped session runs the packaged queries as written: no view, no rewrite, no cost.
 
 What each field keeps (all that are set must hold):
 
@@ -88,12 +88,13 @@ SCOPED: Mapping[str, str] = {
     schema.GRAPH_TRACE: "nsysq_scope_graph_trace",
     schema.RUNTIME: "nsysq_scope_runtime",
     schema.NVTX: "nsysq_scope_nvtx",
+    schema.OSRT: "nsysq_scope_osrt",
     NAME_STATS: "nsysq_scope_kernel_name_stats",
 }
 #: Tables of GPU work: rows carry deviceId, streamId, globalPid and correlationId.
 GPU_TABLES: tuple[str, ...] = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE)
 #: Tables of host events: rows carry globalTid (the pid restricts them, nothing else does).
-THREAD_TABLES: tuple[str, ...] = (schema.RUNTIME, schema.NVTX)
+THREAD_TABLES: tuple[str, ...] = (schema.RUNTIME, schema.NVTX, schema.OSRT)
 _PID_BITS = "& 16777215"
 #: The columns an OpFilter keeps by default: launches (every op of one launch shares them).
 LAUNCH_KEYS: tuple[str, ...] = ("globalPid", "correlationId")
