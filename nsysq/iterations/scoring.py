@@ -25,12 +25,8 @@ import numpy as np
 
 from nsysq import catalog
 from nsysq.base.units import fmt_time
+from nsysq.iterations.params import FLOOR, THRESHOLD
 
-THRESHOLD = 3.0
-"""An iteration is out of line when its robust score reaches this many spreads."""
-FLOOR = 0.05
-"""Smallest spread (natural-log units, about 5%): steady iterations within ~1.16x of typical
-(at the default threshold) are never outliers, however regular the others are."""
 _ROW_TYPES = (("key", "BIGINT"), ("a_ns", "DOUBLE"), ("b_ns", "DOUBLE"), ("status", "VARCHAR"))
 SCORE_QUERY = "diff_outliers"
 

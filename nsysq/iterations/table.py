@@ -209,7 +209,7 @@ def _footer(
 
 
 def _notes(found: Iterations, unattributed: dict[str, Any]) -> tuple[str, ...]:
-    notes = [f"iterations: {found.why}."]
+    notes: list[str] = []
     if int(unattributed["ops"]):
         notes.append(
             f"{int(unattributed['ops']):,} GPU ops ({int(unattributed['gpu_ns']) / 1e6:,.3f} ms) belong to no "

@@ -22,7 +22,7 @@ from nsysq.export.check import SourceSchema, check_path, read_schema
 from nsysq.export.decoded import DecodedTables
 from nsysq.export.reader import CacheMode, Reader, open_reader
 from nsysq.session import scope as scope_mod
-from nsysq.session.scope import NvtxSelection, OpFilter, Scope
+from nsysq.session.scope import IterationSelection, NvtxSelection, OpFilter, Scope
 from nsysq.session.sqlscript import Statement, rows_table, script_for
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ _KERNEL_HINT = (
 #: Turns an NVTX selection into the launches it keeps, reading the session (in the scope without
 #: the selection); raises UsageError when it selects nothing.
 Resolver = Callable[["Session", NvtxSelection], OpFilter]
+#: Turns an iteration selection into the launches of those iterations, the same way.
+IterationResolver = Callable[["Session", IterationSelection], OpFilter]
 
 
 class Session:
@@ -50,6 +52,7 @@ class Session:
         prefetch: str | tuple[str, ...] | None = "census",
         scope: Scope | None = None,
         resolve: Resolver | None = None,
+        resolve_iterations: IterationResolver | None = None,
     ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
         (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
@@ -57,7 +60,8 @@ class Session:
         ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding from the
         file's pages at once, while DuckDB and its sqlite extension load (None: decode on demand).
         ``scope``: the GPU work every analysis reads (nsysq.session.scope; default the whole trace);
-        ``resolve``: what turns the scope's NVTX selection, if any, into the launches it keeps."""
+        ``resolve``: what turns the scope's NVTX selection, if any, into the launches it keeps;
+        ``resolve_iterations``: the same for its iteration selection."""
         self.path: Path = check_path(path)
         self.schema: SourceSchema = read_schema(self.path)
         self._reader: Reader = open_reader(self.path, self.schema, cache=cache, prefetch=prefetch)
@@ -71,8 +75,12 @@ class Session:
         self.scope: Scope = scope or Scope()
         self._scope_ready = False
         self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
+        if self.scope.nvtx is not None and self.scope.iterations is not None:
+            raise UsageError("--iteration does not combine with --nvtx or --nvtx-like; give one.")
         if self.scope.nvtx is not None:
             self._select_nvtx(self.scope, resolve)
+        elif self.scope.iterations is not None:
+            self._select_iterations(self.scope, resolve_iterations)
 
     def _select_nvtx(self, scope: Scope, resolve: Resolver | None) -> None:
         """Narrow ``scope``'s NVTX selection to the launches it keeps: resolved in the scope without it
@@ -87,6 +95,18 @@ class Session:
         self._change_scope(
             Scope(device=scope.device, stream=scope.stream, pid=scope.pid, ops=ops, nvtx=selection)
         )
+
+    def _select_iterations(self, scope: Scope, resolve: IterationResolver | None) -> None:
+        """Narrow ``scope``'s iteration selection to the launches of those iterations, found in the
+        scope without it (device, stream, pid still apply), as :meth:`_select_nvtx` does."""
+        selection = scope.iterations
+        if selection is None or resolve is None:
+            raise UsageError("an iteration selection needs nsysq.open(path, iteration=...) to open the trace.")
+        if scope.ops is not None:
+            raise UsageError("a scope takes an iteration selection or an OpFilter of launches, not both.")
+        self.scope = replace(scope, iterations=None)
+        ops = resolve(self, selection)
+        self._change_scope(replace(scope, ops=ops))
 
     @property
     def _decoded(self) -> DecodedTables | None:
