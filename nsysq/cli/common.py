@@ -308,7 +308,7 @@ class TraceOptions:
 
     @property
     def scope(self) -> Scope:
-        """The scope ``--device``, ``--stream``, ``--pid`` and ``--iteration`` ask for (nsysq.session.scope)."""
+        """The scope ``--device``, ``--stream``, ``--pid`` and ``--iteration`` ask for (session.scope)."""
         from nsysq.session.scope import IterationSelection, Scope
 
         iterations = None if self.iteration is None else IterationSelection.parse(self.iteration)

@@ -109,4 +109,3 @@ def plot_iters_command(
     with open_trace(trace, options, prefetch="iters_ops") as t:
         frame = iters(t, nvtx=nvtx, source=None if source is None else source.value, threshold=threshold)
     save_picture(plot_iters(frame.to_pandas(), ax=sized_axes(size)), output, dpi, title)
-

@@ -30,9 +30,10 @@ def iteration_filter(trace: Session, selection: IterationSelection) -> OpFilter:
     wanted = [i for i, n in enumerate(numbers) if selection.first <= n <= selection.last]
     if not wanted or selection.first not in numbers or selection.last not in numbers:
         span = f"{numbers[0]} to {numbers[-1]}" if numbers else "none"
+        asked = selection.label.split(" ", 1)[1]
         raise UsageError(
-            f"--iteration {selection.first if selection.first == selection.last else f'{selection.first}:{selection.last}'} "
-            f"is not in {trace.path.name}: it has {len(numbers)} iterations, numbered {span} ({found.why}; nsysq iters lists them)."
+            f"--iteration {asked} is not in {trace.path.name}: it has {len(numbers)} iterations, "
+            f"numbered {span} ({found.why}; nsysq iters lists them)."
         )
     trace.materialize("iters_scope_launches", SCOPE_TABLE, rebuild=True, first=wanted[0], last=wanted[-1])
     return OpFilter(selection.label, f"SELECT globalPid, correlationId FROM {SCOPE_TABLE}")

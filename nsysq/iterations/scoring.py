@@ -79,7 +79,9 @@ def _robust(d: Any, chosen: Any, threshold: float) -> list[float | None]:
         table_from_rows(con, "score_input", _ROW_TYPES, rows)
         sql = catalog.get(SCORE_QUERY).sql
         params = {"min_ns": 0.0, "threshold": threshold, "floor": FLOOR}
-        found = con.execute(f"SELECT key, log_ratio, center, scale FROM ({sql}) ORDER BY key", params).fetchall()
+        found = con.execute(
+            f"SELECT key, log_ratio, center, scale FROM ({sql}) ORDER BY key", params
+        ).fetchall()
     out: list[float | None] = []
     for _key, log_ratio, center, scale in found:
         out.append(None if log_ratio is None or center is None else (log_ratio - center) / scale)

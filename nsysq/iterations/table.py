@@ -25,6 +25,7 @@ from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, islands
 from nsysq.gputime.overlap import COMM_CATEGORY, load_kind_rules
 from nsysq.iterations import scoring
+from nsysq.iterations.params import THRESHOLD
 from nsysq.iterations.source import Iterations, find_iterations
 from nsysq.session.scope import stamp
 
@@ -60,7 +61,7 @@ def iters(
     *,
     nvtx: str | None = None,
     source: str | None = None,
-    threshold: float = scoring.THRESHOLD,
+    threshold: float = THRESHOLD,
     unit: str = "ns",
 ) -> Table:
     """One row per iteration (COLUMNS). ``nvtx``: the range whose instances are the iterations
@@ -77,17 +78,23 @@ def iters(
     cause = _causes(trace, found, ops, metrics, scores, durations)
     rows = []
     t0 = trace.t0
+    sums = ("span", "busy", "idle", "kernels", "kernel_ns", "comm", "exposed")
     for i in range(len(found)):
         rows.append(
             (found.numbers[i], found.names[i], int(found.starts[i]) - t0, int(durations[i]),
-             *(int(metrics[k][i]) for k in ("span", "busy", "idle", "kernels", "kernel_ns", "comm", "exposed")),
+             *(int(metrics[k][i]) for k in sums),
              bool(scores.warmup[i]), bool(scores.outlier[i]), scores.score[i], cause.get(i))
         )  # fmt: skip
     unattributed = trace.run("iters_unattributed").records()[0]
     footer = _footer(found, scores, unattributed, threshold, t0)
     labels = tuple(catalog.get(q).label for q in _QUERIES) + (scoring.query_label(),)
     table = Table(
-        kind="iters", columns=COLUMNS, rows=rows, queries=labels, footer=footer, notes=_notes(found, unattributed)
+        kind="iters",
+        columns=COLUMNS,
+        rows=rows,
+        queries=labels,
+        footer=footer,
+        notes=_notes(found, unattributed),
     )
     return stamp(table, trace.scope).in_unit(unit)
 
@@ -168,7 +175,12 @@ def _covered_by(cs: Any, ce: Any, s: Any, e: Any, width: int, m: int) -> Any:
 
 
 def _causes(
-    trace: Session, found: Iterations, ops: _Ops, metrics: dict[str, Any], scores: scoring.Scores, durations: Any
+    trace: Session,
+    found: Iterations,
+    ops: _Ops,
+    metrics: dict[str, Any],
+    scores: scoring.Scores,
+    durations: Any,
 ) -> dict[int, str]:
     outliers = [int(i) for i in np.flatnonzero(scores.outlier)]
     if not outliers:
@@ -183,7 +195,9 @@ def _causes(
     np.add.at(total, ops.it[kernels] * len(ids) + code, (ops.e - ops.s)[kernels])
     matrix = total.reshape(n, len(ids))
     by_name = {int(k): matrix[:, j] for j, k in enumerate(ids)}
-    names = {int(r["id"]): str(r["value"]) for r in trace.run("iters_names", ids=[int(k) for k in ids]).records()}
+    names = {
+        int(r["id"]): str(r["value"]) for r in trace.run("iters_names", ids=[int(k) for k in ids]).records()
+    }
     faster = [bool(durations[i] < scores.median) for i in outliers]
     return scoring.causes(outliers, steady, by_name, names, metrics["idle"], faster)
 
@@ -212,7 +226,7 @@ def _notes(found: Iterations, unattributed: dict[str, Any]) -> tuple[str, ...]:
     notes: list[str] = []
     if int(unattributed["ops"]):
         notes.append(
-            f"{int(unattributed['ops']):,} GPU ops ({int(unattributed['gpu_ns']) / 1e6:,.3f} ms) belong to no "
-            "iteration (launched outside them, or from another thread): unattributed_ops."
+            f"{int(unattributed['ops']):,} GPU ops ({int(unattributed['gpu_ns']) / 1e6:,.3f} ms) belong "
+            "to no iteration (launched outside them, or from another thread): unattributed_ops."
         )
     return tuple(notes)

@@ -163,7 +163,9 @@ class IterationSelection:
         try:
             return IterationSelection(int(first), int(last if sep else first))
         except ValueError:
-            raise UsageError(f"--iteration {text!r} is not N or A:B (iteration numbers, as nsysq iters shows them).") from None
+            raise UsageError(
+                f"--iteration {text!r} is not N or A:B (iteration numbers, as nsysq iters shows them)."
+            ) from None
 
     @property
     def label(self) -> str:

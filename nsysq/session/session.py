@@ -101,7 +101,9 @@ class Session:
         scope without it (device, stream, pid still apply), as :meth:`_select_nvtx` does."""
         selection = scope.iterations
         if selection is None or resolve is None:
-            raise UsageError("an iteration selection needs nsysq.open(path, iteration=...) to open the trace.")
+            raise UsageError(
+                "an iteration selection needs nsysq.open(path, iteration=...) to open the trace."
+            )
         if scope.ops is not None:
             raise UsageError("a scope takes an iteration selection or an OpFilter of launches, not both.")
         self.scope = replace(scope, iterations=None)

@@ -92,7 +92,11 @@ def _phases(first: bool) -> list[tuple[str, list[tuple[str, int]]]]:
         ]
         if layer == 1:
             backward.append(("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", COMM_STREAM))
-    return [("forward", forward), ("backward", backward), ("optimizer", [("multi_tensor_apply_kernel", COMPUTE_STREAM)])]
+    return [
+        ("forward", forward),
+        ("backward", backward),
+        ("optimizer", [("multi_tensor_apply_kernel", COMPUTE_STREAM)]),
+    ]
 
 
 class _Loop:

@@ -101,7 +101,11 @@ class Trace:
         :class:`nsysq.session.scope.IterationSelection`; numbered as :meth:`iters` numbers them)."""
         scope = with_nvtx(scope, nvtx)
         if iteration is not None:
-            chosen = iteration if isinstance(iteration, IterationSelection) else IterationSelection.parse(iteration)
+            chosen = (
+                iteration
+                if isinstance(iteration, IterationSelection)
+                else IterationSelection.parse(iteration)
+            )
             scope = dataclasses.replace(scope or Scope(), iterations=chosen)
         self.session: Session = Session(
             path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter,
