@@ -166,8 +166,12 @@ def _period(trace: Session, why_not: str) -> Iterations:
         )
     cuts = found.cuts
     win_starts = starts[cuts]
+    # The last period ends as long after its start as the typical one (or at its last kernel's end,
+    # or the trace's end, whichever is later / earlier): its window is not cut at its last kernel.
     last = min(len(starts), int(cuts[-1]) + found.length) - 1
-    win_ends = np.append(win_starts[1:], max(int(ends[last]), int(win_starts[-1]) + 1))
+    typical = int(np.median(np.diff(win_starts))) if len(win_starts) > 1 else 0
+    last_end = min(max(int(ends[last]), int(win_starts[-1]) + typical), int(trace.span["t_end"] or 0))
+    win_ends = np.append(win_starts[1:], max(last_end, int(ends[last]), int(win_starts[-1]) + 1))
     trace.materialize(
         "iters_period_launches", LAUNCHES, rebuild=True, pid=pid, dev=dev,
         starts=[int(v) for v in win_starts], ends=[int(v) for v in win_ends],
