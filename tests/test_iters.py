@@ -95,6 +95,20 @@ def test_named_range(loop: Path) -> None:
         iters(trace, nvtx="no_such_range")
 
 
+def test_detected_repeating_range(tmp_path: Path, loop_rows: list[dict[str, Any]]) -> None:
+    path = plan.training(tmp_path / "named.sqlite", step_name="train_step")
+    with Session(path) as trace:
+        table = iters(trace)
+    rows = table.records()
+    assert table.footer["source"] == "nvtx" and table.footer["source_name"] == "train_step"
+    assert f"repeats {plan.STEPS} times at depth 0" in table.footer["why"]
+    assert [r["iteration"] for r in rows] == list(range(plan.STEPS))
+    want = oracle.iteration_kernels(path, "train_step")
+    assert [r["kernels"] for r in rows] == [len(k) for _, k in want]
+    assert [r["kernel_ns"] for r in rows] == [r["kernel_ns"] for r in loop_rows]
+    assert [r["iteration"] for r in rows if r["outlier"]] == [plan.SLOW_STEP - plan.FIRST_STEP]
+
+
 def test_period_without_nvtx(plain: Path, loop_rows: list[dict[str, Any]]) -> None:
     with Session(plain) as trace:
         table = iters(trace)

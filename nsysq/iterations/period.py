@@ -44,10 +44,9 @@ def find_period(codes: Any) -> Period | None:
     codes = np.asarray(codes, dtype=np.int64)
     if len(codes) < MIN_PERIODS:
         return None
-    names, compact = np.unique(codes, return_inverse=True)
-    counts = np.bincount(compact)
-    first_seen = np.full(len(names), len(codes), dtype=np.int64)
-    np.minimum.at(first_seen, compact, np.arange(len(codes)))
+    names, first_seen, compact, counts = np.unique(
+        codes, return_index=True, return_inverse=True, return_counts=True
+    )
     weights = _weights(len(names))
     for c in np.unique(counts[counts >= MIN_PERIODS])[:MAX_CANDIDATES]:
         named = np.flatnonzero(counts == c)

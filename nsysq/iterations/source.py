@@ -4,8 +4,8 @@ In order: ``--nvtx NAME`` (every kept range of that name, on the thread and doma
 of that name hold the most GPU work); else NVTX step ranges, detected: PyTorch's
 ``ProfilerStep#N``, otherwise the range name that repeats at least MIN_INSTANCES times at one
 nesting level on one thread, does not overlap itself and holds more than MIN_SHARE of the GPU
-work its thread launches (queries/iters/candidates.sql; the largest share wins, then the outer
-level); else the period of the kernel names on the busiest stream (nsysq.iterations.period).
+work its thread launches (queries/iters/candidates.sql and shares.sql; the largest share wins,
+then the outer level); else the period of the kernel names on the busiest stream (nsysq.iterations.period).
 
 An iteration's GPU work: with NVTX, the ops the NVTX attribution gives its range by launch
 attribution (nsysq.analyses.nvtx.build_pairs: the launching CUDA call lies inside the range,
@@ -34,6 +34,7 @@ SOURCES = ("nvtx", "period")
 MIN_INSTANCES = 3
 MIN_SHARE = 0.5
 LAUNCHES = "nsysq_iter_launches"
+GROUPS = "nsysq_iter_groups"
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 
 
@@ -103,23 +104,20 @@ def _detected(trace: Session) -> tuple[Iterations | None, str]:
     except NoDataError:
         return None, "it recorded no NVTX ranges"
     _attribution(trace)
-    rows = trace.run("iters_candidates").records()
-    steps = [r for r in rows if r["profiler"]]
-    if steps:
+    trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
+    steps = trace.sql_table(f"SELECT tid, dom, lvl, instances FROM {GROUPS} WHERE profiler").records()
+    if steps:  # the groups come most instances first
         r = steps[0]
         why = f"PyTorch's ProfilerStep#N ranges ({r['instances']} on one thread, depth {r['lvl']})"
         return _from_ranges(trace, r["tid"], r["dom"], r["lvl"], True, "ProfilerStep#N", why), ""
-    fit = [
-        r for r in rows
-        if r["instances"] >= MIN_INSTANCES and not r["overlaps"] and r["thread_gpu_ns"]
-        and r["gpu_ns"] > MIN_SHARE * r["thread_gpu_ns"]
-    ]  # fmt: skip
+    shares = trace.run("iters_shares").records()
+    fit = [r for r in shares if r["thread_gpu_ns"] and r["gpu_ns"] > MIN_SHARE * r["thread_gpu_ns"]]
     if not fit:
         return None, (
             f"no NVTX range name repeats {MIN_INSTANCES}+ times at one depth on one thread without "
             f"overlapping itself and holds over {MIN_SHARE:.0%} of its thread's GPU work"
         )
-    r = max(fit, key=lambda r: (r["gpu_ns"] / r["thread_gpu_ns"], -r["lvl"], -r["instances"]))
+    r = fit[0]  # the largest share, then the outer level, then fewer instances
     share = 100.0 * r["gpu_ns"] / r["thread_gpu_ns"]
     why = (
         f"the range {r['name']!r} repeats {r['instances']} times at depth {r['lvl']} on one thread, "

@@ -12,8 +12,9 @@ all-reduce on stream 13 during the backward pass) and waits for the GPU at the e
   usual time, nothing else changes.
 
 :func:`training` writes it; ``nvtx=False`` writes the same GPU work with no NVTX at all (the
-variant ``nsysq iters`` splits by the period of the kernel sequence). Kernel times get a small
-deterministic jitter (seeded).
+variant ``nsysq iters`` splits by the period of the kernel sequence), ``step_name="train_step"``
+the same with every step range so named (the variant it detects as a repeating range). Kernel
+times get a small deterministic jitter (seeded).
 """
 
 from __future__ import annotations
@@ -102,7 +103,8 @@ def _phases(first: bool) -> list[tuple[str, list[tuple[str, int]]]]:
 class _Loop:
     """Lays out the steps: CPU launches on one thread, GPU lanes per stream."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, step_name: str | None) -> None:
+        self.step_name = step_name
         self.rng = random.Random(seed)
         self.tid = global_tid(DEFAULT_PID, DEFAULT_PID)
         self.cpu = BASE_NS
@@ -157,13 +159,14 @@ class _Loop:
         self.cpu = max(self.cpu, *self.lanes.values()) + self.rng.randint(10_000, 20_000)
         self._call(_SYNC, sync_start, self.cpu)
         self.cpu += self.rng.randint(50_000, 80_000)  # the data loader
-        self.range(f"ProfilerStep#{FIRST_STEP + index}", step_start, self.cpu)
+        self.range(self.step_name or f"ProfilerStep#{FIRST_STEP + index}", step_start, self.cpu)
         self.cpu += self.rng.randint(5_000, 10_000)
 
 
-def training_spec(*, nvtx: bool = True, seed: int = 25) -> TraceSpec:
-    """The training loop's export (see the module doc); ``nvtx=False``: without NVTX ranges."""
-    loop = _Loop(seed)
+def training_spec(*, nvtx: bool = True, seed: int = 25, step_name: str | None = None) -> TraceSpec:
+    """The training loop's export (see the module doc); ``nvtx=False``: without NVTX ranges;
+    ``step_name``: every step range has this name instead of ``ProfilerStep#N``."""
+    loop = _Loop(seed, step_name)
     for index in range(STEPS):
         loop.step(index)
     return TraceSpec(
@@ -177,6 +180,6 @@ def training_spec(*, nvtx: bool = True, seed: int = 25) -> TraceSpec:
     )
 
 
-def training(path: str | Path, *, nvtx: bool = True, seed: int = 25) -> Path:
+def training(path: str | Path, *, nvtx: bool = True, seed: int = 25, step_name: str | None = None) -> Path:
     """Write the training loop's export at ``path`` (see the module doc) and return the path."""
-    return write_trace(path, training_spec(nvtx=nvtx, seed=seed))
+    return write_trace(path, training_spec(nvtx=nvtx, seed=seed, step_name=step_name))
