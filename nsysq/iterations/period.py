@@ -52,6 +52,9 @@ def find_period(codes: Any) -> Period | None:
         named = np.flatnonzero(counts == c)
         anchor = int(named[np.argmin(first_seen[named])])
         cuts = np.flatnonzero(compact == anchor)
+        gaps = np.diff(cuts)  # equal sequences have equal lengths: a cheap test first
+        if len(gaps) and np.bincount(gaps).max() + 1 < MIN_REGULAR * len(cuts):
+            continue
         regular, length = _regularity(compact, weights, cuts)
         if regular >= MIN_REGULAR:
             return Period(cuts=cuts, anchor=int(names[anchor]), length=length, regular=regular)

@@ -22,7 +22,7 @@ from nsysq import catalog
 from nsysq.base.errors import NoDataError
 from nsysq.base.table import Table
 from nsysq.gputime import gpu_ops
-from nsysq.gputime.intervals import Coverage, Sorted, islands
+from nsysq.gputime.intervals import Coverage, Sorted, groups, islands
 from nsysq.gputime.overlap import COMM_CATEGORY, load_kind_rules
 from nsysq.iterations import scoring
 from nsysq.iterations.params import THRESHOLD
@@ -130,8 +130,10 @@ def _metrics(ops: _Ops, n: int) -> dict[str, Any]:
     out["kernels"] = np.bincount(ops.it[kernels], minlength=n).astype(np.int64)
     out["kernel_ns"] = _sum_by(ops.it[kernels], (ops.e - ops.s)[kernels], n)
     if len(ops.it):
-        devices, dev = np.unique(ops.dev, return_inverse=True)
-        group = ops.it * len(devices) + dev  # one group per (iteration, device)
+        devices = groups(ops.dev)
+        lookup = np.zeros(devices[-1] - devices[0] + 1, dtype=np.int64)
+        lookup[np.array(devices) - devices[0]] = np.arange(len(devices))
+        group = ops.it * len(devices) + lookup[ops.dev - devices[0]]  # one group per (iteration, device)
         m = n * len(devices)
         low = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
         high = np.full(m, np.iinfo(np.int64).min, dtype=np.int64)
@@ -165,16 +167,22 @@ def _union_by(s: Any, e: Any, width: int, m: int) -> Any:
     """The union's length of the intervals of each group (groups ``width`` apart on one axis)."""
     if not len(s):
         return np.zeros(m, dtype=np.int64)
-    starts, ends = islands(Sorted.of(s, e))
+    starts, ends = islands(_sorted(s, e))
     return _sum_by(starts // width, ends - starts, m)
+
+
+def _sorted(s: Any, e: Any) -> Sorted:
+    """Starts and ends sorted: a stable sort (timsort/radix), fast on the nearly sorted arrays of
+    queries/iters/ops.sql (by iteration and start)."""
+    return Sorted(np.sort(s, kind="stable"), np.sort(e, kind="stable"))
 
 
 def _covered_by(cs: Any, ce: Any, s: Any, e: Any, width: int, m: int) -> Any:
     """Per group: how long the union of ``cs..ce`` covers the union of ``s..e``."""
     if not len(s) or not len(cs):
         return np.zeros(m, dtype=np.int64)
-    starts, ends = islands(Sorted.of(s, e))
-    return _sum_by(starts // width, Coverage.of(Sorted.of(cs, ce)).between(starts, ends), m)
+    starts, ends = islands(_sorted(s, e))
+    return _sum_by(starts // width, Coverage.of(_sorted(cs, ce)).between(starts, ends), m)
 
 
 def _causes(
