@@ -11,8 +11,9 @@ median absolute deviation, never below FLOOR; ``score = (log_ratio - center) / s
 * **outlier**: scored again against the steady state (every iteration after the warm-up), a
   steady iteration whose ``|score|`` reaches THRESHOLD; warm-up iterations are never outliers
   (their score is against the steady state too);
-* **cause**: for an outlier, the kernel name (or the GPU idle time) whose time changed most
-  against its typical time in the steady iterations, in the direction the duration changed.
+* **cause**: for an outlier, the kernel name (or the memcpy, memset or whole-graph time, or the
+  GPU idle time) whose time changed most against its typical time in the steady iterations, in
+  the direction the duration changed.
 """
 
 from __future__ import annotations

@@ -99,18 +99,22 @@ def _named(trace: Session, name: str) -> Iterations:
 
 def _detected(trace: Session) -> tuple[Iterations | None, str]:
     """The detected NVTX step ranges, or None and why none."""
-    try:
-        nvtx_mod.require_ranges(trace)
+    try:  # the ranges and their stacks only: no GPU op is read until a candidate needs it
+        nvtx_mod.stack_check(trace)
     except NoDataError:
         return None, "it recorded no NVTX ranges"
-    _attribution(trace)
     trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
     steps = trace.sql_table(f"SELECT tid, dom, lvl, instances FROM {GROUPS} WHERE profiler").records()
     if steps:  # the groups come most instances first
         r = steps[0]
         why = f"PyTorch's ProfilerStep#N ranges ({r['instances']} on one thread, depth {r['lvl']})"
+        _attribution(trace)
         return _from_ranges(trace, r["tid"], r["dom"], r["lvl"], True, "ProfilerStep#N", why), ""
-    shares = trace.run("iters_shares").records()
+    fits = int(trace.sql_table(f"SELECT count(*) FROM {GROUPS} WHERE fit").rows[0][0])
+    shares = []
+    if fits:
+        _attribution(trace)
+        shares = trace.run("iters_shares").records()
     fit = [r for r in shares if r["thread_gpu_ns"] and r["gpu_ns"] > MIN_SHARE * r["thread_gpu_ns"]]
     if not fit:
         return None, (
@@ -174,11 +178,12 @@ def _period(trace: Session, why_not: str) -> Iterations:
         "iters_period_launches", LAUNCHES, rebuild=True, pid=pid, dev=dev,
         starts=[int(v) for v in win_starts], ends=[int(v) for v in win_ends],
     )  # fmt: skip
-    label = f"period of {found.length} kernels on stream {stream} (device {dev})"
+    kernels = f"{found.length} kernels" if found.length != 1 else "kernel"
+    label = f"period of {kernels} on stream {stream} (device {dev}, pid {(pid >> 24) & 0xFFFFFF})"
     why = (
         f"{why_not + ', so ' if why_not else ''}the kernel names on the busiest stream ({stream}, device "
-        f"{dev}) repeat every {found.length} kernels: {found.regular:.0%} of the {len(cuts)} periods "
-        "have the same sequence"
+        f"{dev}) repeat every {kernels}: {found.regular:.0%} of the {len(cuts)} periods have the same "
+        "sequence"
     )
     return Iterations(
         numbers=list(range(len(cuts))),

@@ -42,6 +42,11 @@ _QUERIES = (
 )  # fmt: skip
 
 
+_OTHER_KINDS = {
+    gpu_ops.MEMCPY: "memcpy time",
+    gpu_ops.MEMSET: "memset time",
+    gpu_ops.GRAPH: "CUDA graph time",
+}
 CAUSE_SAMPLE = 256
 """The steady iterations a cause is measured against (evenly spaced; all of them when fewer)."""
 
@@ -214,6 +219,12 @@ def _causes(
     names = {
         int(r["id"]): str(r["value"]) for r in trace.run("iters_names", ids=[int(k) for k in ids]).records()
     }
+    for kind, label in _OTHER_KINDS.items():  # the other ops' time, one candidate per kind
+        chosen = (ops.kind == kind) & (position[ops.it] >= 0)
+        if chosen.any():
+            key = -1 - kind  # never a string id
+            by_name[key] = _sum_by(position[ops.it[chosen]], (ops.e - ops.s)[chosen], len(rows))
+            names[key] = label
     faster = [bool(durations[i] < scores.median) for i in outliers]
     found_rows = scoring.causes(
         [int(position[i]) for i in outliers], np.isin(rows, typical), by_name, names,
@@ -248,5 +259,10 @@ def _notes(found: Iterations, unattributed: dict[str, Any]) -> tuple[str, ...]:
         notes.append(
             f"{int(unattributed['ops']):,} GPU ops ({int(unattributed['gpu_ns']) / 1e6:,.3f} ms) belong "
             "to no iteration (launched outside them, or from another thread): unattributed_ops."
+            + (
+                " The periods are those of one stream's process and device: --pid or --device reads another."
+                if found.source == "period"
+                else ""
+            )
         )
     return tuple(notes)
