@@ -109,6 +109,19 @@ def test_detected_repeating_range(tmp_path: Path, loop_rows: list[dict[str, Any]
     assert [r["iteration"] for r in rows if r["outlier"]] == [plan.SLOW_STEP - plan.FIRST_STEP]
 
 
+def test_work_launched_from_another_thread_is_counted(tmp_path: Path) -> None:
+    path = plan.training(tmp_path / "autograd.sqlite", autograd=True)
+    with Session(path) as trace:
+        table = iters(trace)
+    steps = oracle.iteration_kernels(path)
+    held = sum(len(k) for _, k in steps)
+    assert [r["kernels"] for r in table.records()] == [len(k) for _, k in steps]
+    assert table.footer["unattributed_ops"] == oracle.kernel_count(path) - held
+    # every kernel not held was launched (from the autograd thread) inside a step's range
+    assert table.footer["unattributed_during_ops"] == table.footer["unattributed_ops"] > 0
+    assert any("autograd thread" in note for note in table.notes)
+
+
 def test_period_without_nvtx(plain: Path, loop_rows: list[dict[str, Any]]) -> None:
     with Session(plain) as trace:
         table = iters(trace)

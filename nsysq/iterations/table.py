@@ -94,7 +94,10 @@ def iters(
              *(int(metrics[k][i]) for k in sums),
              bool(scores.warmup[i]), bool(scores.outlier[i]), scores.score[i], cause.get(i))
         )  # fmt: skip
-    unattributed = trace.run("iters_unattributed").records()[0]
+    # Launched during an iteration from another thread: NVTX ranges only (a period's window is GPU time).
+    order = np.argsort(found.starts, kind="stable") if found.source == "nvtx" else np.arange(0)
+    starts, ends = [int(v) for v in found.starts[order]], [int(v) for v in found.ends[order]]
+    unattributed = trace.run("iters_unattributed", starts=starts, ends=ends).records()[0]
     footer = _footer(found, scores, unattributed, threshold, t0)
     labels = tuple(catalog.get(q).label for q in _QUERIES) + (scoring.query_label(),)
     table = Table(
@@ -249,6 +252,8 @@ def _footer(
         "threshold": threshold,
         "unattributed_ops": int(unattributed["ops"]),
         "unattributed_gpu_ns": int(unattributed["gpu_ns"]),
+        "unattributed_during_ops": int(unattributed["during_ops"]),
+        "unattributed_during_gpu_ns": int(unattributed["during_gpu_ns"]),
         "t0_ns": t0,
     }
 
@@ -264,5 +269,13 @@ def _notes(found: Iterations, unattributed: dict[str, Any]) -> tuple[str, ...]:
                 if found.source == "period"
                 else ""
             )
+        )
+    during = int(unattributed["during_ops"])
+    if during and found.source == "nvtx":
+        notes.append(
+            f"{during:,} of them ({int(unattributed['during_gpu_ns']) / 1e6:,.3f} ms) were launched "
+            "during an iteration from another thread (PyTorch launches the backward pass from its "
+            "autograd thread): an iteration holds what its own thread launches, as nsysq nvtx "
+            "attributes (docs/iters.md)."
         )
     return tuple(notes)

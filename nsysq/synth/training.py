@@ -13,7 +13,8 @@ all-reduce on stream 13 during the backward pass) and waits for the GPU at the e
 
 :func:`training` writes it; ``nvtx=False`` writes the same GPU work with no NVTX at all (the
 variant ``nsysq iters`` splits by the period of the kernel sequence), ``step_name="train_step"``
-the same with every step range so named (the variant it detects as a repeating range). Kernel
+the same with every step range so named (the variant it detects as a repeating range), and
+``autograd=True`` launches the backward pass from a second thread, as PyTorch's autograd thread does. Kernel
 times get a small deterministic jitter (seeded).
 """
 
@@ -103,8 +104,9 @@ def _phases(first: bool) -> list[tuple[str, list[tuple[str, int]]]]:
 class _Loop:
     """Lays out the steps: CPU launches on one thread, GPU lanes per stream."""
 
-    def __init__(self, seed: int, step_name: str | None) -> None:
+    def __init__(self, seed: int, step_name: str | None, autograd: bool) -> None:
         self.step_name = step_name
+        self.autograd = global_tid(DEFAULT_PID, DEFAULT_PID + 1) if autograd else None
         self.rng = random.Random(seed)
         self.tid = global_tid(DEFAULT_PID, DEFAULT_PID)
         self.cpu = BASE_NS
@@ -114,18 +116,18 @@ class _Loop:
         self.runtime: list[Row] = []
         self.nvtx: list[Row] = []
 
-    def _call(self, name: str, start: int, end: int) -> None:
+    def _call(self, name: str, start: int, end: int, tid: int | None = None) -> None:
         self.runtime.append(
-            {"start": start, "end": end, "eventClass": 0, "globalTid": self.tid,
+            {"start": start, "end": end, "eventClass": 0, "globalTid": tid or self.tid,
              "correlationId": self.corr, "nameId": name, "returnValue": 0}
         )  # fmt: skip
 
-    def launch(self, short: str, stream: int, factor: float) -> None:
+    def launch(self, short: str, stream: int, factor: float, tid: int | None = None) -> None:
         self.corr += 1
         demangled, typical = _KERNELS[short]
         call_start = self.cpu
         self.cpu += self.rng.randint(4_000, 6_000)
-        self._call(_LAUNCH, call_start, self.cpu)
+        self._call(_LAUNCH, call_start, self.cpu, tid)
         dur = int(typical * factor * self.rng.uniform(0.98, 1.02))
         start = max(self.lanes.get(stream, 0), call_start + 8_000) + self.rng.randint(1_000, 3_000)
         if stream == COMM_STREAM:  # the all-reduce waits for the compute stream's work so far
@@ -151,7 +153,7 @@ class _Loop:
             phase_start = self.cpu
             for short, stream in kernels:
                 slow = SLOW_FACTOR if index == SLOW_STEP - FIRST_STEP and short == SLOW_KERNEL else 1.0
-                self.launch(short, stream, factor * slow)
+                self.launch(short, stream, factor * slow, self.autograd if phase == "backward" else None)
             self.cpu += self.rng.randint(20_000, 40_000)
             self.range(phase, phase_start, self.cpu)
         self.corr += 1  # the end of the step: wait for the GPU
@@ -163,10 +165,13 @@ class _Loop:
         self.cpu += self.rng.randint(5_000, 10_000)
 
 
-def training_spec(*, nvtx: bool = True, seed: int = 25, step_name: str | None = None) -> TraceSpec:
+def training_spec(
+    *, nvtx: bool = True, seed: int = 25, step_name: str | None = None, autograd: bool = False
+) -> TraceSpec:
     """The training loop's export (see the module doc); ``nvtx=False``: without NVTX ranges;
-    ``step_name``: every step range has this name instead of ``ProfilerStep#N``."""
-    loop = _Loop(seed, step_name)
+    ``step_name``: every step range has this name instead of ``ProfilerStep#N``; ``autograd``: the
+    backward pass's kernels are launched from a second thread (PyTorch's autograd thread)."""
+    loop = _Loop(seed, step_name, autograd)
     for index in range(STEPS):
         loop.step(index)
     return TraceSpec(
@@ -175,11 +180,19 @@ def training_spec(*, nvtx: bool = True, seed: int = 25, step_name: str | None = 
         runtime=loop.runtime,
         nvtx=loop.nvtx if nvtx else [],
         gpus=[dict(H200)],
-        threads=[{"nameId": "python3", "priority": 0, "globalTid": loop.tid}],
+        threads=[{"nameId": "python3", "priority": 0, "globalTid": loop.tid}]
+        + ([{"nameId": "pt_autograd_0", "priority": 0, "globalTid": loop.autograd}] if loop.autograd else []),
         analysis={"duration": loop.cpu + BASE_NS, "startTime": 0, "stopTime": loop.cpu + BASE_NS},
     )
 
 
-def training(path: str | Path, *, nvtx: bool = True, seed: int = 25, step_name: str | None = None) -> Path:
+def training(
+    path: str | Path,
+    *,
+    nvtx: bool = True,
+    seed: int = 25,
+    step_name: str | None = None,
+    autograd: bool = False,
+) -> Path:
     """Write the training loop's export at ``path`` (see the module doc) and return the path."""
-    return write_trace(path, training_spec(nvtx=nvtx, seed=seed, step_name=step_name))
+    return write_trace(path, training_spec(nvtx=nvtx, seed=seed, step_name=step_name, autograd=autograd))
