@@ -1941,3 +1941,51 @@ def stats_nvtx(path: Path) -> list[tuple[Any, ...]] | None:
         style = "PushPop" if kind in (59, 70) else "StartEnd"
         groups.setdefault((style, name), []).append((end if end is not None else last) - start)
     return sorted(_time_rows(groups), key=lambda r: (-r[1], r[9], r[8]))
+
+
+def iteration_kernels(
+    path: Path, name: str | None = None
+) -> list[tuple[str, list[tuple[int, int, int, int]]]]:
+    """A plain iteration splitter: the kept NVTX ranges named ``name`` (default: every
+    ``ProfilerStep#N``) on the thread that has most of them, in start order, each with the kernels
+    (globalPid, correlationId, start, end) whose launching call (eventClass 0 or 1, same
+    correlationId in the same process) ran on that thread inside the range (call start and end
+    within the range's start and end). Raw rows and a sweep; no nsysq code."""
+    ranges, _, _ = nvtx_ranges(path)
+    step = re.compile(r"^ProfilerStep#\d+$")
+    chosen = [r for r in ranges if (r.name == name if name is not None else step.match(r.name))]
+    if not chosen:
+        return []
+    tid = statistics.mode(r.tid for r in chosen)
+    mine = sorted((r for r in chosen if r.tid == tid), key=lambda r: (r.start, r.end))
+    calls = nvtx_calls(path)
+    out: list[tuple[str, list[tuple[int, int, int, int]]]] = [(r.name, []) for r in mine]
+    for kernel in nvtx_kernels(path):
+        for call_tid, start, end in calls.get((kernel[0], kernel[1]), []):
+            if call_tid != tid:
+                continue
+            for i, r in enumerate(mine):
+                if r.start <= start and end <= r.end:
+                    out[i][1].append(kernel)
+    return out
+
+
+def kernels_per_period(path: Path, anchor: str) -> list[int]:
+    """Kernels of the busiest stream (most kernel time) cut at each kernel named ``anchor`` (short
+    name): how many kernels of that device and process start in each cut, in order; what lies
+    before the first anchor is left out. A plain sweep over raw rows."""
+    rows = _rows(
+        path,
+        'SELECT k.globalPid, k.deviceId, k.streamId, k.start, k."end", s.value FROM '
+        "CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds s ON s.id = k.shortName",
+    )
+    busy: dict[tuple[int, int, int], int] = {}
+    for pid, dev, stream, start, end, _ in rows:
+        busy[(pid, dev, stream)] = busy.get((pid, dev, stream), 0) + max(end - start, 0)
+    pid, dev, stream = max(busy, key=lambda k: busy[k])
+    cuts = sorted(r[3] for r in rows if r[:3] == (pid, dev, stream) and r[5] == anchor)
+    counts = [0] * len(cuts)
+    for p, d, _, start, _, _ in rows:
+        if (p, d) == (pid, dev) and cuts and start >= cuts[0]:
+            counts[bisect.bisect_right(cuts, start) - 1] += 1
+    return counts

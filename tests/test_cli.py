@@ -277,7 +277,7 @@ def test_trace_options_are_declared_once() -> None:
         assert [p.name for p in params] == sorted((p.name for p in params), key=order.index), cmd.name
         assert all((p.opts, p.help, p.default) == reference[p.name] for p in params), cmd.name
         taking += "device" in {p.name for p in params}
-    assert taking == 20  # 18 + nsysq check, nsysq stats
+    assert taking == 22  # 18 + check, stats, iters, plot iters
     with pytest.raises(TypeError, match="keyword-only"):
         trace_options()(lambda options: None)
 

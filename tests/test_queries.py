@@ -57,6 +57,16 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "dev": 0,
     "lo": 0,
     "hi": 2**62,
+    "min_instances": 3,
+    "rids": [1, 2],
+    "tid": 0,
+    "dom": 0,
+    "lvl": None,
+    "profiler": True,
+    "stream": 7,
+    "ids": [1, 2],
+    "first": 0,
+    "last": 1,
 }
 ROOT = Path(__file__).resolve().parents[1]
 # Temp tables nsysq builds on a trace's connection, and those nsysq diff builds in its scratch database.
@@ -75,6 +85,13 @@ NVTX_BUILT = {
     "nsysq_nvtx_selected": "nvtx_select",
 }
 BUILT |= set(NVTX_BUILT)
+# nsys iters' temp tables (nsysq.iterations), built after the NVTX ones, in this order.
+ITERS_BUILT = {
+    "nsysq_iter_groups": "iters_candidates",
+    "nsysq_iter_launches": "iters_nvtx_launches",
+    "nsysq_iter_scope": "iters_scope_launches",
+}
+BUILT |= set(ITERS_BUILT)
 # A scoped export's launching calls (nsysq.output.chrome_trace.collect).
 BUILT |= {"nsysq_export_launches"}
 DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}
@@ -145,7 +162,7 @@ def test_query_runs_on_every_fixture(name: str, fixture_trace: Path) -> None:
     with Session(fixture_trace) as trace:
         trace.materialize("kernel_groups", "nsysq_kernel_groups")
         trace.use_rules()
-        for table_name, step in NVTX_BUILT.items():  # on empty views too: no NVTX table, no ranges
+        for table_name, step in (NVTX_BUILT | ITERS_BUILT).items():  # on empty views too: no NVTX, no ranges
             params = {p: DEFAULT_PARAMS[p] for p in catalog.get(step).params}
             trace.materialize(step, table_name, **params)
         trace.materialize("export_launches", "nsysq_export_launches")

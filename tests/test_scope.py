@@ -375,3 +375,35 @@ def test_info_warns_when_graph_launches_were_not_traced(fixture_dir: Path, tmp_p
     assert f"({launches} cudaGraphLaunch calls) but neither" in warning
     with Session(fixture_dir / "graph_node.sqlite") as trace:  # traced per node: nothing missing
         assert not [w for w in info(trace)["warnings"] if "graph" in w.lower()]
+
+
+def test_iteration_scopes_add_up(tmp_path: Path) -> None:
+    from nsysq.session.scope import IterationSelection
+    from nsysq.synth.training import STEPS, training
+    from nsysq.trace import Trace
+
+    path = training(tmp_path / "plain.sqlite", nvtx=False)
+    totals = []
+    for part in (f"0:{STEPS // 2 - 1}", f"{STEPS // 2}:{STEPS - 1}"):
+        with Trace(path, iteration=part) as trace:
+            footer = census(trace.session, limit=0).footer
+        assert footer["scope"] == IterationSelection.parse(part).label
+        totals.append((footer["total_kernels"], footer["total_kernel_ns"]))
+    kernels, ns = oracle.kernel_count(path), oracle.kernel_ns(path)
+    assert (sum(k for k, _ in totals), sum(n for _, n in totals)) == (kernels, ns)
+    assert Scope(iterations=IterationSelection(3, 5)).active
+    assert Scope(iterations=IterationSelection(3, 5)).describe() == "iterations 3:5"
+    with pytest.raises(UsageError, match="is empty"):
+        IterationSelection(5, 3)
+
+
+def test_iteration_show_sql_reproduces_the_result(tmp_path: Path) -> None:
+    from nsysq.synth.training import training
+
+    path = training(tmp_path / "loop.sqlite")
+    proc = _cli("census", path, "--iteration", "10", "--limit", "0", "--show-sql")
+    assert proc.returncode == 0, proc.stderr
+    got = run_script(proc.stdout)
+    doc = json.loads(_cli("census", path, "--iteration", "10", "--limit", "0", "-f", "json").stdout)
+    assert [r[1] for r in got] == [r["name"] for r in doc["rows"]]
+    assert sum(r[3] for r in got) == doc["footer"]["total_kernel_ns"]

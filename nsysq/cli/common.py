@@ -219,6 +219,16 @@ NvtxLanesOpt = Annotated[
         help="Include the NVTX ranges and marks of the window (host events, not GPU work).",
     ),
 ]
+IterationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--iteration",
+        metavar="N|A:B",
+        help="Only the GPU work of iteration N (or A to B, inclusive) of the loop, numbered as "
+        "nsysq iters numbers them (N of ProfilerStep#N, else from 0). See docs/iters.md.",
+        show_default=False,
+    ),
+]
 TimelineStartOpt = Annotated[
     float | None, typer.Option("--from", help="Window start, ms from the trace start.")
 ]
@@ -302,8 +312,9 @@ class Takes(Flag):
     NVTX = auto()  # --nvtx, --nvtx-like
     NVTX_MODE = auto()  # --nvtx-mode
     NSYS = auto()  # --nsys: every command that takes a trace has it, whatever it is given
-    GPU_WORK = NO_CACHE | SCOPE
-    ALL = NO_CACHE | SCOPE | NVTX | NVTX_MODE
+    ITERATION = auto()  # --iteration
+    GPU_WORK = NO_CACHE | SCOPE | ITERATION
+    ALL = NO_CACHE | SCOPE | NVTX | NVTX_MODE | ITERATION
 
 
 _TAKES = "takes"  # a TraceOptions field's metadata key: the Takes member that brings its option
@@ -327,15 +338,17 @@ class TraceOptions:
     nvtx_name: NvtxOpt = field(default=None, metadata={_TAKES: Takes.NVTX})
     nvtx_like: NvtxLikeOpt = field(default=None, metadata={_TAKES: Takes.NVTX})
     nvtx_mode: NvtxModeOpt = field(default=NvtxMode.launch, metadata={_TAKES: Takes.NVTX_MODE})
+    iteration: IterationOpt = field(default=None, metadata={_TAKES: Takes.ITERATION})
     no_cache: NoCacheOpt = field(default=False, metadata={_TAKES: Takes.NO_CACHE})
     nsys: NsysOpt = field(default=None, metadata={_TAKES: Takes.NSYS})
 
     @property
     def scope(self) -> Scope:
-        """The scope ``--device``, ``--stream`` and ``--pid`` ask for (nsysq.session.scope)."""
-        from nsysq.session.scope import Scope
+        """The scope ``--device``, ``--stream``, ``--pid`` and ``--iteration`` ask for (session.scope)."""
+        from nsysq.session.scope import IterationSelection, Scope
 
-        return Scope(device=self.device, stream=self.stream, pid=self.pid)
+        iterations = None if self.iteration is None else IterationSelection.parse(self.iteration)
+        return Scope(device=self.device, stream=self.stream, pid=self.pid, iterations=iterations)
 
     @property
     def nvtx(self) -> NvtxSelection | None:

@@ -23,6 +23,7 @@ from nsysq.cli import check as check_cli
 from nsysq.cli import explain as explain_cli
 from nsysq.cli import gaps as gaps_cli
 from nsysq.cli import graphs as graphs_cli
+from nsysq.cli import iters as iters_cli
 from nsysq.cli import nvtx as nvtx_cli
 from nsysq.cli import stats as stats_cli
 from nsysq.cli.common import say, with_terminal_view
@@ -97,6 +98,7 @@ app.command("gaps")(gaps_cli.gaps_command)
 app.command("overlap")(gaps_cli.overlap_command)
 app.command("nvtx")(nvtx_cli.nvtx_command)
 app.command("graphs")(graphs_cli.graphs_command)
+app.command("iters")(iters_cli.iters_command)
 app.command("explain")(explain_cli.explain_command)
 app.command("stats")(stats_cli.stats_command)
 app.command("check")(check_cli.check_command)
@@ -106,6 +108,7 @@ app.add_typer(cache.cache_app, name="cache")
 plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
 plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)
 plot.plot_app.command("nvtx")(nvtx_cli.plot_nvtx_command)
+plot.plot_app.command("iters")(iters_cli.plot_iters_command)
 app.add_typer(plot.plot_app, name="plot")
 app.add_typer(fleet.fleet_app, name="fleet")
 

@@ -43,7 +43,7 @@ ExportOutputOpt = Annotated[
 ]
 
 
-@trace_options(Takes.NO_CACHE)
+@trace_options(Takes.NO_CACHE | Takes.ITERATION)
 def report_command(
     traces: Annotated[
         list[Path],
@@ -66,7 +66,9 @@ def report_command(
         with open_trace(traces[0], options) as t:
             page = trace_report(t)
     else:
-        page = diff_report(traces[0], traces[1], cache=not options.no_cache, nsys=options.nsys)
+        page = diff_report(
+            traces[0], traces[1], cache=not options.no_cache, nsys=options.nsys, scope=options.scope
+        )
     size = write_report(page, output)
     for warning in page.warnings:
         say("warning: " + warning)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from nsysq.diffing.result import DiffResult
     from nsysq.export.reader import CacheMode
     from nsysq.session import Session
+    from nsysq.session.scope import Scope
 
 __all__ = [
     "DIFF_SECTIONS",
@@ -436,14 +437,16 @@ def diff_report(
     cache: CacheMode = True,
     sections: Sequence[ReportSection] | None = None,
     nsys: str | Path | None = None,
+    scope: Scope | None = None,
 ) -> Report:
     """The report of what changed from the trace at ``a`` to the one at ``b`` (``nsysq diff`` with its
-    defaults; ``cache`` and ``nsys`` as ``nsysq.open`` takes them)."""
+    defaults; ``cache`` and ``nsys`` as ``nsysq.open`` takes them; ``scope``: the GPU work read on
+    each side, e.g. ``--iteration``)."""
     from nsysq.base.version import __version__
     from nsysq.diffing import diff
     from nsysq.diffing.report import header
 
-    result = diff(a, b, cache=cache, nsys=nsys)
+    result = diff(a, b, cache=cache, nsys=nsys, scope=scope)
     ctx = DiffContext(result)
     built = [PageSection(s.key, s.title, _guarded(s.build, ctx)) for s in sections or DIFF_SECTIONS]
     title = f"nsysq report: {a.name} → {b.name}"

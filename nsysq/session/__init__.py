@@ -6,7 +6,9 @@ an earlier run. It records every statement it runs (``executed``: ``--show-sql``
 A Session is the engine behind :class:`nsysq.trace.Trace` (the notebook face, opened by
 ``nsysq.open``): users never build one. Its scope is fixed when it opens; an NVTX selection in the
 scope is turned into the launches it keeps then, by the ``resolve`` function its opener passes (the
-NVTX attribution is an analysis, above this layer: :func:`nsysq.analyses.nvtx.selection_filter`).
+NVTX attribution is an analysis, above this layer: :func:`nsysq.analyses.nvtx.selection_filter`);
+an iteration selection (``--iteration``) the same way, by ``resolve_iterations``
+(:func:`nsysq.iterations.scope.iteration_filter`).
 
 DuckDB is imported where it is used, not at module level: opening a session starts decoding its
 pages before the 0.07 s of ``import duckdb`` (see Session.__init__).

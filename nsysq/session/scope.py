@@ -24,6 +24,8 @@ What each field keeps (all that are set must hold):
 * ``nvtx``: an :class:`NvtxSelection`, the GPU work of some NVTX ranges: when the trace opens, the
   session turns it into the ``ops`` of those ranges' launches (``nsysq.analyses.nvtx`` attributes
   them; device, stream and pid apply to that attribution too).
+* ``iterations``: an :class:`IterationSelection`, the GPU work of some iterations of the loop
+  (``--iteration N|A:B``): turned into ``ops`` the same way, by ``nsysq.iterations.scope``.
 
 Device and stream do not restrict CUDA API calls or NVTX events (a call has no device); the pid
 does. A row whose deviceId, streamId or globalPid is NULL is in no scope of that dimension (nsys
@@ -140,19 +142,57 @@ class NvtxSelection:
 
 
 @dataclass(frozen=True)
+class IterationSelection:
+    """The GPU work of some iterations of the loop (``nsysq iters``): ``first`` to ``last``
+    (inclusive), numbered as ``nsysq iters`` numbers them (N of ProfilerStep#N, else from 0). What
+    ``--iteration N`` / ``--iteration A:B`` and ``nsysq.open(path, iteration=...)`` take; the
+    session turns it into the launches of those iterations when the trace opens."""
+
+    first: int
+    last: int
+
+    def __post_init__(self) -> None:
+        if self.last < self.first:
+            raise UsageError(f"--iteration {self.first}:{self.last} is empty; give A:B with A <= B.")
+
+    @staticmethod
+    def parse(text: str | int) -> IterationSelection:
+        """``N`` or ``A:B`` (both inclusive) as a selection; UsageError otherwise."""
+        if isinstance(text, int):
+            return IterationSelection(text, text)
+        first, sep, last = str(text).strip().partition(":")
+        try:
+            return IterationSelection(int(first), int(last if sep else first))
+        except ValueError:
+            raise UsageError(
+                f"--iteration {text!r} is not N or A:B (iteration numbers, as nsysq iters shows them)."
+            ) from None
+
+    @property
+    def label(self) -> str:
+        """``iteration 3`` or ``iterations 3:5``."""
+        if self.first == self.last:
+            return f"iteration {self.first}"
+        return f"iterations {self.first}:{self.last}"
+
+
+@dataclass(frozen=True)
 class Scope:
     """The GPU work an analysis reads; the default (nothing set) is the whole trace. ``nvtx``: an NVTX
-    selection, turned into ``ops`` (the launches it keeps) when the trace opens."""
+    selection, turned into ``ops`` (the launches it keeps) when the trace opens; ``iterations``:
+    some iterations of the loop, turned into ``ops`` the same way (nsysq.iterations.scope)."""
 
     device: int | None = None
     stream: int | None = None
     pid: int | None = None
     ops: OpFilter | None = None
     nvtx: NvtxSelection | None = None
+    iterations: IterationSelection | None = None
 
     @property
     def active(self) -> bool:
-        return any(v is not None for v in (self.device, self.stream, self.pid, self.ops, self.nvtx))
+        values = (self.device, self.stream, self.pid, self.ops, self.nvtx, self.iterations)
+        return any(v is not None for v in values)
 
     def describe(self) -> str:
         """``device 0, stream 7, pid 4242, nvtx step`` ("" for the whole trace)."""
@@ -162,6 +202,8 @@ class Scope:
             parts.append(self.ops.label)
         elif self.nvtx is not None:
             parts.append(self.nvtx.label)
+        elif self.iterations is not None:
+            parts.append(self.iterations.label)
         return ", ".join(parts)
 
     def key(self) -> str:

@@ -23,7 +23,7 @@ from nsysq.export.decoded import DecodedTables
 from nsysq.export.nsys_rep import ReportExport
 from nsysq.export.reader import CacheMode, Reader, open_reader
 from nsysq.session import scope as scope_mod
-from nsysq.session.scope import NvtxSelection, OpFilter, Scope
+from nsysq.session.scope import IterationSelection, NvtxSelection, OpFilter, Scope
 from nsysq.session.sqlscript import Statement, rows_table, script_for
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ _KERNEL_HINT = (
 #: Turns an NVTX selection into the launches it keeps, reading the session (in the scope without
 #: the selection); raises UsageError when it selects nothing.
 Resolver = Callable[["Session", NvtxSelection], OpFilter]
+#: Turns an iteration selection into the launches of those iterations, the same way.
+IterationResolver = Callable[["Session", IterationSelection], OpFilter]
 
 
 class Session:
@@ -52,6 +54,7 @@ class Session:
         scope: Scope | None = None,
         resolve: Resolver | None = None,
         nsys: str | os.PathLike[str] | None = None,
+        resolve_iterations: IterationResolver | None = None,
     ) -> None:
         """``cache``: True (use a cached copy, or start building one for a large trace), False
         (read the file only; write nothing to the cache), "build" (build the copy now), or "reuse"
@@ -61,7 +64,8 @@ class Session:
         ``scope``: the GPU work every analysis reads (nsysq.session.scope; default the whole trace);
         ``resolve``: what turns the scope's NVTX selection, if any, into the launches it keeps;
         ``nsys``: the nsys that exports a ``.nsys-rep`` ``path`` (nsysq.export.nsys_rep: else
-        NSYSQ_NSYS, PATH, the install folders)."""
+        NSYSQ_NSYS, PATH, the install folders); ``resolve_iterations``: what turns the scope's
+        iteration selection, if any, into the launches it keeps."""
         source = nsys_rep.resolve(path, nsys=nsys)  # the one way a path becomes an export
         self.path: Path = source.path
         #: The report this export was made from (a ``.nsys-rep`` given), or None.
@@ -78,8 +82,12 @@ class Session:
         self.scope: Scope = scope or Scope()
         self._scope_ready = False
         self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
+        if self.scope.nvtx is not None and self.scope.iterations is not None:
+            raise UsageError("--iteration does not combine with --nvtx or --nvtx-like; give one.")
         if self.scope.nvtx is not None:
             self._select_nvtx(self.scope, resolve)
+        elif self.scope.iterations is not None:
+            self._select_iterations(self.scope, resolve_iterations)
 
     def _select_nvtx(self, scope: Scope, resolve: Resolver | None) -> None:
         """Narrow ``scope``'s NVTX selection to the launches it keeps: resolved in the scope without it
@@ -94,6 +102,20 @@ class Session:
         self._change_scope(
             Scope(device=scope.device, stream=scope.stream, pid=scope.pid, ops=ops, nvtx=selection)
         )
+
+    def _select_iterations(self, scope: Scope, resolve: IterationResolver | None) -> None:
+        """Narrow ``scope``'s iteration selection to the launches of those iterations, found in the
+        scope without it (device, stream, pid still apply), as :meth:`_select_nvtx` does."""
+        selection = scope.iterations
+        if selection is None or resolve is None:
+            raise UsageError(
+                "an iteration selection needs nsysq.open(path, iteration=...) to open the trace."
+            )
+        if scope.ops is not None:
+            raise UsageError("a scope takes an iteration selection or an OpFilter of launches, not both.")
+        self.scope = replace(scope, iterations=None)
+        ops = resolve(self, selection)
+        self._change_scope(replace(scope, ops=ops))
 
     @property
     def _decoded(self) -> DecodedTables | None:

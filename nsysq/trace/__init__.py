@@ -32,8 +32,10 @@ from nsysq.analyses.info import info as info_of
 from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
 from nsysq.export.reader import CacheMode
+from nsysq.iterations import scope as iter_scope
+from nsysq.iterations import table as iters_mod
 from nsysq.session import Session
-from nsysq.session.scope import NvtxSelection, Scope
+from nsysq.session.scope import IterationSelection, NvtxSelection, Scope
 
 if TYPE_CHECKING:
     import os
@@ -88,6 +90,7 @@ class Trace:
         cache: CacheMode = True,
         prefetch: str | tuple[str, ...] | None = "census",
         nsys: str | os.PathLike[str] | None = None,
+        iteration: str | int | IterationSelection | None = None,
     ) -> None:
         """``scope``: the GPU work every analysis reads (:class:`nsysq.Scope`: a device, stream or
         process; default the whole trace); ``nvtx``: only the GPU work of these NVTX ranges (a range
@@ -96,11 +99,21 @@ class Trace:
         ``prefetch``: on a direct read, the packaged query (or queries) whose columns start decoding
         from the file's pages at once, while DuckDB loads (None: decode on demand); ``nsys``: the
         nsys that exports a ``.nsys-rep`` ``path`` once into the cache folder (default: NSYSQ_NSYS,
-        nsys on PATH, the usual install folders; see docs/nsys-rep.md)."""
+        nsys on PATH, the usual install folders; see docs/nsys-rep.md); ``iteration``: only the GPU
+        work of these iterations of the loop (``N``, ``"A:B"`` inclusive, or an
+        :class:`nsysq.session.scope.IterationSelection`; numbered as :meth:`iters` numbers them)."""
         scope = with_nvtx(scope, nvtx)
+        if iteration is not None:
+            chosen = (
+                iteration
+                if isinstance(iteration, IterationSelection)
+                else IterationSelection.parse(iteration)
+            )
+            scope = dataclasses.replace(scope or Scope(), iterations=chosen)
         self.session: Session = Session(
-            path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter, nsys=nsys
-        )
+            path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter,
+            resolve_iterations=iter_scope.iteration_filter, nsys=nsys,
+        )  # fmt: skip
         #: The SQLite export read: for a ``.nsys-rep``, its export in the cache folder
         #: (``session.exported`` names the report and the nsys that exported it).
         self.path: Path = self.session.path
@@ -138,6 +151,7 @@ class Trace:
     graphs = Analysis(graphs_mod.graphs)
     timeline = Analysis(timeline_mod.timeline)
     nvtx = Analysis(nvtx_mod.nvtx)
+    iters = Analysis(iters_mod.iters)
 
 
 def with_nvtx(scope: Scope | None, nvtx: str | NvtxSelection | None) -> Scope | None:

@@ -1,0 +1,229 @@
+"""nsysq iters and the --iteration scope, held to the plain splitter of tests/oracle.py."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nsysq.analyses.census import census
+from nsysq.base.errors import NoDataError, UsageError
+from nsysq.iterations.period import find_period
+from nsysq.iterations.table import COLUMNS, iters
+from nsysq.session import Session
+from nsysq.synth import training as plan
+from nsysq.trace import Trace
+from tests import oracle
+from tests.conftest import REAL_TRACES
+
+
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return plan.training(tmp_path_factory.mktemp("iters") / "training.sqlite")
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return plan.training(tmp_path_factory.mktemp("iters_plain") / "plain.sqlite", nvtx=False)
+
+
+@pytest.fixture(scope="module")
+def loop_rows(loop: Path) -> list[dict[str, Any]]:
+    with Session(loop) as trace:
+        return iters(trace).records()
+
+
+def cli(*args: str | Path, code: int = 0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nsysq", *map(str, args)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == code, proc.stderr
+    return proc
+
+
+def test_steps_match_the_oracle(loop: Path, loop_rows: list[dict[str, Any]]) -> None:
+    want = oracle.iteration_kernels(loop)
+    assert [r["name"] for r in loop_rows] == [name for name, _ in want]
+    assert [r["iteration"] for r in loop_rows] == list(range(plan.FIRST_STEP, plan.FIRST_STEP + plan.STEPS))
+    assert [r["kernels"] for r in loop_rows] == [len(k) for _, k in want]
+    assert [r["kernel_ns"] for r in loop_rows] == [sum(e - s for _, _, s, e in k) for _, k in want]
+    for row, (_, kernels) in zip(loop_rows, want, strict=True):
+        starts, ends = [k[2] for k in kernels], [k[3] for k in kernels]
+        assert row["gpu_span_ns"] == max(ends) - min(starts)
+        merged = oracle.merge(sorted(zip(starts, ends, strict=True)))
+        assert row["gpu_busy_ns"] == oracle.length(merged)
+        assert row["gpu_idle_ns"] == row["gpu_span_ns"] - row["gpu_busy_ns"]
+        assert row["comm_exposed_ns"] <= row["comm_ns"] <= row["kernel_ns"]
+    assert set(loop_rows[0]) == set(COLUMNS)
+
+
+def test_slow_step_is_the_outlier_with_its_cause(loop_rows: list[dict[str, Any]]) -> None:
+    outliers = [r for r in loop_rows if r["outlier"]]
+    assert [r["iteration"] for r in outliers] == [plan.SLOW_STEP]
+    cause = outliers[0]["cause"]
+    assert cause.startswith(f"{plan.SLOW_KERNEL} 3.0x its typical time: +"), cause
+    assert outliers[0]["score"] > 3
+    assert [r["iteration"] for r in loop_rows if r["warmup"]] == [plan.FIRST_STEP, plan.FIRST_STEP + 1]
+    assert all(r["cause"] is None for r in loop_rows if not r["outlier"])
+
+
+def test_footer_names_the_source(loop: Path) -> None:
+    with Session(loop) as trace:
+        table = iters(trace, unit="ms")
+    footer = table.footer
+    assert footer["source"] == "nvtx" and footer["source_name"] == "ProfilerStep#N"
+    assert "ProfilerStep#N" in footer["why"]
+    assert footer["iterations"] == plan.STEPS and footer["warmup"] == 2 and footer["outliers"] == 1
+    assert footer["unattributed_ops"] == 0
+    durations = sorted(r[COLUMNS.index("duration_ns")] for r in table.rows[2:])
+    assert footer["steady_median_ms"] == pytest.approx(durations[len(durations) // 2], rel=0.02)
+
+
+def test_named_range(loop: Path) -> None:
+    with Session(loop) as trace:
+        rows = iters(trace, nvtx="forward").records()
+    want = oracle.iteration_kernels(loop, "forward")
+    assert [r["iteration"] for r in rows] == list(range(plan.STEPS))
+    assert [r["kernels"] for r in rows] == [len(k) for _, k in want]
+    assert [r["kernel_ns"] for r in rows] == [sum(e - s for _, _, s, e in k) for _, k in want]
+    with Session(loop) as trace, pytest.raises(UsageError, match="no kept NVTX range is named"):
+        iters(trace, nvtx="no_such_range")
+
+
+def test_detected_repeating_range(tmp_path: Path, loop_rows: list[dict[str, Any]]) -> None:
+    path = plan.training(tmp_path / "named.sqlite", step_name="train_step")
+    with Session(path) as trace:
+        table = iters(trace)
+    rows = table.records()
+    assert table.footer["source"] == "nvtx" and table.footer["source_name"] == "train_step"
+    assert f"repeats {plan.STEPS} times at depth 0" in table.footer["why"]
+    assert [r["iteration"] for r in rows] == list(range(plan.STEPS))
+    want = oracle.iteration_kernels(path, "train_step")
+    assert [r["kernels"] for r in rows] == [len(k) for _, k in want]
+    assert [r["kernel_ns"] for r in rows] == [r["kernel_ns"] for r in loop_rows]
+    assert [r["iteration"] for r in rows if r["outlier"]] == [plan.SLOW_STEP - plan.FIRST_STEP]
+
+
+def test_work_launched_from_another_thread_is_counted(tmp_path: Path) -> None:
+    path = plan.training(tmp_path / "autograd.sqlite", autograd=True)
+    with Session(path) as trace:
+        table = iters(trace)
+    steps = oracle.iteration_kernels(path)
+    held = sum(len(k) for _, k in steps)
+    assert [r["kernels"] for r in table.records()] == [len(k) for _, k in steps]
+    assert table.footer["unattributed_ops"] == oracle.kernel_count(path) - held
+    # every kernel not held was launched (from the autograd thread) inside a step's range
+    assert table.footer["unattributed_during_ops"] == table.footer["unattributed_ops"] > 0
+    assert any("autograd thread" in note for note in table.notes)
+
+
+def test_period_without_nvtx(plain: Path, loop_rows: list[dict[str, Any]]) -> None:
+    with Session(plain) as trace:
+        table = iters(trace)
+    rows = table.records()
+    assert table.footer["source"] == "period"
+    assert "repeat every 18 kernels" in table.footer["why"]
+    assert table.footer["regular_pct"] == pytest.approx(100.0 * (plan.STEPS - 1) / plan.STEPS)
+    assert [r["kernels"] for r in rows] == oracle.kernels_per_period(plain, "indexSelectLargeIndex")
+    # the same GPU work as the NVTX variant: the same kernels per step
+    assert [r["kernels"] for r in rows] == [r["kernels"] for r in loop_rows]
+    assert [r["kernel_ns"] for r in rows] == [r["kernel_ns"] for r in loop_rows]
+    assert [r["iteration"] for r in rows if r["outlier"]] == [plan.SLOW_STEP - plan.FIRST_STEP]
+    assert [r["iteration"] for r in rows if r["warmup"]] == [0, 1]
+    with Session(plain) as trace, pytest.raises(NoDataError, match="no NVTX ranges"):
+        iters(trace, source="nvtx")
+
+
+def test_forced_period_on_the_nvtx_variant(loop: Path) -> None:
+    with Session(loop) as trace:
+        table = iters(trace, source="period")
+    assert table.footer["source"] == "period" and len(table.rows) == plan.STEPS
+
+
+def test_find_period_by_hand() -> None:
+    step = [5, 1, 2, 1, 2, 3, 4]
+    found = find_period([9, 9] + step * 6)
+    assert found is not None and found.anchor == 5 and found.length == len(step)
+    assert list(found.cuts) == [2 + i * len(step) for i in range(6)]
+    assert find_period([1, 2, 3, 4, 5, 6]) is None
+
+
+@pytest.mark.parametrize("selection", ["10", "4:6"])
+def test_iteration_scope_is_the_oracles_kernels(loop: Path, selection: str) -> None:
+    first, _, last = selection.partition(":")
+    numbers = range(int(first), int(last or first) + 1)
+    want = [
+        k
+        for i, (_, kernels) in enumerate(oracle.iteration_kernels(loop))
+        if i + plan.FIRST_STEP in numbers
+        for k in kernels
+    ]
+    with Trace(loop, iteration=selection) as trace:
+        table = census(trace.session, limit=0)
+    assert table.footer["total_kernels"] == len(want)
+    assert table.footer["total_kernel_ns"] == sum(e - s for _, _, s, e in want)
+    assert table.footer["scope"] == ("iteration 10" if selection == "10" else "iterations 4:6")
+
+
+def test_iteration_scope_on_the_period_variant(plain: Path) -> None:
+    counts = oracle.kernels_per_period(plain, "indexSelectLargeIndex")
+    with Trace(plain, iteration=3) as trace:
+        assert census(trace.session, limit=0).footer["total_kernels"] == counts[3]
+
+
+def test_iteration_errors(loop: Path) -> None:
+    proc = cli("census", loop, "--iteration", "40", code=2)
+    assert f"it has {plan.STEPS} iterations, numbered {plan.FIRST_STEP} to" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    with pytest.raises(UsageError, match="is not N or A:B"):
+        Trace(loop, iteration="x")
+    with pytest.raises(UsageError, match="does not combine"):
+        Trace(loop, iteration=3, nvtx="forward")
+
+
+def test_cli_json_and_plot(loop: Path, tmp_path: Path) -> None:
+    proc = cli("iters", loop, "--format", "json")
+    data = json.loads(proc.stdout)
+    rows = data["rows"] if isinstance(data, dict) else data
+    assert set(rows[0]) == set(COLUMNS)
+    out = tmp_path / "iters.png"
+    cli("plot", "iters", loop, "-o", out)
+    assert out.stat().st_size > 0
+
+
+def test_trace_method(loop: Path) -> None:
+    with Trace(loop) as trace:
+        df = trace.iters(unit="ms")
+    assert len(df) == plan.STEPS and df.attrs["footer"]["outliers"] == 1
+
+
+def _has_nvtx(path: Path) -> bool:
+    with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as con:
+        return bool(
+            con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'NVTX_EVENTS'").fetchone()[0]
+        )
+
+
+@pytest.mark.skipif(not REAL_TRACES, reason="no real exports")
+def test_real_exports_with_nvtx_match_the_oracle() -> None:
+    checked = 0
+    for path in (p for p in REAL_TRACES if _has_nvtx(p) and oracle.kernel_count(p)):
+        with Session(path) as trace:
+            try:
+                table = iters(trace)
+            except NoDataError:
+                continue
+        if table.footer["source"] != "nvtx":
+            continue
+        rows = table.records()
+        want = oracle.iteration_kernels(path, str(table.footer["source_name"]))
+        assert [r["kernels"] for r in rows] == [len(k) for _, k in want], path.name
+        assert [r["kernel_ns"] for r in rows] == [sum(e - s for _, _, s, e in k) for _, k in want], path.name
+        checked += 1
+    if not checked:
+        pytest.skip("no real export with NVTX step ranges")
