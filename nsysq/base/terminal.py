@@ -114,6 +114,41 @@ VIEWS: dict[str, View] = {
     "diff_launch_config": View(
         ("name", "grid_a", "grid_b", "block_a", "block_b", "registers_a", "registers_b")
     ),
+    "iters": View(
+        (
+            "iteration",
+            "name",
+            "duration",
+            "gpu_busy",
+            "gpu_idle",
+            "kernels",
+            "outlier",
+            "score",
+            "cause",
+            "warmup",
+            "comm_exposed",
+        ),
+        {"warmup": False, "comm_exposed": 0},
+    ),  # fmt: skip
+    "check": View(("rule", "status", "count", "total", "advice", "reason"), {"reason": ""}),
+    "check_findings": View(
+        ("rule", "start", "duration", "api_name", "kernel", "bytes", "device_id", "nvtx", "detail")
+    ),
+    "fleet_collectives": View(("name", "seq", "ranks", "skew", "wait", "duration", "last_path")),
+    "fleet_collective_ranks": View(("path", "collectives", "last_arrivals", "caused_wait", "waited")),
+    **{
+        kind: View(("name", "time_pct", "total", count, "avg", "med", "min", "max", "stddev"))
+        for kind, count in (
+            ("cuda_api_sum", "num_calls"),
+            ("cuda_gpu_kern_sum", "instances"),
+            ("osrt_sum", "num_calls"),
+            ("cuda_gpu_mem_time_sum", "count"),
+        )
+    },  # fmt: skip
+    "cuda_gpu_mem_size_sum": View(("operation", "total_mb", "count", "avg_mb", "med_mb", "min_mb", "max_mb")),
+    "nvtx_sum": View(
+        ("range", "style", "time_pct", "total", "instances", "avg", "med", "min", "max", "stddev")
+    ),
 }
 """The compact column set of each table kind at a terminal; a kind not here shows every column."""
 

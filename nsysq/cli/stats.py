@@ -161,6 +161,9 @@ def _text(report: StatsReport, fmt: StatsFormat, *, several: bool) -> str:
         scope = _scope_line(table.footer) if {"scope", "window"} & set(table.footer) else ""
         tail = f" {scope}\n" if scope else ""
         return f"\n{report.heading}\n\n{column_text(report)}{tail}\n"
+    if fmt is StatsFormat.table:  # straight to stdout: at a terminal the table fits it
+        render(table, fmt.value, sys.stdout, title=f"{report.name}: {report.title}")
+        return ""
     out = io.StringIO()
     render(table, fmt.value, out, title=f"{report.name}: {report.title}")
     if fmt is StatsFormat.markdown:
