@@ -54,6 +54,8 @@ def cell(column: str, value: Any, unit: str, *, cut: bool = True) -> str:
         return "yes" if value else "no"
     if column.endswith(("_pct", "_percent")):
         return f"{value:.1f}%"
+    if column == "score" or column.endswith("_score"):
+        return f"{value:+.2f}"
     if column == "ratio" or column.endswith("_ratio"):
         return f"{value:.2f}x"
     if isinstance(value, float):

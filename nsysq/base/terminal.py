@@ -43,7 +43,7 @@ _PAIR_GAP = 4  # between two label-value pairs of a footer line
 _LONG_PAIR = 28  # a footer pair this long gets a line of its own
 
 
-PROSE = frozenset({"value", "meaning", "reason", "advice", "verdict", "returns", "params"})
+PROSE = frozenset({"value", "meaning", "reason", "advice", "verdict", "returns", "params", "cause", "detail"})
 """Columns of sentences: at a terminal they wrap inside their column instead of being shortened."""
 
 
@@ -115,21 +115,9 @@ VIEWS: dict[str, View] = {
         ("name", "grid_a", "grid_b", "block_a", "block_b", "registers_a", "registers_b")
     ),
     "iters": View(
-        (
-            "iteration",
-            "name",
-            "duration",
-            "gpu_busy",
-            "gpu_idle",
-            "kernels",
-            "outlier",
-            "score",
-            "cause",
-            "warmup",
-            "comm_exposed",
-        ),
-        {"warmup": False, "comm_exposed": 0},
-    ),  # fmt: skip
+        ("iteration", "duration", "gpu_busy", "gpu_idle", "outlier", "score", "cause", "kernels", "warmup"),
+        {"warmup": False},
+    ),
     "check": View(("rule", "status", "count", "total", "advice", "reason"), {"reason": ""}),
     "check_findings": View(
         ("rule", "start", "duration", "api_name", "kernel", "bytes", "device_id", "nvtx", "detail")
