@@ -47,8 +47,9 @@ def test_every_command_is_a_tool_or_excluded() -> None:
     assert missing == [], f"commands without a tool (add --format json or list them in EXCLUDED): {missing}"
     assert set(tools_mod.EXCLUDED) <= set(commands), "EXCLUDED names a command that does not exist"
     analyses = "info census lineup stakeout timeline explain nvtx graphs gaps overlap diff queries sql"
-    for name in [*analyses.split(), "fleet_traces", "fleet_census", "fleet_lineup"]:
-        assert name in tools
+    later = "stats check iters fleet_collectives"  # the commands of issues 24 and 25: reading tools
+    for name in [*analyses.split(), *later.split(), "fleet_traces", "fleet_census", "fleet_lineup"]:
+        assert name in tools and not tools[name].writes, name
     writers = {n for n, t in tools.items() if t.writes}
     assert {"report", "export", "plot_census", "plot_diff"} <= writers
     assert writers.isdisjoint(tools_mod.build_tools(writes=False)), "file writers need --out"
@@ -85,8 +86,8 @@ def schema_drift(tool: tools_mod.ToolSpec, command: Any) -> list[str]:
     required = set(tool.schema["required"])
     problems = []
     for param in command.params:
-        if param.name in tools_mod.WITHHELD:
-            continue
+        if param.name in tools_mod.WITHHELD or (param.name == tools_mod.OUTPUT and not tool.writes):
+            continue  # withheld: a reading tool's optional file output (nsysq stats -o) too
         name, expected = _expected_property(param)
         if name not in props:
             problems.append(f"{tool.name}: no argument for {param.opts}")

@@ -135,11 +135,15 @@ def tool_spec(path: str, cmd: Any) -> ToolSpec | None:
     params = {p.name: p for p in cmd.params}
     fmt = params.get("fmt")
     takes_json = fmt is not None and "json" in choices(fmt)
-    writes = OUTPUT in params
+    # A command whose file output is optional and prints JSON without it (nsysq stats -o PREFIX)
+    # is a reading tool, its --output withheld; one that always writes (export, report) a writer.
+    optional_output = OUTPUT in params and takes_json and not params[OUTPUT].required
+    writes = OUTPUT in params and not optional_output
     if not (takes_json or writes):
         return None
+    withheld = {*WITHHELD, *([OUTPUT] if optional_output else [])}
     offered = tuple(
-        _param(p) for p in cmd.params if p.name not in WITHHELD and getattr(p, "expose_value", True)
+        _param(p) for p in cmd.params if p.name not in withheld and getattr(p, "expose_value", True)
     )
     own_limit = any(p.name == LIMIT for p in offered)
     if own_limit:
