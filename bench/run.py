@@ -34,10 +34,11 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 SQLITE3 = shutil.which("sqlite3") or "/usr/bin/sqlite3"
 TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
-NSYSQ = [sys.executable, "-c", "from nsysq.cli import main; main()"]
-_exe = Path(sys.executable).with_name("nsysq")
-if _exe.exists():
-    NSYSQ = [str(_exe)]
+# nsysq as its console script runs it (nsysq.cli.root:main), from the tree PYTHONPATH names first (else
+# the installed one): not the environment's script, whose entry point follows whichever tree was
+# installed last, and not the working directory (-c puts it first on sys.path; it is dropped).
+_LAUNCH = "import sys; sys.path.pop(0); from nsysq.cli.root import main; sys.exit(main())"
+NSYSQ = [sys.executable, "-c", _LAUNCH]
 
 RAW_CENSUS = """
 SELECT s.value AS kernel_name, COUNT(*) AS call_count,
