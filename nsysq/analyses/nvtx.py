@@ -127,9 +127,7 @@ def build_attribution(
         return
     if all(trace.is_materialized(table) for _, table in _BASE_TABLES if table != _SWEEP):
         return
-    if not trace.is_materialized("nsysq_nvtx_stack") and _build_by_sweep(
-        trace, release_events, extend_unended
-    ):
+    if _build_by_sweep(trace, release_events, extend_unended):  # after stack_check too
         return
     _build_by_sql(trace, release_events, extend_unended)
 
