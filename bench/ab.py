@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import NSYSQ, Result, Spec, interleaved, trace  # noqa: E402
+from run import NSYSQ, NVTX_NESTED_KERNELS, Result, Spec, interleaved, trace  # noqa: E402
 
 NEW_TREE = Path(__file__).resolve().parents[1]
 
@@ -43,8 +43,10 @@ def tree_env(tree: Path, cache_dir: Path) -> dict[str, str]:
 
 
 def commands(big: Path, other: Path, small: Path) -> list[tuple[str, list[str], dict[str, bool]]]:
-    """(name, arguments, Spec options) of every command timed."""
+    """(name, arguments, Spec options) of every command timed (the nested-NVTX trace is generated
+    when a chosen command reads it)."""
     cold = {"fresh_cache": True}
+    nested = str(Path(__file__).resolve().parent / "out" / f"k{NVTX_NESTED_KERNELS}_nested_nvtx.sqlite")
     return [
         ("census (first, cold cache)", ["census", str(big)], cold),
         ("census --no-cache", ["census", str(big), "--no-cache"], {}),
@@ -56,6 +58,9 @@ def commands(big: Path, other: Path, small: Path) -> list[tuple[str, list[str], 
         ("gaps (first, cold cache)", ["gaps", str(big)], cold),
         ("--help", ["--help"], {}),
         ("census, 2 MB trace", ["census", str(small), "--no-cache"], {}),
+        ("census, nested-NVTX trace (first, cold cache)", ["census", nested], cold),
+        ("nvtx, nested-NVTX trace (first, cold cache)", ["nvtx", nested], cold),
+        ("nvtx --innermost, nested-NVTX trace (first, cold cache)", ["nvtx", nested, "--innermost"], cold),
     ]
 
 
@@ -70,13 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="nsysq-ab-"))
     trees = {"old": args.old.resolve(), "new": NEW_TREE}
     envs = {label: tree_env(tree, work / label) for label, tree in trees.items()}
+    chosen = [c for c in commands(big, other, small) if args.only is None or args.only in c[0]]
+    if any("nested" in name for name, _, _ in chosen):
+        trace(NVTX_NESTED_KERNELS, nested_nvtx=True)
     try:
-        for env in envs.values():  # the copy each tree's "cached copy" runs read
-            subprocess.run([*NSYSQ, "cache", "build", str(big)], env=env, check=True, capture_output=True)
+        if any(options.get("forget_answers") or "asked before" in name for name, _, options in chosen):
+            for env in envs.values():  # the copy each tree's "cached copy" runs read
+                subprocess.run([*NSYSQ, "cache", "build", str(big)], env=env, check=True, capture_output=True)
         specs = [
             Spec(f"{label}: {name}", [*NSYSQ, *cmd], envs[label], **options)
-            for name, cmd, options in commands(big, other, small)
-            if args.only is None or args.only in name
+            for name, cmd, options in chosen
             for label in trees
         ]
         results = interleaved(specs, args.rounds)

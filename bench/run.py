@@ -6,6 +6,7 @@
     python bench/run.py --only gaps,overlap  # just these first runs, round-robin with a census
     python bench/run.py --only report --repeat 1  # a census, then nsysq report of the trace
     python bench/run.py --only-fleet         # only the fleet rows (48 and 512 rank traces)
+    python bench/run.py --speed --repeat 3   # issue 27's ratios only, each judged met / NOT met
 
 Traces are generated once into bench/out/ (gitignored) by nsysq.synth.big and reused. Every
 timing is a whole process (wall clock, median of --repeat runs) with its CPU time and peak RSS
@@ -33,10 +34,11 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 SQLITE3 = shutil.which("sqlite3") or "/usr/bin/sqlite3"
 TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
-NSYSQ = [sys.executable, "-c", "from nsysq.cli import main; main()"]
-_exe = Path(sys.executable).with_name("nsysq")
-if _exe.exists():
-    NSYSQ = [str(_exe)]
+# nsysq as its console script runs it (nsysq.cli.root:main), from the tree PYTHONPATH names first (else
+# the installed one): not the environment's script, whose entry point follows whichever tree was
+# installed last, and not the working directory (-c puts it first on sys.path; it is dropped).
+_LAUNCH = "import sys; sys.path.pop(0); from nsysq.cli.root import main; sys.exit(main())"
+NSYSQ = [sys.executable, "-c", _LAUNCH]
 
 RAW_CENSUS = """
 SELECT s.value AS kernel_name, COUNT(*) AS call_count,
@@ -262,12 +264,15 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(ONLY_CHOICES),
     )
     ap.add_argument("--only-fleet", action="store_true", help="time only the fleet rows")
+    ap.add_argument("--speed", action="store_true", help="time only issue 27's ratios (met / not met)")
     ap.add_argument("--no-fleet", action="store_true", help="skip the fleet rows")
     ap.add_argument("--fleet-ranks", type=int, default=FLEET_RANKS, help="rank traces for the fleet rows")
     ap.add_argument("--fleet-kernels", type=int, default=FLEET_KERNELS, help="kernels per rank trace")
     args = ap.parse_args(argv)
     if args.only_fleet:
         return fleet_bench(args.fleet_ranks, args.fleet_kernels, args.repeat)
+    if args.speed:
+        return speed_bench(args.kernels, args.repeat)
     n = 200_000 if args.quick else args.kernels
     repeat = 2 if args.quick else args.repeat
     if args.only_nvtx:
@@ -721,6 +726,99 @@ def nvtx_only(n: int, repeat: int) -> int:
     for what, got, goal, ok in nvtx_targets(r):
         print(f"| {what} | {got} | {goal} | {'met' if ok else 'NOT met'} |")
     return 0
+
+
+# -- issue 27: speed at the limit --------------------------------------------------------------------
+RAW_SCAN = 'SELECT count(*), sum("end" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL;'
+SPEED_FLEET = (24, 100_000)
+
+
+def speed_specs(a: Path, nested: Path, small: Path, env: dict[str, str]) -> dict[str, Spec]:
+    """Issue 27's round-robin: a bare sqlite3 scan and a first census of the 5M trace, a first census
+    and ``nsysq nvtx`` of the nested-NVTX trace, a census of the 2 MB trace."""
+    small_env = dict(env)
+    small_env.pop("NSYSQ_CACHE_MIN_BYTES", None)
+    cold = {"fresh_cache": True}
+    return {
+        "sqlite3_scan": Spec(
+            "sqlite3 bare scan (count, sum)", [SQLITE3, "-readonly", str(a)], env, stdin=RAW_SCAN
+        ),
+        "census_cold": Spec("nsysq census (first, cold cache)", [*NSYSQ, "census", str(a)], env, **cold),
+        "nested_census": Spec(
+            "nsysq census, nested-NVTX trace (first)", [*NSYSQ, "census", str(nested)], env, **cold
+        ),
+        "nested_nvtx": Spec(
+            "nsysq nvtx, nested-NVTX trace (first)", [*NSYSQ, "nvtx", str(nested)], env, **cold
+        ),
+        "small_census": Spec(
+            f"nsysq census, {small.stat().st_size / 1e6:.1f} MB trace (first)",
+            [*NSYSQ, "census", str(small)],
+            small_env,
+            **cold,
+        ),
+    }
+
+
+def speed_bench(n: int, repeat: int) -> int:
+    """``--speed``: issue 27's five ratios, each measured side by side and judged met / NOT met."""
+    env = dict(os.environ, NSYSQ_CACHE_BACKGROUND="0", NSYSQ_CACHE_MIN_BYTES="0", COLUMNS="200")
+    env.pop("NSYSQ_CACHE_DIR", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([*NSYSQ, "--help"], env=env, capture_output=True, check=True)
+    a, nested, small = trace(n), trace(NVTX_NESTED_KERNELS, nested_nvtx=True), trace(15_000)
+    load = os.getloadavg()[0]
+    specs = speed_specs(a, nested, small, env)
+    r = dict(zip(specs, interleaved(list(specs.values()), repeat), strict=True))
+    warm_env = dict(env, NSYSQ_CACHE_DIR=tempfile.mkdtemp(prefix="nsysq-bench-warm-"))
+    measure("nsysq cache build", [*NSYSQ, "cache", "build", str(a)], 1, warm_env)
+    r["warm_new"] = measure(
+        "nsysq census -n 30 (cached copy, new question)",
+        [*NSYSQ, "census", str(a), "-n", "30"],
+        repeat,
+        warm_env,
+        forget_answers=True,
+    )
+    shutil.rmtree(warm_env["NSYSQ_CACHE_DIR"], ignore_errors=True)
+    ranks, kernels = SPEED_FLEET
+    paths = rank_traces(ranks, kernels)
+    fleet_env = dict(env, NSYSQ_CACHE_DIR=tempfile.mkdtemp(prefix="nsysq-bench-fleet-"))
+    fleet_env.pop("NSYSQ_CACHE_MIN_BYTES")
+    r["one_by_one"] = sequential(
+        f"nsysq census on each of {ranks}, one after another",
+        [[*NSYSQ, "census", str(p)] for p in paths],
+        max(1, repeat // 2),
+        fleet_env,
+    )
+    fleet = [*NSYSQ, "fleet", "census", "--fail-on", "failed", str(paths[0].parent)]
+    r["fleet"] = measure(f"nsysq fleet census ({ranks}, local)", fleet, max(1, repeat // 2), fleet_env)
+    shutil.rmtree(fleet_env["NSYSQ_CACHE_DIR"], ignore_errors=True)
+    print(
+        f"\n## issue 27: {n:,} kernels, nested-NVTX trace of {NVTX_NESTED_KERNELS:,} launches, "
+        f"{os.cpu_count()} cores, load avg {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end\n"
+    )
+    print("| run | median wall s | cpu s | peak RSS MB |")
+    print("|---|---:|---:|---:|")
+    for res in r.values():
+        print(f"| {res.name} | {res.wall:.3f} | {res.cpu:.3f} | {res.rss_mb:.0f} |")
+    print("\nRatios are medians of per-round ratios (each round times the commands back to back).\n")
+    print_targets(speed_targets(r))
+    return 0
+
+
+def speed_targets(r: dict[str, Result]) -> list[tuple[str, str, str, bool | None]]:
+    nvtx_x = paired_ratio(r["nested_nvtx"], r["nested_census"])
+    peak = r["nested_nvtx"].rss_mb
+    scan_x = paired_ratio(r["census_cold"], r["sqlite3_scan"])
+    small, warm = r["small_census"].wall, r["warm_new"].wall
+    fleet_x = r["one_by_one"].wall / r["fleet"].wall
+    return [
+        ("nsysq nvtx / first census, nested-NVTX trace", f"{nvtx_x:.2f}x", "<= 3x", nvtx_x <= 3),
+        ("nsysq nvtx peak RSS, nested-NVTX trace", f"{peak:.0f} MB", "< 1024 MB", peak < 1024),
+        ("first census / sqlite3 bare scan", f"{scan_x:.2f}x", "<= 1.8x", scan_x <= 1.8),
+        (r["small_census"].name, f"{small:.3f} s", "<= 0.3 s", small <= 0.3),
+        ("census on each / fleet census", f"{fleet_x:.2f}x faster", ">= 4x", fleet_x >= 4),
+        ("new question from the cached copy", f"{warm:.3f} s", "<= 0.3 s", warm <= 0.3),
+    ]
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ BUILT = {"nsysq_lineup_rules", "nsysq_kernel_category", "nsysq_kernel_pairs", "n
 BUILT.add(VISIBLE_DEVICES)  # a view every Trace creates with the canonical ones (nsysq/export/schema.py)
 # The NVTX attribution's temp tables (nsysq.analyses.nvtx), built in this order.
 NVTX_BUILT = {
+    "nsysq_nvtx_ranges_sorted": "nvtx_ranges_sorted",
     "nsysq_nvtx_ranges": "nvtx_ranges",
     "nsysq_nvtx_marks": "nvtx_marks",
     "nsysq_nvtx_stack": "nvtx_stack",
@@ -81,6 +82,7 @@ NVTX_BUILT = {
     "nsysq_nvtx_ancestors": "nvtx_ancestors",
     "nsysq_nvtx_inner": "nvtx_inner",
     "nsysq_nvtx_pairs": "nvtx_pairs",
+    "nsysq_nvtx_per_range": "nvtx_per_range",
     "nsysq_nvtx_rows": "nvtx_rows",
     "nsysq_nvtx_selected": "nvtx_select",
 }

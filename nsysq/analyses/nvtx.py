@@ -26,10 +26,12 @@ session calls it when it opens with ``nvtx=``).
 
 from __future__ import annotations
 
-from dataclasses import replace
+import weakref
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
+from nsysq.analyses import nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
 from nsysq.export import schema
@@ -37,6 +39,21 @@ from nsysq.session.scope import OP_KEYS, NvtxSelection, OpFilter, stamp
 
 if TYPE_CHECKING:
     from nsysq.session import Session
+
+
+@dataclass
+class _Swept:
+    """What the sweep (nsysq.analyses.nvtx_sweep) computed for one session's ranges: the stacks,
+    and once pairs are built the GPU ops and their (op, range) pairs, until the per-range sums use
+    them."""
+
+    key: str
+    stacks: nvtx_sweep.Stacks
+    ops: nvtx_sweep.Ops | None = None
+    pairs: tuple[Any, Any, Any] | None = None  # op index, range index, op rank by GPU time
+
+
+_SWEPT: weakref.WeakKeyDictionary[Session, _Swept] = weakref.WeakKeyDictionary()
 
 #: DuckDB's working memory for the attribution steps (nsysq.session.Session.bounded_memory): past it
 #: DuckDB spills its temp tables and sorts into a private temporary directory.
@@ -57,6 +74,8 @@ _BASE_TABLES = (
     ("nvtx_ancestors", "nsysq_nvtx_ancestors"),
     ("nvtx_inner", "nsysq_nvtx_inner"),
 )
+#: The ranges in rid order (nvtx_ranges numbers them; dropped then).
+_SORTED_RANGES = "nsysq_nvtx_ranges_sorted"
 #: Steps only the next steps read: dropped once used (memory), built again when asked for.
 _SWEEP = "nsysq_nvtx_marks"
 _LOOKUPS = ("nsysq_nvtx_inner", "nsysq_nvtx_ancestors")
@@ -72,7 +91,10 @@ def require_ranges(trace: Session, *, extend_unended: bool = False) -> None:
     """Raise NoDataError when the export holds no NVTX range rows (push/pop or start/end)."""
     if not trace.schema.has(schema.NVTX):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
-    trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", extend_unended=extend_unended)
+    if not trace.is_materialized("nsysq_nvtx_ranges", extend_unended=extend_unended):
+        trace.materialize("nvtx_ranges_sorted", _SORTED_RANGES, extend_unended=extend_unended)
+        trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", rebuild=True, extend_unended=extend_unended)
+        trace.drop_materialized(_SORTED_RANGES)
     if not _range_rows(trace):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
 
@@ -92,21 +114,87 @@ def build_attribution(
     the attribution needs (for ``nsysq nvtx``, which reads nothing else; a --nvtx scope keeps them
     for the command that follows). ``extend_unended``: ranges that never ended run to the last NVTX
     timestamp (every step is built again when the other choice was built before; None: as built,
-    else not)."""
+    else not). When the push/pop stacks nest, the stacks are computed by one sorted pass
+    (nsysq.analyses.nvtx_sweep) and the innermost ranges and ancestors only when pairs are asked
+    for, by the same pass (the SQL of each step is recorded for --show-sql)."""
     ranges = "nsysq_nvtx_ranges"
     if extend_unended is None:
         extend_unended = trace.is_materialized(ranges, extend_unended=True)
     elif trace.is_materialized(ranges) and not trace.is_materialized(ranges, extend_unended=extend_unended):
         trace.drop_materialized(*(table for _, table in _BASE_TABLES))
     require_ranges(trace, extend_unended=extend_unended)
+    if _swept(trace, extend_unended) is not None and _sweep_built(trace):
+        return
     if all(trace.is_materialized(table) for _, table in _BASE_TABLES if table != _SWEEP):
         return
+    if _build_by_sweep(trace, release_events, extend_unended):  # after stack_check too
+        return
+    _build_by_sql(trace, release_events, extend_unended)
+
+
+def _build_by_sql(trace: Session, release_events: bool, extend_unended: bool) -> None:
+    ranges = "nsysq_nvtx_ranges"
     for name, table in _BASE_TABLES:
         trace.materialize(name, table, **({"extend_unended": extend_unended} if table == ranges else {}))
         if release_events and table == "nsysq_nvtx_ops":
             for events in _EVENT_TABLES:
                 trace.release_columns(events)
     trace.drop_materialized(_SWEEP)
+
+
+def _sweep_key(trace: Session, extend_unended: bool) -> str:
+    return f"{trace.scope.key()}|{extend_unended}"
+
+
+def _swept(trace: Session, extend_unended: bool | None = None) -> _Swept | None:
+    """The sweep's state for the ranges as built now (None: the SQL path holds them)."""
+    if extend_unended is None:
+        extend_unended = trace.is_materialized("nsysq_nvtx_ranges", extend_unended=True)
+    state = _SWEPT.get(trace)
+    if state is None or state.key != _sweep_key(trace, extend_unended):
+        return None
+    if not trace.is_materialized("nsysq_nvtx_stack") or state.stacks.unnested:
+        return None
+    return state
+
+
+def _sweep_built(trace: Session) -> bool:
+    return all(
+        trace.is_materialized(t) for t in ("nsysq_nvtx_stack", "nsysq_nvtx_unnested", "nsysq_nvtx_ops")
+    )
+
+
+def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool) -> bool:
+    """The stacks by the sweep, then the GPU ops; False (nothing built) when the push/pop ranges do
+    not nest: the SQL path then builds every step."""
+    import numpy as np
+
+    stacks = nvtx_sweep.build_stacks(trace)
+    if stacks.unnested:
+        return False
+    note = nvtx_sweep.NOTE
+    trace.note_materialized("nvtx_marks", _SWEEP, note)
+    kept = np.flatnonzero(stacks.kept)
+    columns = {"rid": kept + 1, "lvl": stacks.lvl[kept], "prid": stacks.prid[kept] + 1}
+    trace.keep_arrays(
+        "nvtx_stack", "nsysq_nvtx_stack", columns, select="rid, lvl, NULLIF(prid, 0) AS prid", note=note
+    )
+    trace.keep_arrays("nvtx_unnested", "nsysq_nvtx_unnested", {"unnested": np.zeros(1, np.int64)}, note=note)
+    decoded = nvtx_sweep.decoded_ops(trace, release=release_events)
+    if decoded is None:
+        trace.materialize("nvtx_ops", "nsysq_nvtx_ops")
+    if release_events:  # before the ops' table is made from the arrays: memory
+        for events in _EVENT_TABLES:
+            trace.release_columns(events)
+    if decoded is not None:
+        trace.keep_arrays(
+            "nvtx_ops", "nsysq_nvtx_ops", decoded[1], select=nvtx_sweep.OPS_SELECT, note=nvtx_sweep.OPS_NOTE
+        )
+    _SWEPT[trace] = _Swept(_sweep_key(trace, extend_unended), stacks, decoded[0] if decoded else None)
+    for name, table in _BASE_TABLES[5:]:  # ancestors, inner: their rows come with the pairs
+        trace.note_materialized(name, table, note)
+    trace.drop_materialized(_SWEEP)
+    return True
 
 
 def build_pairs(
@@ -120,14 +208,60 @@ def build_pairs(
             "range whose interval holds it; choose one."
         )
     build_attribution(trace, extend_unended=extend_unended)
+    state = _swept(trace)
+    if state is not None:
+        state.pairs = None
     if window:
         query = "nvtx_window_pairs"
         trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True)
+    elif state is not None and _pairs_by_sweep(trace, state, innermost):
+        query = "nvtx_pairs"
     else:
         query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
+        if query == "nvtx_pairs" and state is not None:  # the sweep built no lookup tables
+            trace.materialize("nvtx_marks", _SWEEP)
+            for name, table in _BASE_TABLES[5:]:
+                trace.materialize(name, table, rebuild=True)
+            trace.drop_materialized(_SWEEP)
         trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True, innermost=innermost)
     trace.drop_materialized(*_LOOKUPS)  # only pairs read them; built again for another mode
     return query
+
+
+def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool) -> bool:
+    """nsysq_nvtx_pairs from the sweep (False: a GPU interval is NULL; the SQL path builds them)."""
+    import numpy as np
+
+    ops = state.ops or nvtx_sweep.read_ops(trace)
+    if ops is None:
+        return False
+    stacks = state.stacks
+    op_idx, range_idx, rank = nvtx_sweep.attributed_pairs(stacks, ops, innermost=innermost)
+    if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
+        started = trace.run_arrays("nvtx_started", record=False)
+        found_op = np.searchsorted(ops.oid, np.asarray(started["oid"], np.int64)).astype(op_idx.dtype)
+        op_idx = np.concatenate([op_idx, found_op])
+        range_idx = np.concatenate(
+            [range_idx, (np.asarray(started["rid"], np.int64) - 1).astype(range_idx.dtype)]
+        )
+    columns = {"oid": ops.oid[op_idx], "rid": range_idx + 1}
+    trace.keep_arrays("nvtx_pairs", "nsysq_nvtx_pairs", columns, note=nvtx_sweep.NOTE, innermost=innermost)
+    state.ops, state.pairs = ops, (op_idx, range_idx, rank)
+    return True
+
+
+def build_per_range(trace: Session) -> None:
+    """(Re)build ``nsysq_nvtx_per_range`` (each range's GPU work) from the pairs built last: from the
+    sweep's pairs when it built them, else by queries/nvtx/per_range.sql."""
+    state = _swept(trace)
+    rows = None
+    if state is not None and state.pairs is not None and state.ops is not None:
+        rows = nvtx_sweep.per_range(state.ops, *state.pairs)
+        state.ops = state.pairs = None  # memory: the next pairs read the ops again
+    if rows is None:
+        trace.materialize("nvtx_per_range", "nsysq_nvtx_per_range", rebuild=True)
+    else:
+        trace.keep_arrays("nvtx_per_range", "nsysq_nvtx_per_range", rows, note=nvtx_sweep.NOTE)
 
 
 def unnested_ranges(trace: Session) -> int:
@@ -179,6 +313,7 @@ def nvtx(
         build_attribution(trace, release_events=True, extend_unended=extend_unended)
         unnested = unnested_ranges(trace)
         pairs = build_pairs(trace, innermost=innermost, window=window)
+        build_per_range(trace)
         trace.materialize(
             "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
             group_names=group_names,
@@ -247,8 +382,8 @@ def _notes(totals: dict[str, Any], group_names: bool) -> tuple[str, ...]:
 def _pipeline_labels(pairs: str) -> tuple[str, ...]:
     from nsysq import catalog
 
-    names = [name for name, _ in _BASE_TABLES]
-    names += [pairs, "nvtx_rows", "nvtx_totals"]
+    names = ["nvtx_ranges_sorted", *(name for name, _ in _BASE_TABLES)]
+    names += [pairs, "nvtx_per_range", "nvtx_rows", "nvtx_totals"]
     return tuple(catalog.get(n).label for n in names)
 
 

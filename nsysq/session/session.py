@@ -82,6 +82,7 @@ class Session:
         self.scope: Scope = scope or Scope()
         self._scope_ready = False
         self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
+        self._array_views: dict[str, str] = {}  # helper tables kept as views over arrays (keep_arrays)
         if self.scope.nvtx is not None and self.scope.iterations is not None:
             raise UsageError("--iteration does not combine with --nvtx or --nvtx-like; give one.")
         if self.scope.nvtx is not None:
@@ -189,17 +190,19 @@ class Session:
         self._reader.remember(digest, columns, rows)
         return Table(kind=name, columns=columns, rows=rows, queries=_labels(query))
 
-    def run_arrays(self, name: str, **params: Any) -> dict[str, Any]:
+    def run_arrays(self, name: str, *, record: bool = True, **params: Any) -> dict[str, Any]:
         """Run the packaged query ``name`` in this session's scope; return its rows as one numpy array
         per column (for the numeric work done outside SQL, such as nsysq.gputime.intervals). Recorded for
-        --show-sql like every query; never kept as an answer."""
+        --show-sql like every query (``record`` False: not, for a read of nsysq's own helper tables
+        whose computed result is recorded instead, see ``keep_arrays``); never kept as an answer."""
         import duckdb
 
         query = catalog.get(name)
         bound = {p: params[p] for p in query.params}
         self._define_macros()
         sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
-        self.executed.append(Statement(sql, bound, query.label))
+        if record:
+            self.executed.append(Statement(sql, bound, query.label))
 
         def call() -> dict[str, Any]:
             with engine.pandas_free_binding():
@@ -510,6 +513,7 @@ class Session:
         if missing:
             raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
         self._define_macros()
+        self._forget_arrays(table)
         bound = {p: params[p] for p in query.params}
         sql, declared, _ = self._in_scope(query.sql, query.declared_columns)
         statement = Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", bound, label=query.label)
@@ -523,6 +527,51 @@ class Session:
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
 
+    def _materialize_statement(self, name: str, table: str, note: str, params: dict[str, Any]) -> Statement:
+        query = catalog.get(name)
+        missing = set(query.params) - set(params)
+        if missing:
+            raise QueryError(f"query {name} needs parameters {sorted(missing)}.")
+        sql, _, _ = self._in_scope(query.sql, query.declared_columns)
+        bound = {p: params[p] for p in query.params}
+        return Statement(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{sql}", bound, query.label, note)
+
+    def note_materialized(self, name: str, table: str, note: str, **params: Any) -> None:
+        """Record, for --show-sql, the statement that keeps packaged query ``name`` as temp table
+        ``table`` without running it: what it holds was computed another way (``note`` says how)
+        and a later step reads that instead. The script then builds it, and its result is the same."""
+        self.executed.append(self._materialize_statement(name, table, note, params))
+
+    def keep_arrays(
+        self, name: str, table: str, arrays: dict[str, Any], *, select: str = "*", note: str, **params: Any
+    ) -> None:
+        """Keep ``arrays`` (numpy columns of one length) as temp table ``table``, read through
+        ``select`` (an SQL select list over them, e.g. to turn a sentinel into NULL): the rows packaged
+        query ``name`` (``params`` bound) gives, computed outside SQL (``note`` says how). --show-sql
+        shows that query in its place; ``is_materialized`` and ``materialize`` treat the table as
+        built from it. The arrays are read in place (a view over them, no copy), held until the
+        table is dropped or built again."""
+        self._define_macros()
+        statement = self._materialize_statement(name, table, note, params)
+        self._forget_arrays(table)
+        self._con.execute(f"DROP TABLE IF EXISTS {table}")
+        scratch = f"nsysq_arrays_{table}"
+        with engine.pandas_free_binding():
+            self._con.register(scratch, arrays)  # read in place: no copy into DuckDB
+        self._array_views[table] = scratch
+        self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {scratch}")
+        self.executed.append(statement)
+        key = table if not params else f"{table} {sorted(params.items())!r}"
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+        self._materialized.add(key)
+
+    def _forget_arrays(self, table: str) -> None:
+        """Drop the view ``keep_arrays`` made as ``table`` and let its arrays go (if it made one)."""
+        scratch = self._array_views.pop(table, None)
+        if scratch is not None:
+            self._con.execute(f"DROP VIEW IF EXISTS {table}")
+            self._con.unregister(scratch)
+
     def is_materialized(self, table: str, **params: Any) -> bool:
         """Whether ``materialize`` has built temp table ``table`` in this scope: with ``params``,
         from exactly those parameters; without, from any."""
@@ -534,6 +583,10 @@ class Session:
         """Drop helper tables ``materialize`` built, to free their memory; a later ``materialize``
         builds them again."""
         for table in tables:
+            if table in self._array_views:  # the script built a table there: it drops a table
+                self.executed.append(Statement(f"DROP TABLE IF EXISTS {table}", note="no longer needed"))
+                self._forget_arrays(table)
+                continue
             self._record(Statement(f"DROP TABLE IF EXISTS {table}", note="no longer needed"))
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] not in tables}
 

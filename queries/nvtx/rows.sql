@@ -1,33 +1,10 @@
 -- name: nvtx_rows
--- version: 2
--- returns: one row per (domain, range name) over the kept ranges that pass the filters (level = depth unless NULL; name ILIKE like unless NULL; domain name = domain unless NULL; with group_names the name without the suffixes PyTorch's emit_nvtx appends to every op's range: everything from the first ", seq = ", ", op_id = ", ", sizes = " or ", input_op_ids = " on): rank (by kernel_ns + graph_ns, the GPU time of the kernels and whole-graph executions launched, then total_ns, then domain and name), domain, name, instances, total_ns / avg_ns / med_ns / min_ns / max_ns (CPU-side duration, end - start), kernels, kernel_ns (sum of their GPU durations), memcpys, memsets, graph_executions, graph_ns (executions of CUDA graphs traced whole and their summed durations) (operations attributed, nsysq_nvtx_pairs), gpu_span_ns (per instance: last attributed op end - first op start, over every kind of op; summed over instances) and gpu_busy_ns (per instance: the union of attributed op intervals, every kind, by a running maximum of ends over ops sorted by start; summed). nsysq keeps it as the temp table nsysq_nvtx_rows.
--- tables: nsysq_nvtx_pairs (queries/nvtx/pairs.sql or nvtx_window_pairs.sql), nsysq_nvtx_ops (queries/nvtx/ops.sql), nsysq_nvtx_ranges (queries/nvtx/ranges.sql), nsysq_nvtx_stack (queries/nvtx/stack.sql)
+-- version: 3
+-- returns: one row per (domain, range name) over the kept ranges that pass the filters (level = depth unless NULL; name ILIKE like unless NULL; domain name = domain unless NULL; with group_names the name without the suffixes PyTorch's emit_nvtx appends to every op's range: everything from the first ", seq = ", ", op_id = ", ", sizes = " or ", input_op_ids = " on): rank (by kernel_ns + graph_ns, the GPU time of the kernels and whole-graph executions launched, then total_ns, then domain and name), domain, name, instances, total_ns / avg_ns / med_ns / min_ns / max_ns (CPU-side duration, end - start), kernels, kernel_ns (sum of their GPU durations), memcpys, memsets, graph_executions, graph_ns (executions of CUDA graphs traced whole and their summed durations) (operations attributed), gpu_span_ns and gpu_busy_ns (per instance, summed over instances), each range's from nsysq_nvtx_per_range. nsysq keeps it as the temp table nsysq_nvtx_rows.
+-- tables: nsysq_nvtx_per_range (queries/nvtx/per_range.sql), nsysq_nvtx_ranges (queries/nvtx/ranges.sql), nsysq_nvtx_stack (queries/nvtx/stack.sql)
 -- params: depth (integer or NULL); like (pattern or NULL); domain (name or NULL); group_names (boolean)
 -- dialect: duckdb
-WITH attributed AS (
-    SELECT
-        p.rid, o.kind, o.gs, o.ge,
-        max(o.ge) OVER (
-            PARTITION BY p.rid ORDER BY o.gs, o.ge ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-        ) AS covered_to
-    FROM nsysq_nvtx_pairs AS p
-    JOIN nsysq_nvtx_ops AS o ON o.oid = p.oid
-),
-per_range AS (
-    SELECT
-        rid,
-        count(*) FILTER (WHERE kind = 'kernel') AS kernels,
-        sum(ge - gs) FILTER (WHERE kind = 'kernel') AS kernel_ns,
-        count(*) FILTER (WHERE kind = 'memcpy') AS memcpys,
-        count(*) FILTER (WHERE kind = 'memset') AS memsets,
-        count(*) FILTER (WHERE kind = 'graph') AS graph_executions,
-        sum(ge - gs) FILTER (WHERE kind = 'graph') AS graph_ns,
-        max(ge) - min(gs) AS gpu_span_ns,
-        sum(greatest(0, ge - greatest(gs, COALESCE(covered_to, gs)))) AS gpu_busy_ns
-    FROM attributed
-    GROUP BY rid
-),
-instances AS (
+WITH instances AS (
     SELECT
         r.domain,
         CASE
@@ -39,7 +16,7 @@ instances AS (
         p.gpu_span_ns, p.gpu_busy_ns
     FROM nsysq_nvtx_ranges AS r
     JOIN nsysq_nvtx_stack AS t ON t.rid = r.rid
-    LEFT JOIN per_range AS p ON p.rid = r.rid
+    LEFT JOIN nsysq_nvtx_per_range AS p ON p.rid = r.rid
     WHERE r.dropped IS NULL
       AND ($depth IS NULL OR t.lvl = $depth)
       AND ($domain IS NULL OR r.domain = $domain)

@@ -1,0 +1,451 @@
+"""NVTX attribution as one sorted pass (numpy), for push/pop stacks that nest.
+
+The packaged queries of nsysq.analyses.nvtx build the projection in SQL: the sweep of stack
+boundaries (queries/nvtx/marks.sql), each range's level and parent (stack.sql), every launching
+call's innermost range by an ASOF join (inner.sql), its ancestors (ancestors.sql, pairs.sql) and the
+per-range sums (per_range.sql). This module gives the same rows with sorts and binary searches over
+numpy arrays, in the same order of boundaries and with the same rules (ends before starts at equal
+timestamps, outer starts first, the stack as a call's start sees it, a call that outlasts its
+innermost range goes to the deepest enclosing range that outlasts it):
+
+* the boundaries of every kept push/pop range, sorted per (thread, domain) as marks.sql sorts them;
+  the depth is their running sum (each stack sums to zero, so one cumulative sum serves every
+  stack);
+* a range's parent: the last range pushed one level up before it on its stack (one sort of the
+  pushes by (level, position) and a binary search per push), exactly stack.sql's ASOF join;
+* per launching call and stack on its thread: the last boundary at or before the call's start (a
+  binary search in that stack's boundaries), whose innermost range is the call's unless the call
+  outlasts it;
+* the (operation, range) pairs: that range and its ancestors, one level per step; the per-range
+  sums from the pairs sorted by (range, GPU start, GPU end), the busy time by a running maximum of
+  ends that each range's offset keeps from reaching into the next.
+
+Start/end ranges sit on no stack: their pairs come from queries/nvtx/started.sql. When push/pop
+ranges do not nest (``unnested`` > 0; never in a real NVTX stack) the caller keeps the SQL path.
+The SQL each step replaces is recorded for ``--show-sql`` (``Session.keep_arrays`` /
+``note_materialized``), so the script reproduces the same rows with DuckDB alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nsysq.session import Session
+
+NOTE = "computed by one sorted pass (nsysq.analyses.nvtx_sweep); this query gives the same rows"
+OPS_NOTE = "joined from the decoded columns (nsysq.analyses.nvtx_sweep); this query gives the same rows"
+_I64_SAFE = 1 << 62
+
+
+@dataclass
+class Stacks:
+    """Every range row (index = rid - 1) and the push/pop stacks' boundaries, sorted."""
+
+    tid: Any
+    dom: Any
+    start: Any
+    end: Any
+    kept: Any
+    pushpop: Any
+    lvl: Any  # nesting level of every kept range (-1 for a range not kept)
+    prid: Any  # index of the parent range, -1 for none
+    unnested: int
+    ev_ts: Any  # boundaries, sorted per stack as marks.sql does
+    ev_depth: Any
+    ev_inner: Any  # the innermost open range after the boundary (index; -1 when the stack is empty)
+    groups: list[tuple[int, int, int, int]]  # (tid, dom, first boundary, end) per stack
+
+
+def build_stacks(trace: Session) -> Stacks:
+    """The stacks of nsysq_nvtx_ranges (built by nvtx.require_ranges)."""
+    import numpy as np
+
+    arr = trace.run_arrays("nvtx_range_arrays", record=False)
+    tid = np.asarray(arr["tid"], dtype=np.int64)
+    dom = np.asarray(arr["dom"], dtype=np.int64)
+    start = np.asarray(arr["start"], dtype=np.int64)
+    end = np.asarray(arr["end"], dtype=np.int64)
+    kept = np.asarray(arr["kept"], dtype=bool)
+    pushpop = np.asarray(arr["pushpop"], dtype=bool)
+    n = len(tid)
+    pp = np.flatnonzero(kept & pushpop)
+    # ranges are in rid order, which sorts by thread and domain first: each stack is contiguous
+    change = np.ones(len(pp), dtype=bool)
+    change[1:] = (tid[pp][1:] != tid[pp][:-1]) | (dom[pp][1:] != dom[pp][:-1])
+    gid = np.cumsum(change) - 1
+    zero = end[pp] == start[pp]
+    m = n + 1
+    ev_range = np.concatenate([pp, pp])
+    ev_g = np.concatenate([gid, gid])
+    ev_ts = np.concatenate([start[pp], end[pp]])
+    # marks.sql's (grp, sub): ends (0, -rid) before starts (1, 2 rid); a zero-length end (1, 2 rid + 1)
+    sub_start = 3 * m + 2 * pp + m
+    sub_end = np.where(zero, 3 * m + 2 * pp + 1 + m, -pp + m)
+    ev_sub = np.concatenate([sub_start, sub_end])
+    ev_d = np.concatenate([np.ones(len(pp), np.int64), -np.ones(len(pp), np.int64)])
+    order = np.lexsort((ev_sub, ev_ts, ev_g))
+    del ev_sub
+    ev_range, ev_g, ev_ts, ev_d = ev_range[order], ev_g[order], ev_ts[order], ev_d[order]
+    del order
+    depth = np.cumsum(ev_d)
+    lvl = np.full(n, -1, dtype=np.int64)
+    prid = np.full(n, -1, dtype=np.int64)
+    pushes = np.flatnonzero(ev_d == 1)
+    lvl[ev_range[pushes]] = depth[pushes] - 1
+    _parents(pushes, depth[pushes] - 1, ev_g, ev_range, prid)
+    ends = np.flatnonzero(ev_d == -1)
+    unnested = int(np.count_nonzero(depth[ends] != lvl[ev_range[ends]]))
+    ev_inner = np.where(ev_d == 1, ev_range, prid[ev_range])
+    ev_inner[depth == 0] = -1
+    bounds = np.flatnonzero(np.diff(ev_g)) + 1 if len(ev_g) else np.zeros(0, np.int64)
+    firsts = np.concatenate([[0], bounds]).astype(np.int64) if len(ev_g) else np.zeros(0, np.int64)
+    lasts = np.concatenate([bounds, [len(ev_g)]]).astype(np.int64) if len(ev_g) else np.zeros(0, np.int64)
+    group_range = ev_range[firsts]
+    groups = [
+        (int(tid[r]), int(dom[r]), int(a), int(b)) for r, a, b in zip(group_range, firsts, lasts, strict=True)
+    ]
+    stacks = Stacks(tid, dom, start, end, kept, pushpop, lvl, prid, unnested, ev_ts, depth, ev_inner, groups)
+    _start_end_levels(stacks)
+    return stacks
+
+
+def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
+    """stack.sql's parent: the last push one level up at or before each push, on the same stack."""
+    import numpy as np
+
+    if not len(pushes):
+        return
+    span = int(len(ev_g)) + 1
+    key = levels * span + pushes
+    order = np.argsort(key, kind="stable")
+    skey = key[order]
+    child = np.flatnonzero(levels > 0)
+    j = np.searchsorted(skey, (levels[child] - 1) * span + pushes[child], side="left") - 1
+    ok = j >= 0
+    jj = np.where(ok, j, 0)
+    parent_push = pushes[order[jj]]
+    ok &= (levels[order[jj]] == levels[child] - 1) & (ev_g[parent_push] == ev_g[pushes[child]])
+    prid[ev_range[pushes[child[ok]]]] = ev_range[parent_push[ok]]
+
+
+def _start_end_levels(st: Stacks) -> None:
+    """stack.sql's level of a start/end range: the push/pop ranges of its domain open on its thread
+    when it starts (the stack as the last boundary at or before its start leaves it)."""
+    import numpy as np
+
+    se = np.flatnonzero(st.kept & ~st.pushpop)
+    if not len(se):
+        return
+    st.lvl[se] = 0
+    where = {(t, d): (a, b) for t, d, a, b in st.groups}
+    keys = np.stack([st.tid[se], st.dom[se]], axis=1)
+    for t, d in {(int(a), int(b)) for a, b in keys}:
+        if (t, d) not in where:
+            continue
+        a, b = where[(t, d)]
+        rows = se[(st.tid[se] == t) & (st.dom[se] == d)]
+        pos = np.searchsorted(st.ev_ts[a:b], st.start[rows], side="right") - 1
+        seen = pos >= 0
+        st.lvl[rows[seen]] = st.ev_depth[a + pos[seen]]
+
+
+@dataclass
+class Ops:
+    oid: Any
+    kind: Any
+    gs: Any
+    ge: Any
+    called: Any
+    tid: Any
+    s: Any
+    e: Any
+
+
+def read_ops(trace: Session) -> Ops | None:
+    """nsysq_nvtx_ops as arrays (None when a GPU interval is NULL: the SQL path handles that)."""
+    import numpy as np
+
+    arr = trace.run_arrays("nvtx_op_arrays", record=False)
+    if any(np.ma.isMaskedArray(v) for v in arr.values()):
+        return None
+    return Ops(
+        np.asarray(arr["oid"], dtype=np.int64),
+        np.asarray(arr["kind"], dtype=np.int8),
+        np.asarray(arr["gs"], dtype=np.int64),
+        np.asarray(arr["ge"], dtype=np.int64),
+        np.asarray(arr["called"], dtype=bool),
+        np.asarray(arr["tid"], dtype=np.int64),
+        np.asarray(arr["s"], dtype=np.int64),
+        np.asarray(arr["e"], dtype=np.int64),
+    )
+
+
+def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any, Any]:
+    """inner.sql's push/pop rows, with every ancestor unless ``innermost`` (pairs.sql): (op index,
+    range index) per operation and range, and the ops' rank in (GPU start, GPU end) order. Per stack
+    the calls are taken in that order and the pairs written one level at a time, so that sorting
+    them by (range, rank) meets long runs already in order (per_range)."""
+    import numpy as np
+
+    nops = len(ops.gs)
+    by_time = np.lexsort((ops.ge, ops.gs))
+    rank = np.empty(nops, dtype=np.int64)
+    rank[by_time] = np.arange(nops, dtype=np.int64)
+    tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
+    timed = by_time[ops.called[by_time]]
+    code = np.searchsorted(tids, ops.tid[timed]) if len(tids) else np.zeros(len(timed), np.int64)
+    code = np.minimum(code, max(len(tids) - 1, 0))
+    on_stack = tids[code] == ops.tid[timed] if len(tids) else np.zeros(len(timed), bool)
+    timed, code = timed[on_stack], code[on_stack]
+    narrow = code.astype(np.uint16) if len(tids) <= 65535 else code
+    grouped = timed[np.argsort(narrow, kind="stable")]  # radix sort: per thread, in GPU-time order
+    edges = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=len(tids)))])
+    index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
+    op_parts, range_parts = [], []
+    for t, _d, a, b in st.groups:
+        k = int(np.searchsorted(tids, t))
+        oi = grouped[edges[k] : edges[k + 1]]
+        if not len(oi):
+            continue
+        pos = np.searchsorted(st.ev_ts[a:b], ops.s[oi], side="right") - 1
+        seen = pos >= 0
+        oi, ev = oi[seen], a + pos[seen]
+        inner = st.ev_inner[ev]
+        open_ = inner >= 0
+        oi, inner = oi[open_], inner[open_]
+        inner = _outlasting(st, inner, ops.e[oi])
+        found = inner >= 0
+        oi, inner = oi[found].astype(index), inner[found].astype(index)
+        if not innermost:
+            oi, inner = expand(st, oi, inner)
+        op_parts.append(oi)
+        range_parts.append(inner)
+    if not op_parts:
+        return np.zeros(0, index), np.zeros(0, index), rank
+    return np.concatenate(op_parts), np.concatenate(range_parts), rank
+
+
+def _outlasting(st: Stacks, inner: Any, call_end: Any) -> Any:
+    """Per call: its innermost range when that range lasts past the call's end, else the deepest
+    enclosing range that does (-1: none)."""
+    import numpy as np
+
+    cur = inner.copy()
+    short = np.flatnonzero(st.end[cur] < call_end)
+    while len(short):
+        cur[short] = st.prid[cur[short]]
+        short = short[cur[short] >= 0]
+        short = short[st.end[cur[short]] < call_end[short]]
+    return cur
+
+
+def expand(st: Stacks, op_idx: Any, range_idx: Any) -> tuple[Any, Any]:
+    """Every enclosing range of each pair's range (itself included): ancestors.sql joined."""
+    import numpy as np
+
+    ops_out, ranges_out = [op_idx], [range_idx]
+    prid = st.prid.astype(range_idx.dtype) if st.prid.dtype != range_idx.dtype else st.prid
+    cur_op, cur = op_idx, prid[range_idx]
+    while True:
+        up = cur >= 0
+        if not up.any():
+            break
+        cur_op, cur = cur_op[up], cur[up]
+        ops_out.append(cur_op)
+        ranges_out.append(cur)
+        cur = prid[cur]
+    return np.concatenate(ops_out), np.concatenate(ranges_out)
+
+
+def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any] | None:
+    """per_range.sql's rows from the pairs (None when the busy offsets would not fit in 64 bits)."""
+    import numpy as np
+
+    if not len(op_idx):
+        empty = np.zeros(0, np.int64)
+        return dict.fromkeys(_PER_RANGE_COLUMNS, empty)
+    nops = len(ops.gs)
+    if (int(range_idx.max()) + 1) * (nops + 1) >= _I64_SAFE:
+        return None
+    by_time = np.empty(nops, dtype=np.int64)
+    by_time[rank] = np.arange(nops, dtype=np.int64)
+    key = range_idx.astype(np.int64) * np.int64(nops) + rank[op_idx]
+    key.sort(kind="stable")  # timsort: the pairs come in long runs already in order
+    rid = key // nops
+    op = by_time[key - rid * nops]
+    del key
+    gs, ge, kind = ops.gs[op], ops.ge[op], ops.kind[op]
+    del op
+    first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
+    rids = rid[first] + 1
+    seg_of = rid
+    del rid
+    low = np.minimum.reduceat(gs, first)
+    high = np.maximum.reduceat(np.maximum(ge, gs), first)
+    widths = high - low + 1
+    if int(widths.sum()) >= _I64_SAFE or int(np.abs(low).max()) >= _I64_SAFE:
+        return None
+    out: dict[str, Any] = {"rid": rids}
+    is_kernel, is_graph = kind == 0, kind == 3
+    out["kernels"] = np.add.reduceat(is_kernel.astype(np.int64), first)
+    out["memcpys"] = np.add.reduceat((kind == 1).astype(np.int64), first)
+    out["memsets"] = np.add.reduceat((kind == 2).astype(np.int64), first)
+    out["graph_executions"] = np.add.reduceat(is_graph.astype(np.int64), first)
+    del kind
+    dur = ge - gs
+    out["kernel_ns"] = np.add.reduceat(np.where(is_kernel, dur, 0), first)
+    out["graph_ns"] = np.add.reduceat(np.where(is_graph, dur, 0), first)
+    del dur, is_kernel, is_graph
+    out["gpu_span_ns"] = np.maximum.reduceat(ge, first) - low
+    # Each range's GPU times shifted past the previous range's: one running maximum serves them all.
+    shift_of = np.concatenate([[0], np.cumsum(widths)[:-1]]) - low
+    step = seg_of  # reused: the per-pair shift, as a running sum of each range's change
+    step[:] = 0
+    step[first] = np.diff(np.concatenate([[0], shift_of]))
+    np.cumsum(step, out=step)
+    np.add(gs, step, out=gs)
+    np.add(ge, step, out=ge)
+    del step, seg_of
+    covered = np.maximum.accumulate(ge)
+    np.maximum(gs[1:], covered[:-1], out=gs[1:])  # where each op's new busy time can start
+    del covered
+    np.subtract(ge, gs, out=ge)
+    np.maximum(ge, 0, out=ge)
+    out["gpu_busy_ns"] = np.add.reduceat(ge, first)
+    return {c: out[c] for c in _PER_RANGE_COLUMNS}
+
+
+_PER_RANGE_COLUMNS = (
+    "rid", "kernels", "kernel_ns", "memcpys", "memsets", "graph_executions", "graph_ns", "gpu_span_ns",
+    "gpu_busy_ns",
+)  # fmt: skip
+
+
+_OP_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+_GPU_COLUMNS = ("start", "end", "correlationId", "globalPid")
+_CALL_COLUMNS = ("start", "end", "eventClass", "globalTid", "correlationId")
+#: nsysq_nvtx_ops from the arrays of decoded_ops: the NULLs and the kind ENUM of queries/nvtx/ops.sql.
+OPS_SELECT = (
+    "oid, CAST(CASE kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'memset' ELSE 'graph' END "
+    "AS ENUM('kernel', 'memcpy', 'memset', 'graph')) AS kind, gs, ge, "
+    "CASE WHEN has_pid THEN pid END AS pid, CASE WHEN has_corr THEN corr END AS corr, "
+    "CASE WHEN called THEN tid END AS tid, CASE WHEN called THEN s END AS s, CASE WHEN called THEN e END AS e"
+)
+
+
+def _column(found: dict[str, tuple[Any, Any]], name: str, n: int) -> tuple[Any, Any]:
+    """A decoded column as int64 values and a validity mask (all valid when it has no NULL)."""
+    import numpy as np
+
+    values, nulls = found[name]
+    out = np.asarray(values, dtype=np.int64)
+    if out.shape != (n,):
+        out = np.broadcast_to(out, (n,)).copy()
+    valid = np.ones(n, dtype=bool) if nulls is None else ~np.broadcast_to(np.asarray(nulls, bool), (n,))
+    return out, valid
+
+
+def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str, Any]] | None:
+    """queries/nvtx/ops.sql's rows from the decoded columns of a direct, unscoped read: the ops for
+    the sweep and the columns of nsysq_nvtx_ops (read with OPS_SELECT). None when a table is not
+    read from pages, the export traced CUDA graphs whole, a GPU interval or a matched call's is
+    NULL, or two calls share a launch (the join then repeats ops): the SQL path handles those.
+    ``release``: free each table's decoded columns once copied (memory; a later query decodes
+    them again)."""
+    import numpy as np
+
+    if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+        return None
+    parts = []
+    for code, table in enumerate(_OP_TABLES):
+        if not trace.schema.has(table):
+            continue
+        found = trace.decoded_arrays(table, _GPU_COLUMNS)
+        if found is None:
+            return None
+        n = found["start"][0].shape[0]
+        cols = {c: _column(found, c, n) for c in _GPU_COLUMNS}
+        if not (cols["start"][1].all() and cols["end"][1].all()):
+            return None
+        if release:
+            cols = {
+                c: (v.copy() if v.base is not None or v is found[c][0] else v, ok)
+                for c, (v, ok) in cols.items()
+            }
+            trace.release_columns(table)
+        parts.append((np.full(n, code, dtype=np.int8), cols))
+    calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if parts else None
+    if parts and calls is None:
+        return None
+    kind = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int8)
+
+    def joined(name: str) -> tuple[Any, Any]:
+        if not parts:
+            return np.zeros(0, np.int64), np.zeros(0, bool)
+        return (
+            np.concatenate([p[1][name][0] for p in parts]),
+            np.concatenate([p[1][name][1] for p in parts]),
+        )
+
+    gs, ge = joined("start")[0], joined("end")[0]
+    corr, has_corr = joined("correlationId")
+    pid, has_pid = joined("globalPid")
+    n = len(kind)
+    called = np.zeros(n, dtype=bool)
+    tid, s, e = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    if n and calls is not None:
+        matched = _match_calls(calls, corr, has_corr, pid, has_pid)
+        del calls
+        if release:
+            trace.release_columns("CUPTI_ACTIVITY_KIND_RUNTIME")
+        if matched is None:
+            return None
+        at, call_tid, call_s, call_e = matched
+        called = at >= 0
+        tid[called], s[called], e[called] = call_tid[at[called]], call_s[at[called]], call_e[at[called]]
+    oid = np.arange(1, n + 1, dtype=np.int64)
+    ops = Ops(oid, kind, gs, ge, called, tid, s, e)
+    columns = {
+        "oid": oid, "kind": kind, "gs": gs, "ge": ge, "pid": pid, "has_pid": has_pid, "corr": corr,
+        "has_corr": has_corr, "called": called, "tid": tid, "s": s, "e": e,
+    }  # fmt: skip
+    return ops, columns
+
+
+def _match_calls(
+    calls: dict[str, tuple[Any, Any]], corr: Any, has_corr: Any, pid: Any, has_pid: Any
+) -> tuple[Any, Any, Any, Any] | None:
+    """Per GPU op, the index of its launching call (-1: none) among the calls kept (eventClass 0 or
+    1, a correlation id, same process), and the calls' thread, start and end; None when two calls
+    share (process, correlation id) or a kept call has no start or end."""
+    import numpy as np
+
+    m = calls["start"][0].shape[0]
+    start, start_ok = _column(calls, "start", m)
+    end, end_ok = _column(calls, "end", m)
+    klass, klass_ok = _column(calls, "eventClass", m)
+    gtid, gtid_ok = _column(calls, "globalTid", m)
+    ccorr, ccorr_ok = _column(calls, "correlationId", m)
+    keep = klass_ok & ((klass == 0) | (klass == 1)) & ccorr_ok & gtid_ok
+    if not (start_ok[keep].all() and end_ok[keep].all()):
+        return None
+    rows = np.flatnonzero(keep)
+    cpid = gtid[rows] & ~np.int64(16777215)
+    order = np.lexsort((ccorr[rows], cpid))
+    rows, cpid, ckey = rows[order], cpid[order], ccorr[rows][order]
+    same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
+    if same.any():
+        return None
+    at = np.full(len(corr), -1, dtype=np.int64)
+    edges = np.concatenate([[0], np.flatnonzero(cpid[1:] != cpid[:-1]) + 1, [len(cpid)]])
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        if lo == hi:
+            continue
+        mine = np.flatnonzero(has_pid & has_corr & (pid == cpid[lo]))
+        pos = np.searchsorted(ckey[lo:hi], corr[mine])
+        pos = np.minimum(pos, hi - lo - 1)
+        hit = ckey[lo + pos] == corr[mine]
+        at[mine[hit]] = lo + pos[hit]
+    return at, gtid[rows], start[rows], end[rows]
