@@ -20,12 +20,37 @@ each other by public names only.
 
 from __future__ import annotations
 
-from nsysq.base.units import fmt_bytes, fmt_time
-from nsysq.diffing.combine import score_rows
-from nsysq.diffing.compare import RulesArg, diff
-from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
-from nsysq.diffing.result import FAIL_ON_ALIASES, FINDING_KINDS, SECTIONS, DiffResult, Finding, parse_fail_on
+import importlib
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from nsysq.base.units import fmt_bytes, fmt_time
+    from nsysq.diffing.combine import score_rows
+    from nsysq.diffing.compare import RulesArg, diff
+    from nsysq.diffing.params import COPY_CHANGE, DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD, MAD_FLOOR
+    from nsysq.diffing.result import (
+        FAIL_ON_ALIASES,
+        FINDING_KINDS,
+        SECTIONS,
+        DiffResult,
+        Finding,
+        parse_fail_on,
+    )
+
+_HOME = {
+    "fmt_bytes": "nsysq.base.units",
+    "fmt_time": "nsysq.base.units",
+    "score_rows": "nsysq.diffing.combine",
+    "RulesArg": "nsysq.diffing.compare",
+    "diff": "nsysq.diffing.compare",
+    **dict.fromkeys(
+        ("COPY_CHANGE", "DEFAULT_MIN_TIME_MS", "DEFAULT_THRESHOLD", "MAD_FLOOR"), "nsysq.diffing.params"
+    ),
+    **dict.fromkeys(
+        ("FAIL_ON_ALIASES", "FINDING_KINDS", "SECTIONS", "DiffResult", "Finding", "parse_fail_on"),
+        "nsysq.diffing.result",
+    ),
+}
 __all__ = [
     "COPY_CHANGE",
     "DEFAULT_MIN_TIME_MS",
@@ -43,3 +68,11 @@ __all__ = [
     "parse_fail_on",
     "score_rows",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names, each loaded from its module on first use: importing one light module
+    (``params`` for the CLI's defaults) never loads the comparison (``nsysq census`` pays nothing)."""
+    if name in _HOME:
+        return getattr(importlib.import_module(_HOME[name]), name)
+    raise AttributeError(f"module 'nsysq.diffing' has no attribute {name!r}")
