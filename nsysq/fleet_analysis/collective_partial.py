@@ -280,14 +280,24 @@ def phases(trace: Session, task: PhaseTask) -> PhaseReport:
     kernels = trace.run_arrays(
         "fleet_phase_kernels", pid=task.pid, dev=task.device, lo=-(2**62), hi=top, comm_category=COMM_CATEGORY
     )
-    ranges = trace.run_arrays("nvtx_ranges", extend_unended=False)
+    ranges = _range_arrays(trace)
     labelled = [*_by_label("category", kernels, None), *_by_label("NVTX range", ranges, task.pid)]
     first = min([floor, *(int(s.min()) for _, _, s, _ in labelled if len(s))])
     lo = np.asarray([first if v is None else v for v in task.lo], dtype=np.int64)
     found: list[Phase | None] = list(_phases_of(labelled, lo, hi, task))
     grew = sorted((p for p in found if p is not None and p.growth_ns > 0), key=_order(found))
-    queries = (*_labels("fleet_phase_kernels"), *_labels("nvtx_ranges"))
+    queries = (*_labels("fleet_phase_kernels"), *_labels("nvtx_ranges_sorted"), *_labels("nvtx_ranges"))
     return PhaseReport(phases=grew[:5], queries=queries)
+
+
+def _range_arrays(trace: Session) -> dict[str, np.ndarray]:
+    """The trace's NVTX ranges as arrays (``queries/nvtx/ranges.sql``, which numbers the ranges of
+    the sorted table ``ranges_sorted.sql`` builds first, as nsysq nvtx builds them)."""
+    trace.materialize("nvtx_ranges_sorted", "nsysq_nvtx_ranges_sorted", extend_unended=False)
+    try:
+        return trace.run_arrays("nvtx_ranges", extend_unended=False)
+    finally:
+        trace.drop_materialized("nsysq_nvtx_ranges_sorted")
 
 
 def _order(found: list[Phase | None]) -> Any:
