@@ -931,11 +931,11 @@ def kernel_launches(path: Path) -> list[tuple[str, str, str, int | None]]:
             if text is not None and _like(rule["like"]).fullmatch(text.lower()):
                 category = rule["category"]
                 break
-        launches.append((_label(short_id, short), _label(dem_id, dem), category, dur))
+        launches.append((_fleet_label(short_id, short), _fleet_label(dem_id, dem), category, dur))
     return launches
 
 
-def _label(name_id: Any, value: str | None) -> str:
+def _fleet_label(name_id: Any, value: str | None) -> str:
     if value is not None:
         return value
     return "<null name id>" if name_id is None else f"<unresolved id {name_id}>"
@@ -1168,16 +1168,10 @@ class CheckArgs:
     to_ns: int | None = None
 
 
-def _in_window(args: CheckArgs, t0: int, start: int, end: int) -> bool:
+def _in_check_window(args: CheckArgs, t0: int, start: int, end: int) -> bool:
     return (args.to_ns is None or start - t0 < args.to_ns) and (
         args.from_ns is None or end - t0 >= args.from_ns
     )
-
-
-def _label(names: dict[int, str], name_id: Any) -> str:
-    if name_id is None:
-        return "<null name id>"
-    return names.get(name_id, f"<unresolved id {name_id}>")
 
 
 def _mem_kinds(path: Path) -> dict[int, str]:
@@ -1227,7 +1221,7 @@ def _copy_findings(path: Path, args: CheckArgs, t0: int) -> dict[str, list[dict[
         )
         for values in _rows(path, f"SELECT {select} FROM {table}"):
             op = dict(zip(wanted, values, strict=True))
-            if not _in_window(args, t0, op["start"], op["end"]):
+            if not _in_check_window(args, t0, op["start"], op["end"]):
                 continue
             for tid, cs, ce, name in calls.get((op["globalPid"], op["correlationId"]), []):
                 rule = _copy_rule(is_memset, name, op)
@@ -1262,7 +1256,7 @@ def _sync_findings(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]
         name = names.get(name_id)
         if name is None or re.sub(r"_v[0-9]{4}$", "", name) not in _SYNC_CALLS:
             continue
-        if _in_window(args, t0, start, end):
+        if _in_check_window(args, t0, start, end):
             found.append(
                 {
                     "start_ns": start - t0,
@@ -1365,7 +1359,7 @@ def _kernel_rows(path: Path, args: CheckArgs, t0: int) -> list[dict[str, Any]]:
     sql = f"SELECT {columns} FROM {_KERNEL}"
     out = []
     for gpid, dev, short, demangled, gx, gy, gz, start, end in _rows(path, sql):
-        if _in_window(args, t0, start, end):
+        if _in_check_window(args, t0, start, end):
             out.append(
                 {
                     "gpid": gpid,

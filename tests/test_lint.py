@@ -31,3 +31,19 @@ def test_ruff_check_is_clean() -> None:
 def test_ruff_format_is_clean() -> None:
     proc = _ruff("format", "--check", "--no-cache")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_no_module_defines_a_name_twice() -> None:
+    """A second top-level ``def`` or ``class`` of one name silently replaces the first (ruff's F811
+    misses it when the first is used in between): two merged branches each adding ``_label`` to
+    tests/oracle.py once made the fleet oracle call the stats one."""
+    import ast
+    from collections import Counter
+
+    twice = []
+    for path in sorted([*ROOT.glob("nsysq/**/*.py"), *ROOT.glob("tests/*.py"), *ROOT.glob("bench/*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        names = Counter(node.name for node in tree.body if isinstance(node, kinds))
+        twice += [f"{path.relative_to(ROOT)}: {name}" for name, n in names.items() if n > 1]
+    assert twice == []
