@@ -72,10 +72,11 @@ def cell(column: str, value: Any, unit: str, *, cut: bool = True) -> str:
     return text
 
 
-def _footer_pairs(table: Table) -> list[tuple[str, str]]:
-    """The footer's scalar entries as (label, text); lists and tables are JSON only."""
+def _footer_pairs(table: Table, *, labels: bool = True) -> list[tuple[str, str]]:
+    """The footer's scalar entries as (label, text), the label the key with spaces for a person
+    (``labels``) or the key itself; lists and tables are JSON only."""
     return [
-        (key.replace("_", " "), cell(key, value, table.unit))
+        (key.replace("_", " ") if labels else key, cell(key, value, table.unit))
         for key, value in table.footer.items()
         if not isinstance(value, (list, dict))
     ]
@@ -115,7 +116,7 @@ def render(table: Table, fmt: str, out: IO[str], *, title: str | None = None) ->
         for row in table.rows:
             cells = [cell(c.source, c.value(row), table.unit).replace("|", "\\|") for c in columns]
             out.write("| " + " | ".join(cells) + " |\n")
-        pairs = _footer_pairs(table)
+        pairs = _footer_pairs(table, labels=False)  # markdown keeps the footer's keys as they are
         if pairs:
             out.write("\n" + "; ".join(f"{label}: {value}" for label, value in pairs) + "\n")
     else:
