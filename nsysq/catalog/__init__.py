@@ -53,13 +53,14 @@ class Query:
         """``name@version``: how every result names the SQL file behind it."""
         return f"{self.name}@{self.version}"
 
-    @property
+    @functools.cached_property
     def macro(self) -> str | None:
-        """The name of the macro this file defines, or None for a query."""
+        """The name of the macro this file defines, or None for a query (parsed once per query:
+        every query run asks for the macros to define first)."""
         match = _MACRO.search(_STRIP.sub("", self.sql))
         return match.group(1) if match else None
 
-    @property
+    @functools.cached_property
     def table_names(self) -> tuple[str, ...]:
         """The table names the header's ``tables:`` line lists (column lists and notes dropped)."""
         if self.tables.strip() == "none":
@@ -86,7 +87,12 @@ class Query:
 
     @property
     def declared_columns(self) -> dict[str, tuple[str, ...]]:
-        """Each table the header lists, with the columns listed for it (empty when none are)."""
+        """Each table the header lists, with the columns listed for it (empty when none are): a new
+        dict each time, made from the header parsed once."""
+        return dict(self._declared)
+
+    @functools.cached_property
+    def _declared(self) -> dict[str, tuple[str, ...]]:
         return {table: self.columns_of(table) for table in self.table_names}
 
     def __post_init__(self) -> None:
@@ -154,7 +160,12 @@ def all_queries() -> dict[str, Query]:
 
 def macros() -> list[Query]:
     """The packaged files that define a macro, in name order."""
-    return [q for q in all_queries().values() if q.macro is not None]
+    return list(_macros())
+
+
+@functools.cache
+def _macros() -> tuple[Query, ...]:
+    return tuple(q for q in all_queries().values() if q.macro is not None)
 
 
 def get(name: str) -> Query:

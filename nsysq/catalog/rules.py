@@ -54,7 +54,17 @@ class DangerRule:
 
 
 def load_lineup_rules(path: str | Path | None = None) -> list[Rule]:
-    """Read and validate a lineup rules file; ``None`` reads the packaged ``lineup_rules.toml``."""
+    """Read and validate a lineup rules file; ``None`` reads the packaged ``lineup_rules.toml``
+    (parsed once per process: a fleet worker asks for it once per trace)."""
+    return list(_packaged_lineup_rules()) if path is None else _lineup_rules(path)
+
+
+@functools.cache
+def _packaged_lineup_rules() -> tuple[Rule, ...]:
+    return tuple(_lineup_rules(None))
+
+
+def _lineup_rules(path: str | Path | None) -> list[Rule]:
     name, raw = _read("lineup_rules.toml", path)
     rules: list[Rule] = []
     for n, entry in enumerate(_rule_tables(name, raw, _LINEUP_KEYS), start=1):

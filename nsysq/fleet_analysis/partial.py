@@ -9,6 +9,7 @@ report with status ``failed`` and the error's one sentence; it never stops the o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +96,7 @@ def answer(trace: Session, job: Job, report: TraceReport) -> None:
         queries += span.queries
     if job.census:
         buckets = trace.run("fleet_kernel_buckets", names=job.names, log_gamma=LOG_GAMMA)
-        report.buckets = [_ints(row) for row in buckets.rows]
+        report.buckets = _ints(buckets.rows)
         queries += buckets.queries
     if job.lineup:
         queries += _lineup(trace, report, job.rules)
@@ -117,7 +118,7 @@ def _lineup(trace: Session, report: TraceReport, rules: str | None) -> tuple[str
 
         trace.use_rules(load_lineup_rules(rules), source=rules)
     table = trace.run("fleet_lineup_kernels")
-    report.lineup = [_ints(row) for row in table.rows]
+    report.lineup = _ints(table.rows)
     return table.queries
 
 
@@ -134,6 +135,12 @@ def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _ints(row: Row) -> Row:
-    """DuckDB hands HUGEINT sums back as int and DECIMAL sums as Decimal: keep plain ints."""
-    return tuple(v if isinstance(v, (str, int)) or v is None else int(v) for v in row)
+def _ints(rows: Sequence[Row]) -> list[Row]:
+    """DuckDB hands HUGEINT sums back as int and DECIMAL sums as Decimal: keep plain ints. A column
+    is looked at by the types it holds (one pass in C), and only a column holding another type than
+    str, int or None is converted value by value."""
+    columns = list(zip(*rows, strict=True))
+    for i, column in enumerate(columns):
+        if not all(t is type(None) or issubclass(t, (str, int)) for t in set(map(type, column))):
+            columns[i] = tuple(v if isinstance(v, (str, int)) or v is None else int(v) for v in column)
+    return list(zip(*columns, strict=True))
