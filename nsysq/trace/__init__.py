@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -32,15 +33,15 @@ from nsysq.analyses.info import info as info_of
 from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
 from nsysq.export.reader import CacheMode
-from nsysq.iterations import scope as iter_scope
-from nsysq.iterations import table as iters_mod
 from nsysq.session import Session
-from nsysq.session.scope import IterationSelection, NvtxSelection, Scope
+from nsysq.session.scope import IterationSelection, NvtxSelection, OpFilter, Scope
 
 if TYPE_CHECKING:
     import os
 
     import pandas as pd
+
+    from nsysq.iterations import table as iters_mod
 
 P = ParamSpec("P")
 
@@ -78,6 +79,43 @@ class Analysis(Generic[P]):
         return method
 
 
+class DeferredAnalysis(Analysis[P]):
+    """An :class:`Analysis` whose function is imported on first use (``nsysq.iterations`` loads
+    numpy and the GPU-time package: a trace opened for a census from its cached copy needs
+    neither). Everything :class:`Analysis` sets (``fn``, the signatures, the function's name and
+    docstring) appears on first access."""
+
+    def __init__(self, module: str, name: str) -> None:  # Analysis.__init__ runs on first use
+        self._where = (module, name)
+
+    def __getattr__(self, attr: str) -> Any:
+        """Called only for what is not set yet: load the function, then answer."""
+        if "_where" not in self.__dict__ or "fn" in self.__dict__:
+            raise AttributeError(attr)
+        module, name = self.__dict__["_where"]
+        Analysis.__init__(self, getattr(importlib.import_module(module), name))
+        return getattr(self, attr)
+
+    @property
+    def __doc__(self) -> str | None:  # the function's, as functools.update_wrapper sets it
+        if "_doc" not in self.__dict__:
+            self.__getattr__("_doc")
+        doc: str | None = self.__dict__["_doc"]
+        return doc
+
+    @__doc__.setter
+    def __doc__(self, doc: str | None) -> None:
+        self.__dict__["_doc"] = doc
+
+
+def _iteration_filter(session: Session, selection: IterationSelection) -> OpFilter:
+    """:func:`nsysq.iterations.scope.iteration_filter`, imported when a trace is opened with an
+    iteration selection."""
+    from nsysq.iterations.scope import iteration_filter
+
+    return iteration_filter(session, selection)
+
+
 class Trace:
     """An nsys SQLite export, opened read-only: ``nsysq.open(path)``; close it (or use ``with``)."""
 
@@ -112,7 +150,7 @@ class Trace:
             scope = dataclasses.replace(scope or Scope(), iterations=chosen)
         self.session: Session = Session(
             path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter,
-            resolve_iterations=iter_scope.iteration_filter, nsys=nsys,
+            resolve_iterations=_iteration_filter, nsys=nsys,
         )  # fmt: skip
         #: The SQLite export read: for a ``.nsys-rep``, its export in the cache folder
         #: (``session.exported`` names the report and the nsys that exported it).
@@ -151,7 +189,10 @@ class Trace:
     graphs = Analysis(graphs_mod.graphs)
     timeline = Analysis(timeline_mod.timeline)
     nvtx = Analysis(nvtx_mod.nvtx)
-    iters = Analysis(iters_mod.iters)
+    if TYPE_CHECKING:
+        iters = Analysis(iters_mod.iters)
+    else:
+        iters = DeferredAnalysis("nsysq.iterations.table", "iters")
 
 
 def with_nvtx(scope: Scope | None, nvtx: str | NvtxSelection | None) -> Scope | None:
