@@ -57,6 +57,14 @@ def one_instance_per_thread() -> Iterator[None]:
         _PER_THREAD.enabled = before
 
 
+def share_cores(threads: int) -> None:
+    """In this thread, the instance :func:`one_instance_per_thread` keeps runs its queries on
+    ``threads`` threads: a pool of N workers on C cores gives each C // N, so DuckDB's own threads
+    do not compete with the other workers' (the local fleet engine calls it in each of its threads;
+    elsewhere DuckDB uses every core)."""
+    _PER_THREAD.threads = threads
+
+
 def _thread_connection() -> duckdb.DuckDBPyConnection | None:
     """A new connection to this thread's kept instance, or None when not asked for."""
     if not getattr(_PER_THREAD, "enabled", False):
@@ -64,6 +72,9 @@ def _thread_connection() -> duckdb.DuckDBPyConnection | None:
     instance = getattr(_PER_THREAD, "instance", None)
     if instance is None:
         instance = _PER_THREAD.instance = connect(sqlite=True, _share=False)
+        threads = getattr(_PER_THREAD, "threads", None)
+        if threads is not None:
+            instance.execute(f"SET threads = {int(threads)}")
     import duckdb
 
     con: duckdb.DuckDBPyConnection = instance.cursor()

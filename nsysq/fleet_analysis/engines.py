@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
 
 from nsysq.base.errors import UsageError
+from nsysq.export import engine
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -70,7 +71,16 @@ class LocalEngine:
         self.workers = workers
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
-        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="nsysq-fleet") as pool:
+        """``fn`` over ``items`` on the pool's threads; each thread's DuckDB gets its share of the
+        cores (export.engine.share_cores)."""
+        share = max(1, (os.cpu_count() or 1) // max(1, min(self.workers, len(items))))
+        pool = ThreadPoolExecutor(
+            max_workers=self.workers,
+            thread_name_prefix="nsysq-fleet",
+            initializer=engine.share_cores,
+            initargs=(share,),
+        )
+        with pool:
             running: dict[Future[R], int] = {}
             queue = iter(enumerate(items))
             for index, item in queue:
