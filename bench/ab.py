@@ -25,7 +25,16 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import NSYSQ, NVTX_NESTED_KERNELS, Result, Spec, interleaved, trace  # noqa: E402
+from run import (  # noqa: E402
+    NSYSQ,
+    NVTX_NESTED_KERNELS,
+    SPEED_FLEET,
+    Result,
+    Spec,
+    interleaved,
+    rank_traces,
+    trace,
+)
 
 NEW_TREE = Path(__file__).resolve().parents[1]
 
@@ -33,6 +42,7 @@ NEW_TREE = Path(__file__).resolve().parents[1]
 def tree_env(tree: Path, cache_dir: Path) -> dict[str, str]:
     """The environment that runs nsysq from ``tree``, with its own cache directory."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # modules load from bytecode, as installed (bench/run.py)
     env.update(
         PYTHONPATH=str(tree),
         NSYSQ_CACHE_DIR=str(cache_dir),
@@ -42,26 +52,45 @@ def tree_env(tree: Path, cache_dir: Path) -> dict[str, str]:
     return env
 
 
-def commands(big: Path, other: Path, small: Path) -> list[tuple[str, list[str], dict[str, bool]]]:
-    """(name, arguments, Spec options) of every command timed (the nested-NVTX trace is generated
-    when a chosen command reads it)."""
+def commands() -> list[tuple[str, list[str], dict[str, bool]]]:
+    """(name, arguments, Spec options) of every command timed; ``{big}``, ``{other}``, ``{small}``,
+    ``{nested}`` and ``{ranks}`` (bench/run.py --speed's rank traces) stand for the traces (see
+    :func:`traces`: only those a chosen command reads are generated, when missing)."""
     cold = {"fresh_cache": True}
-    nested = str(Path(__file__).resolve().parent / "out" / f"k{NVTX_NESTED_KERNELS}_nested_nvtx.sqlite")
     return [
-        ("census (first, cold cache)", ["census", str(big)], cold),
-        ("census --no-cache", ["census", str(big), "--no-cache"], {}),
-        ("census (cached copy, new question)", ["census", str(big), "-n", "30"], {"forget_answers": True}),
-        ("lineup (cached copy, new question)", ["lineup", str(big)], {"forget_answers": True}),
-        ("census (asked before)", ["census", str(big)], {}),
-        ("census --nvtx (first, cold cache)", ["census", str(big), "--nvtx-like", "%/0"], cold),
-        ("diff A B (first, cold)", ["diff", str(big), str(other)], cold),
-        ("gaps (first, cold cache)", ["gaps", str(big)], cold),
+        ("census (first, cold cache)", ["census", "{big}"], cold),
+        ("census --no-cache", ["census", "{big}", "--no-cache"], {}),
+        ("census (cached copy, new question)", ["census", "{big}", "-n", "30"], {"forget_answers": True}),
+        ("lineup (cached copy, new question)", ["lineup", "{big}"], {"forget_answers": True}),
+        ("census (asked before)", ["census", "{big}"], {}),
+        ("census --nvtx (first, cold cache)", ["census", "{big}", "--nvtx-like", "%/0"], cold),
+        ("diff A B (first, cold)", ["diff", "{big}", "{other}"], cold),
+        ("gaps (first, cold cache)", ["gaps", "{big}"], cold),
         ("--help", ["--help"], {}),
-        ("census, 2 MB trace", ["census", str(small), "--no-cache"], {}),
-        ("census, nested-NVTX trace (first, cold cache)", ["census", nested], cold),
-        ("nvtx, nested-NVTX trace (first, cold cache)", ["nvtx", nested], cold),
-        ("nvtx --innermost, nested-NVTX trace (first, cold cache)", ["nvtx", nested, "--innermost"], cold),
+        ("census, 2 MB trace", ["census", "{small}", "--no-cache"], {}),
+        ("census, nested-NVTX trace (first, cold cache)", ["census", "{nested}"], cold),
+        ("nvtx, nested-NVTX trace (first, cold cache)", ["nvtx", "{nested}"], cold),
+        (
+            "nvtx --innermost, nested-NVTX trace (first, cold cache)",
+            ["nvtx", "{nested}", "--innermost"],
+            cold,
+        ),
+        ("fleet census, 24 ranks", ["fleet", "census", "--fail-on", "failed", "{ranks}"], {}),
+        ("fleet collectives, 24 ranks", ["fleet", "collectives", "{ranks}"], {}),
     ]
+
+
+def traces(chosen: list[tuple[str, list[str], dict[str, bool]]], kernels: int) -> dict[str, str]:
+    """The trace each placeholder the chosen commands use stands for (generated when missing)."""
+    used = {arg for _, cmd, _ in chosen for arg in cmd if arg.startswith("{")}
+    makers = {
+        "{big}": lambda: trace(kernels),
+        "{other}": lambda: trace(kernels, seed=1),
+        "{small}": lambda: trace(15_000),  # about 2 MB, as bench/run.py's
+        "{nested}": lambda: trace(NVTX_NESTED_KERNELS, nested_nvtx=True),
+        "{ranks}": lambda: rank_traces(*SPEED_FLEET)[0].parent,
+    }
+    return {name: str(make()) for name, make in makers.items() if name in used}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,19 +100,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", help="time only the commands whose name contains this text")
     args = ap.parse_args(argv)
-    big, other, small = trace(args.kernels), trace(args.kernels, seed=1), trace(20_000)
     work = Path(tempfile.mkdtemp(prefix="nsysq-ab-"))
     trees = {"old": args.old.resolve(), "new": NEW_TREE}
     envs = {label: tree_env(tree, work / label) for label, tree in trees.items()}
-    chosen = [c for c in commands(big, other, small) if args.only is None or args.only in c[0]]
-    if any("nested" in name for name, _, _ in chosen):
-        trace(NVTX_NESTED_KERNELS, nested_nvtx=True)
+    chosen = [c for c in commands() if args.only is None or args.only in c[0]]
+    paths = traces(chosen, args.kernels)
     try:
         if any(options.get("forget_answers") or "asked before" in name for name, _, options in chosen):
             for env in envs.values():  # the copy each tree's "cached copy" runs read
-                subprocess.run([*NSYSQ, "cache", "build", str(big)], env=env, check=True, capture_output=True)
+                build = [*NSYSQ, "cache", "build", paths["{big}"]]
+                subprocess.run(build, env=env, check=True, capture_output=True)
         specs = [
-            Spec(f"{label}: {name}", [*NSYSQ, *cmd], envs[label], **options)
+            Spec(f"{label}: {name}", [*NSYSQ, *(paths.get(a, a) for a in cmd)], envs[label], **options)
             for name, cmd, options in chosen
             for label in trees
         ]
