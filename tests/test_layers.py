@@ -171,6 +171,20 @@ def test_help_loads_no_engine(option: str) -> None:
     assert loaded_modules(code, *heavy) == []
 
 
+def test_the_programs_first_duckdb_import_skips_importlib_metadata() -> None:
+    """``nsysq`` (nsysq.cli.root.main) has duckdb read its version from its dist-info without
+    importing importlib.metadata (nsysq.export.engine.quick_duckdb_version): the same version, and
+    nothing of the stand-in left behind."""
+    code = (
+        "import sys\nfrom nsysq.export import engine\nengine.quick_duckdb_version()\nimport duckdb\n"
+        "assert 'importlib.metadata' not in sys.modules\n"
+        "assert not any(type(f).__name__ == '_DuckDBVersion' for f in sys.meta_path)\n"
+        "import importlib.metadata\nassert duckdb.__version__ == importlib.metadata.version('duckdb')\n"
+        "assert importlib.metadata.distribution('duckdb').metadata['Name'] == 'duckdb'"
+    )
+    assert loaded_modules(code) == []
+
+
 def test_no_import_circle_anywhere() -> None:
     """No circle among nsysq's modules, counting every import statement: module level, inside
     functions and under TYPE_CHECKING (only imports of third-party libraries may be lazy)."""

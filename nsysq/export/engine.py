@@ -7,6 +7,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib.abc import Loader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,3 +194,81 @@ def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str, spill: Path) -> I
         con.execute("RESET memory_limit")
         if con.execute("SELECT current_setting('memory_limit')").fetchone() != (limit_before,):
             con.execute(f"SET memory_limit = '{limit_before}'")
+
+
+# -- the first import of duckdb -------------------------------------------------------------------
+def quick_duckdb_version() -> None:
+    """Let this process's first ``import duckdb`` find its version without importlib.metadata.
+
+    duckdb's ``_version`` module asks ``importlib.metadata.version("duckdb")``: importing
+    importlib.metadata (email, zipfile, csv, ...) and scanning ``sys.path`` costs 0.02 s of CPU on
+    every command that opens a trace, more on a loaded machine. The ``nsysq`` program
+    (``nsysq.cli.root.main``) calls this before any command: a finder then runs ``duckdb._version``
+    (once) with a stand-in for importlib.metadata whose ``version(name)`` reads the ``Version:``
+    line of the ``name-*.dist-info/METADATA`` beside the package, the file importlib.metadata reads;
+    any other name, or an install without exactly one such folder, goes to the real module. Nothing
+    else changes: the stand-in is gone once ``duckdb._version`` has run."""
+    if "duckdb" not in sys.modules and not any(isinstance(f, _DuckDBVersion) for f in sys.meta_path):
+        sys.meta_path.insert(0, _DuckDBVersion())
+
+
+class _DuckDBVersion:
+    """The meta path finder of :func:`quick_duckdb_version`: for ``duckdb._version`` only, once."""
+
+    def find_spec(self, name: str, path: Sequence[str] | None, target: object = None) -> Any:
+        if name != "duckdb._version":
+            return None
+        sys.meta_path.remove(self)
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None and "importlib.metadata" not in sys.modules:
+            spec.loader = _WithDistVersion(spec.loader, Path(spec.origin or ".").parent.parent)
+        return spec
+
+
+class _WithDistVersion(Loader):
+    """A loader that runs the real one with the stand-in importlib.metadata in sys.modules."""
+
+    def __init__(self, loader: Any, site: Path) -> None:
+        self._loader = loader
+        self._site = site
+        self._stand_in: object = None
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        import types
+
+        stand_in = self._stand_in = types.ModuleType("importlib.metadata")
+        stand_in.version = self.version  # type: ignore[attr-defined]
+        sys.modules["importlib.metadata"] = stand_in
+        try:
+            self._loader.exec_module(module)
+        finally:
+            self._real_metadata()
+
+    def _real_metadata(self) -> None:
+        if self._stand_in is not None and sys.modules.get("importlib.metadata") is self._stand_in:
+            del sys.modules["importlib.metadata"]
+
+    def version(self, name: str) -> str:
+        """``name``'s version from its one dist-info folder beside the package, else importlib.metadata's."""
+        found = list(self._site.glob(f"{name}-*.dist-info"))
+        if len(found) == 1:
+            try:
+                for line in (found[0] / "METADATA").read_text(encoding="utf-8").splitlines():
+                    if line.startswith("Version:"):
+                        return line.split(":", 1)[1].strip()
+                    if not line:
+                        break
+            except OSError:
+                pass
+        self._real_metadata()
+        from importlib.metadata import version
+
+        return version(name)
+
+    def __getattr__(self, attr: str) -> Any:  # get_source, is_package, ...: the real loader's
+        return getattr(self._loader, attr)
