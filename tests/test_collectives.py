@@ -205,3 +205,22 @@ def test_cli_show_sql_prints_the_per_trace_sql(job: Path) -> None:
     proc = _cli(job / "rank00.sqlite", "--no-cache", "--show-sql")
     assert proc.returncode == 0, proc.stderr
     assert "fleet_collective_kernels@1" in proc.stdout and "kernel_comm_pairs@2" in proc.stdout
+
+
+def test_a_note_on_many_different_counts_gives_their_range() -> None:
+    """Each of 40 ranks with its own count: the note says the range and its two ends in one line,
+    not 40 counts (at 48 ranks that was a 4 KB line on stderr)."""
+    from nsysq.fleet_analysis.collectives import Rank, _group_note
+
+    ranks = [Rank(f"r{i:02d}.sqlite", f"r{i:02d}.sqlite", 1, 0, 0, 0) for i in range(40)]
+    counts = [900 + i for i in range(40)]
+    note = _group_note((0, "AllReduce"), ranks, counts, 0)
+    assert note == (
+        "stream 0 AllReduce: 900-939 per rank over 40 ranks (most on r39.sqlite, fewest on r00.sqlite): "
+        "39 not matched (counts differ)"
+    )
+    few = _group_note((1, "AllGather"), ranks[:3], [5, 5, 4], 2)
+    assert few == (
+        "stream 1 AllGather: 5 on r00.sqlite, r01.sqlite; 4 on r02.sqlite: 1 not matched (counts differ); "
+        "2 not matched (kernel names differ between ranks)"
+    )

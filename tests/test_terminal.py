@@ -206,3 +206,50 @@ def test_no_overall_finding_when_the_outliers_are_the_news() -> None:
     doc = json.loads(nsysq("diff", str(A), str(B), "-f", "json").stdout)
     assert doc["findings"][0]["kind"] == "outlier"
     assert "overall" not in {f["kind"] for f in doc["findings"]}
+
+
+@pytest.mark.parametrize("mode", ["pipe", "terminal", "colour"])
+def test_rows_written_by_hand_are_richs_own(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From PLAIN_ROWS rows on, a table's body rows are written without rich when every cell fits
+    its column (nsysq.base.render): for random tables of names, sentences, numbers and unknowns,
+    in a pipe, at a terminal and at a colour terminal, the output is rich's byte for byte."""
+    import io
+    import random
+
+    from nsysq.base import render as render_mod
+    from nsysq.base.table import Table
+
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    if mode != "pipe":
+        monkeypatch.setenv("FORCE_COLOR", "1")
+    if mode == "terminal":
+        monkeypatch.setenv("NO_COLOR", "1")
+    written: list[str] = []
+    by_hand = render_mod._plain_row
+    monkeypatch.setattr(render_mod, "_plain_row", lambda *a: written.append(by_hand(*a)) or written[-1])
+    rng = random.Random(7)
+    plain = ["void", "gemm", "nccl_AllReduce", "k<[T=float]>", "a b", "x::y", "[bold]", ":smile:"]
+    for case in range(30):
+        words = plain if case % 2 else [*plain, "ñame", "tab\there", "  pad", "", "全角"]
+        n_rows = render_mod.PLAIN_ROWS + rng.randrange(0, 30)
+        columns = ("name", "total_ns", "instances", "advice", "value")
+        rows = [
+            (
+                "_".join(rng.choice(words) for _ in range(rng.randrange(1, 12))),
+                rng.choice([None, rng.randrange(0, 10**12), rng.random() * 1e6]),
+                rng.randrange(0, 10**6),
+                " ".join(rng.choice(words) for _ in range(rng.randrange(0, 30 if case % 3 else 3))),
+                rng.choice([None, True, "x", 1.5]),
+            )
+            for _ in range(n_rows)
+        ]
+        table = Table("case", columns, rows, footer={"rows": n_rows})
+        fast, slow = io.StringIO(), io.StringIO()
+        render_mod.render(table, "table", fast, title="t")
+        with monkeypatch.context() as only_rich:
+            only_rich.setattr(render_mod, "PLAIN_ROWS", 10**9)
+            render_mod.render(table, "table", slow, title="t")
+        assert fast.getvalue() == slow.getvalue(), f"case {case}"
+    assert len(written) >= 3 * render_mod.PLAIN_ROWS, "no rows written by hand: the comparison tested nothing"

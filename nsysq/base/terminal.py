@@ -36,6 +36,8 @@ __all__ = [
 
 UNKNOWN = "–"
 """What a cell or footer value prints when the export does not say (never a blank)."""
+ELLIPSIS = "…"
+"""Where a name is cut in the middle."""
 _MIN_NAME = 14  # a name column never shrinks below this many characters
 _COMFORT_NAME = 30  # ... and, before a column is left out, not below this many
 _GAP = 3  # per column: rich's padding (a space either side) and the column separator
@@ -295,7 +297,7 @@ def middle_ellipsis(text: str, width: int) -> str:
         return text[:width]
     head = width // 2
     tail = width - 1 - head
-    return text[:head] + "…" + (text[-tail:] if tail else "")
+    return text[:head] + ELLIPSIS + (text[-tail:] if tail else "")
 
 
 def fit_widths(

@@ -334,12 +334,25 @@ def _group_note(key: tuple[int, str], ranks: list[Rank], counts: list[int], diff
         by_count.setdefault(count, []).append(
             Path(rank.label).name if rank.label == rank.path else rank.label
         )
-    seen = "; ".join(
-        f"{count} on {', '.join(labels) if len(labels) <= 3 else f'{len(labels)} ranks'}"
-        for count, labels in sorted(by_count.items(), reverse=True)
-    )
+    ordered = sorted(by_count.items(), reverse=True)
+    if len(ordered) > _COUNTS_LISTED:  # many ranks, each its own count: the range and its two ends
+        (most, top), (fewest, bottom) = ordered[0], ordered[-1]
+        seen = (
+            f"{fewest}-{most} per rank over {len(ranks)} ranks "
+            f"(most on {_few(top)}, fewest on {_few(bottom)})"
+        )
+    else:
+        seen = "; ".join(f"{count} on {_few(labels)}" for count, labels in ordered)
     text = f"stream {slot} {kind}: {seen}: {max(counts) - min(counts)} not matched (counts differ)"
     return text + (f"; {differ} not matched (kernel names differ between ranks)" if differ else "")
+
+
+_COUNTS_LISTED = 3
+"""A note lists each count of a collective and its ranks up to this many counts, else their range."""
+
+
+def _few(labels: list[str]) -> str:
+    return ", ".join(labels) if len(labels) <= 3 else f"{len(labels)} ranks"
 
 
 def _blamed(per_rank: list[tuple[Any, ...]]) -> int | None:
