@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
-from nsysq.analyses import nvtx_sweep
+from nsysq.analyses import nvtx_ranges, nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
 from nsysq.export import schema
@@ -92,11 +92,20 @@ def require_ranges(trace: Session, *, extend_unended: bool = False) -> None:
     if not trace.schema.has(schema.NVTX):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
     if not trace.is_materialized("nsysq_nvtx_ranges", extend_unended=extend_unended):
-        trace.materialize("nvtx_ranges_sorted", _SORTED_RANGES, extend_unended=extend_unended)
-        trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", rebuild=True, extend_unended=extend_unended)
-        trace.drop_materialized(_SORTED_RANGES)
+        _build_ranges(trace, extend_unended)
     if not _range_rows(trace):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
+
+
+def _build_ranges(trace: Session, extend_unended: bool) -> None:
+    """nsysq_nvtx_ranges: from the export's pages when this read allows it (nvtx_ranges), else by
+    queries/nvtx/ranges_sorted.sql and ranges.sql."""
+    if not nvtx_ranges.keep_decoded(
+        trace, "nsysq_nvtx_ranges", _SORTED_RANGES, extend_unended=extend_unended
+    ):
+        trace.materialize("nvtx_ranges_sorted", _SORTED_RANGES, extend_unended=extend_unended)
+        trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", rebuild=True, extend_unended=extend_unended)
+    trace.drop_materialized(_SORTED_RANGES)
 
 
 def _range_rows(trace: Session) -> int:
