@@ -13,7 +13,10 @@ refuses -- returns False: the SQL path then reads (and guards) the table as befo
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nsysq.export import pages, schema
@@ -32,6 +35,20 @@ _PUSH_POP = (59, 70)
 _DOMAIN_CREATE = 75
 _UNNAMED = "<unnamed range>"
 _PID_MASK = ~((1 << 24) - 1)
+#: queries/nvtx/totals.sql's test of a PyTorch emit_nvtx name (DuckDB's regexp_matches: a search).
+_EMIT_NVTX = re.compile(r", (seq|op_id) = [0-9]+")
+
+
+@dataclass
+class _Kept:
+    """The arrays nsysq_nvtx_ranges was kept from, for the scope and choice it was built in."""
+
+    key: str
+    columns: dict[str, Any]
+    names: list[str]  # the distinct names of the range rows
+
+
+_KEPT: weakref.WeakKeyDictionary[Session, _Kept] = weakref.WeakKeyDictionary()
 #: The columns of queries/nvtx/ranges.sql from the arrays keep_decoded registers.
 SELECT = (
     "rid, pid, tid, dom, domain, name, CASE WHEN pushpop THEN 'push/pop' ELSE 'start/end' END AS kind, "
@@ -43,17 +60,64 @@ SELECT = (
 def keep_decoded(trace: Session, table: str, sorted_table: str, *, extend_unended: bool) -> bool:
     """Keep nsysq_nvtx_ranges (``table``) from the pages when this read allows it; False otherwise
     (nothing kept: build it with SQL)."""
+    _KEPT.pop(trace, None)
     if trace.scope.active or trace.kernel_reader != "pages" or not pages.available():
         return False
     events = _read_events(trace)
     if events is None:
         return False
-    columns = _ranges(events, extend_unended)
-    if columns is None:
+    ranges = _ranges(events, extend_unended)
+    if ranges is None:
         return False
+    columns, names = ranges
     trace.note_materialized("nvtx_ranges_sorted", sorted_table, NOTE, extend_unended=extend_unended)
     trace.keep_arrays("nvtx_ranges", table, columns, select=SELECT, note=NOTE, extend_unended=extend_unended)
+    _KEPT[trace] = _Kept(_key(trace, extend_unended), columns, names)
     return True
+
+
+def _key(trace: Session, extend_unended: bool) -> str:
+    return f"{trace.scope.key()}|{extend_unended}"
+
+
+def kept(trace: Session, table: str) -> _Kept | None:
+    """What ``table`` (nsysq_nvtx_ranges) was kept from, when it is as :func:`keep_decoded` kept it
+    (None: built by SQL)."""
+    state = _KEPT.get(trace)
+    if state is None:
+        return None
+    for extend_unended in (False, True):
+        if state.key == _key(trace, extend_unended) and trace.is_materialized(
+            table, extend_unended=extend_unended
+        ):
+            return state
+    return None
+
+
+def stack_arrays(columns: dict[str, Any]) -> dict[str, Any]:
+    """queries/nvtx/range_arrays.sql's columns from the kept arrays (rid order, tid never NULL)."""
+    import numpy as np
+
+    end = np.where(columns["ended"], columns["end"], columns["start"])
+    return {
+        "rid": columns["rid"], "tid": columns["tid"], "dom": columns["dom"], "pushpop": columns["pushpop"],
+        "start": columns["start"], "end": end, "kept": columns["dropped"] == 0,
+    }  # fmt: skip
+
+
+def range_totals(state: _Kept) -> dict[str, int]:
+    """queries/nvtx/totals.sql's columns over the ranges, from the kept arrays."""
+    import numpy as np
+
+    columns = state.columns
+    dropped = columns["dropped"]
+    return {
+        "ranges": int(np.count_nonzero(dropped == 0)),
+        "ignored_other_thread": int(np.count_nonzero(dropped == 1)),
+        "ignored_never_ended": int(np.count_nonzero(dropped == 2)),
+        "extended_ranges": int(np.count_nonzero(columns["extended"])),
+        "emit_nvtx_names": sum(1 for n in state.names if _EMIT_NVTX.search(n)),
+    }
 
 
 def _read_events(trace: Session) -> dict[str, Any] | None:
@@ -110,12 +174,13 @@ def _strings(trace: Session) -> dict[int, str]:
         con.close()
 
 
-def _ranges(ev: dict[str, Any], extend_unended: bool) -> dict[str, Any] | None:
-    """The columns of nsysq_nvtx_ranges in rid order (None: a range row without a thread or start)."""
+def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], list[str]] | None:
+    """The columns of nsysq_nvtx_ranges in rid order and the distinct names (None: a range row
+    without a thread or a start)."""
     import numpy as np
 
     etype = np.where(ev["eventType?"], -1, ev["eventType"])
-    rows = np.flatnonzero(np.isin(etype, _RANGE_TYPES))
+    rows = np.flatnonzero(_any_of(etype, _RANGE_TYPES))
     if ev["globalTid?"][rows].any() or ev["start?"][rows].any():
         return None
     names, name_of = _names(ev, rows)
@@ -128,9 +193,10 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> dict[str, Any] | None:
         last = np.where(ev["end?"], ev["start"], ev["end"])
         end = np.where(extended, last.max(), end)
         ended = ended | extended
-    pushpop = np.isin(etype[rows], _PUSH_POP)
-    rank = _rank(names)
-    order = np.lexsort((rank[name_of], ~pushpop, np.where(ended, -end, 0), ended, start, dom, tid))
+    pushpop = _any_of(etype[rows], _PUSH_POP)
+    order = _order(
+        tid, dom, start, np.where(ended, -end, np.iinfo(np.int64).min), pushpop, _rank(names)[name_of]
+    )
     pid = tid & np.int64(_PID_MASK)
     dropped = np.where(other, 1, np.where(ended, 0, 2)).astype(np.int8)
     columns = {
@@ -140,7 +206,33 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> dict[str, Any] | None:
         "start": start[order], "end": np.where(ended, end, 0)[order], "ended": ended[order],
         "extended": extended[order], "dropped": dropped[order],
     }  # fmt: skip
-    return columns
+    return columns, [names[i] for i in np.unique(name_of)]
+
+
+def _any_of(values: Any, wanted: tuple[int, ...]) -> Any:
+    import numpy as np
+
+    out = np.zeros(len(values), dtype=bool)
+    for w in wanted:
+        out |= values == w
+    return out
+
+
+def _order(tid: Any, dom: Any, start: Any, end_key: Any, pushpop: Any, name_rank: Any) -> Any:
+    """ranges_sorted.sql's ORDER BY tid, dom, start, end DESC NULLS FIRST (``end_key``: -end, the
+    least value for NULL), kind, name: by the first four keys, and by all six only when two rows
+    tie on those (rare: the kind and name only break such ties)."""
+    import numpy as np
+
+    order = np.lexsort((end_key, start, dom, tid))
+    keys = (tid, dom, start, end_key)
+    tie = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        tie &= ordered[1:] == ordered[:-1]
+    if not tie.any():
+        return order
+    return np.lexsort((name_rank, ~pushpop, *keys[::-1]))
 
 
 def _names(ev: dict[str, Any], rows: Any) -> tuple[list[str], Any]:

@@ -58,11 +58,12 @@ class Stacks:
     groups: list[tuple[int, int, int, int]]  # (tid, dom, first boundary, end) per stack
 
 
-def build_stacks(trace: Session) -> Stacks:
-    """The stacks of nsysq_nvtx_ranges (built by nvtx.require_ranges)."""
+def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks:
+    """The stacks of nsysq_nvtx_ranges (built by nvtx.require_ranges), from queries/nvtx/range_arrays.sql's
+    columns (read from the table unless given as ``arrays``)."""
     import numpy as np
 
-    arr = trace.run_arrays("nvtx_range_arrays", record=False)
+    arr = arrays if arrays is not None else trace.run_arrays("nvtx_range_arrays", record=False)
     tid = np.asarray(arr["tid"], dtype=np.int64)
     dom = np.asarray(arr["dom"], dtype=np.int64)
     start = np.asarray(arr["start"], dtype=np.int64)
@@ -225,6 +226,26 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     if not op_parts:
         return np.zeros(0, index), np.zeros(0, index), rank
     return np.concatenate(op_parts), np.concatenate(range_parts), rank
+
+
+def op_totals(ops: Ops, op_idx: Any) -> dict[str, int] | None:
+    """queries/nvtx/totals.sql's columns over the GPU ops, ``op_idx`` the ops of the pairs (None
+    when the durations could overflow 64 bits: the SQL sums them)."""
+    import numpy as np
+
+    dur = ops.ge - ops.gs
+    if len(dur) and int(np.abs(dur).max()) >= _I64_SAFE // len(dur):
+        return None
+    unattributed = np.ones(len(dur), dtype=bool)
+    unattributed[op_idx] = False
+    return {
+        "gpu_ops": len(dur),
+        "gpu_ns": int(dur.sum()),
+        "graph_executions": int(np.count_nonzero(ops.kind == 3)),
+        "ops_without_call": int(np.count_nonzero(~ops.called)),
+        "unattributed_ops": int(np.count_nonzero(unattributed)),
+        "unattributed_gpu_ns": int(dur[unattributed].sum()),
+    }
 
 
 def _outlasting(st: Stacks, inner: Any, call_end: Any) -> Any:
