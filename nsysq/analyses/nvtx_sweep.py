@@ -453,12 +453,13 @@ def _match_calls(
     if not (start_ok[keep].all() and end_ok[keep].all()):
         return None
     rows = np.flatnonzero(keep)
-    cpid = gtid[rows] & ~np.int64(16777215)
-    order = np.lexsort((ccorr[rows], cpid))
-    rows, cpid, ckey = rows[order], cpid[order], ccorr[rows][order]
-    same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
-    if same.any():
-        return None
+    cpid, ckey = gtid[rows] & ~np.int64(16777215), ccorr[rows]
+    if not _strictly_sorted(cpid, ckey):  # nsys writes them in order: no sort then
+        order = np.lexsort((ckey, cpid))
+        rows, cpid, ckey = rows[order], cpid[order], ckey[order]
+        same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
+        if same.any():
+            return None
     at = np.full(len(corr), -1, dtype=np.int64)
     edges = np.concatenate([[0], np.flatnonzero(cpid[1:] != cpid[:-1]) + 1, [len(cpid)]])
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
@@ -470,3 +471,12 @@ def _match_calls(
         hit = ckey[lo + pos] == corr[mine]
         at[mine[hit]] = lo + pos[hit]
     return at, gtid[rows], start[rows], end[rows]
+
+
+def _strictly_sorted(major: Any, minor: Any) -> bool:
+    """Whether the pairs (major, minor) increase strictly, row after row."""
+    import numpy as np
+
+    up = major[1:] > major[:-1]
+    up |= (major[1:] == major[:-1]) & (minor[1:] > minor[:-1])
+    return bool(np.all(up))
