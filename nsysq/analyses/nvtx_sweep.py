@@ -292,11 +292,14 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
         return None
     by_time = np.empty(nops, dtype=np.int64)
     by_time[rank] = np.arange(nops, dtype=np.int64)
-    key = range_idx.astype(np.int64) * np.int64(nops) + rank[op_idx]
+    key = range_idx.astype(np.int64)  # (range, rank) as one int64, built in place (memory)
+    key *= nops
+    key += rank[op_idx]
     key.sort(kind="stable")  # timsort: the pairs come in long runs already in order
     rid = key // nops
-    op = by_time[key - rid * nops]
-    del key
+    np.subtract(key, rid * nops, out=key)
+    op = by_time[key]
+    del key, by_time
     gs, ge, kind = ops.gs[op], ops.ge[op], ops.kind[op]
     del op
     first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
@@ -309,16 +312,10 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     if int(widths.sum()) >= _I64_SAFE or int(np.abs(low).max()) >= _I64_SAFE:
         return None
     out: dict[str, Any] = {"rid": rids}
-    is_kernel, is_graph = kind == 0, kind == 3
-    out["kernels"] = np.add.reduceat(is_kernel.astype(np.int64), first)
-    out["memcpys"] = np.add.reduceat((kind == 1).astype(np.int64), first)
-    out["memsets"] = np.add.reduceat((kind == 2).astype(np.int64), first)
-    out["graph_executions"] = np.add.reduceat(is_graph.astype(np.int64), first)
+    for column, code in (("kernels", 0), ("memcpys", 1), ("memsets", 2), ("graph_executions", 3)):
+        out[column] = np.add.reduceat(kind == code, first, dtype=np.int64)
+    out["kernel_ns"], out["graph_ns"] = _kind_sums(kind, gs, ge, first)
     del kind
-    dur = ge - gs
-    out["kernel_ns"] = np.add.reduceat(np.where(is_kernel, dur, 0), first)
-    out["graph_ns"] = np.add.reduceat(np.where(is_graph, dur, 0), first)
-    del dur, is_kernel, is_graph
     out["gpu_span_ns"] = np.maximum.reduceat(ge, first) - low
     # Each range's GPU times shifted past the previous range's: one running maximum serves them all.
     shift_of = np.concatenate([[0], np.cumsum(widths)[:-1]]) - low
@@ -336,6 +333,19 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     np.maximum(ge, 0, out=ge)
     out["gpu_busy_ns"] = np.add.reduceat(ge, first)
     return {c: out[c] for c in _PER_RANGE_COLUMNS}
+
+
+def _kind_sums(kind: Any, gs: Any, ge: Any, first: Any) -> tuple[Any, Any]:
+    """Per segment (starting at ``first``), the summed durations of its kernels and of its graphs."""
+    import numpy as np
+
+    dur = ge - gs
+    graphs = kind == 3
+    graph_ns = (
+        np.add.reduceat(np.where(graphs, dur, 0), first) if graphs.any() else np.zeros(len(first), np.int64)
+    )
+    dur[kind != 0] = 0
+    return np.add.reduceat(dur, first), graph_ns
 
 
 _PER_RANGE_COLUMNS = (
@@ -402,17 +412,10 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
         return None
     kind = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int8)
 
-    def joined(name: str) -> tuple[Any, Any]:
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, bool)
-        return (
-            np.concatenate([p[1][name][0] for p in parts]),
-            np.concatenate([p[1][name][1] for p in parts]),
-        )
-
-    gs, ge = joined("start")[0], joined("end")[0]
-    corr, has_corr = joined("correlationId")
-    pid, has_pid = joined("globalPid")
+    gs, ge = _joined(parts, "start")[0], _joined(parts, "end")[0]
+    corr, has_corr = _joined(parts, "correlationId")
+    pid, has_pid = _joined(parts, "globalPid")
+    del parts  # memory: each table's columns are in the joined ones now
     n = len(kind)
     called = np.zeros(n, dtype=bool)
     tid, s, e = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -435,12 +438,23 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
     return ops, columns
 
 
+def _joined(parts: list[tuple[Any, dict[str, tuple[Any, Any]]]], name: str) -> tuple[Any, Any]:
+    """Column ``name`` of every table's part, one after the other, with its validity."""
+    import numpy as np
+
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, bool)
+    if len(parts) == 1:
+        return parts[0][1][name]
+    return np.concatenate([p[1][name][0] for p in parts]), np.concatenate([p[1][name][1] for p in parts])
+
+
 def _match_calls(
     calls: dict[str, tuple[Any, Any]], corr: Any, has_corr: Any, pid: Any, has_pid: Any
 ) -> tuple[Any, Any, Any, Any] | None:
-    """Per GPU op, the index of its launching call (-1: none) among the calls kept (eventClass 0 or
-    1, a correlation id, same process), and the calls' thread, start and end; None when two calls
-    share (process, correlation id) or a kept call has no start or end."""
+    """Per GPU op, the row of its launching call (-1: none) among the calls (one of eventClass 0 or
+    1, with a correlation id, in the same process), and every call's thread, start and end; None
+    when two such calls share (process, correlation id) or one has no start or end."""
     import numpy as np
 
     m = calls["start"][0].shape[0]
@@ -470,7 +484,8 @@ def _match_calls(
         pos = np.minimum(pos, hi - lo - 1)
         hit = ckey[lo + pos] == corr[mine]
         at[mine[hit]] = lo + pos[hit]
-    return at, gtid[rows], start[rows], end[rows]
+    at[at >= 0] = rows[at[at >= 0]]  # the kept call's row among every call
+    return at, gtid, start, end
 
 
 def _strictly_sorted(major: Any, minor: Any) -> bool:
