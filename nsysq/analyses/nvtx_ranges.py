@@ -19,6 +19,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from nsysq.analyses import nvtx_sweep
 from nsysq.export import pages, schema
 from nsysq.export.check import connect_readonly
 
@@ -194,9 +195,9 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
         end = np.where(extended, last.max(), end)
         ended = ended | extended
     pushpop = _any_of(etype[rows], _PUSH_POP)
-    order = _order(
-        tid, dom, start, np.where(ended, -end, np.iinfo(np.int64).min), pushpop, _rank(names)[name_of]
-    )
+    # ORDER BY tid, dom, start, end DESC NULLS FIRST (-end; NULL the least), kind, name
+    end_key = np.where(ended, -end, np.iinfo(np.int64).min)
+    order = nvtx_sweep.lexsort_ties((tid, dom, start, end_key), (~pushpop, _rank(names)[name_of]))
     pid = tid & np.int64(_PID_MASK)
     dropped = np.where(other, 1, np.where(ended, 0, 2)).astype(np.int8)
     columns = {
@@ -216,23 +217,6 @@ def _any_of(values: Any, wanted: tuple[int, ...]) -> Any:
     for w in wanted:
         out |= values == w
     return out
-
-
-def _order(tid: Any, dom: Any, start: Any, end_key: Any, pushpop: Any, name_rank: Any) -> Any:
-    """ranges_sorted.sql's ORDER BY tid, dom, start, end DESC NULLS FIRST (``end_key``: -end, the
-    least value for NULL), kind, name: by the first four keys, and by all six only when two rows
-    tie on those (rare: the kind and name only break such ties)."""
-    import numpy as np
-
-    order = np.lexsort((end_key, start, dom, tid))
-    keys = (tid, dom, start, end_key)
-    tie = np.ones(max(len(order) - 1, 0), dtype=bool)
-    for key in keys:
-        ordered = key[order]
-        tie &= ordered[1:] == ordered[:-1]
-    if not tie.any():
-        return order
-    return np.lexsort((name_rank, ~pushpop, *keys[::-1]))
 
 
 def _names(ev: dict[str, Any], rows: Any) -> tuple[list[str], Any]:

@@ -86,7 +86,7 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     sub_end = np.where(zero, 3 * m + 2 * pp + 1 + m, -pp + m)
     ev_sub = np.concatenate([sub_start, sub_end])
     ev_d = np.concatenate([np.ones(len(pp), np.int64), -np.ones(len(pp), np.int64)])
-    order = np.lexsort((ev_sub, ev_ts, ev_g))
+    order = lexsort_ties((ev_g, ev_ts), (ev_sub,))
     del ev_sub
     ev_range, ev_g, ev_ts, ev_d = ev_range[order], ev_g[order], ev_ts[order], ev_d[order]
     del order
@@ -110,6 +110,21 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     stacks = Stacks(tid, dom, start, end, kept, pushpop, lvl, prid, unnested, ev_ts, depth, ev_inner, groups)
     _start_end_levels(stacks)
     return stacks
+
+
+def lexsort_ties(keys: tuple[Any, ...], tiebreaks: tuple[Any, ...]) -> Any:
+    """The order of rows sorted by ``keys`` (the first the most significant), then by ``tiebreaks``:
+    the tiebreaks are sorted by only when two rows tie on every key (saves a pass)."""
+    import numpy as np
+
+    order = np.lexsort(keys[::-1])
+    tie = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        tie &= ordered[1:] == ordered[:-1]
+    if not tie.any():
+        return order
+    return np.lexsort((*tiebreaks[::-1], *keys[::-1]))
 
 
 def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
