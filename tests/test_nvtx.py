@@ -581,3 +581,29 @@ def test_an_nvtx_scope_never_extends_unended_ranges(nvtx_dir: Path) -> None:
         nvtx(opened.session, extend_unended=True, limit=0)
         assert opened.session.kernel_totals["kernels"] == kernels
     assert kernels == scoped_census(path, "step").footer["total_kernels"]
+
+
+@pytest.mark.parametrize("extend_unended", [False, True])
+def test_ranges_from_the_pages_are_the_sql_rows(
+    fixture_dir: Path, nvtx_dir: Path, extend_unended: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nsysq_nvtx_ranges read from the pages and sorted in numpy (nsysq.analyses.nvtx_ranges) holds
+    queries/nvtx/ranges.sql's rows in its rid order, and the totals computed beside the sweep are
+    the query's, on every NVTX fixture and real export."""
+    from nsysq.analyses import nvtx as nvtx_mod
+    from nsysq.analyses import nvtx_ranges
+
+    def ranges(path: Path) -> tuple[list[tuple[Any, ...]], dict[str, Any], bool]:
+        with Session(path) as trace:
+            table = nvtx(trace, extend_unended=extend_unended, limit=0)
+            rows = trace.sql_table("SELECT * FROM nsysq_nvtx_ranges ORDER BY rid").rows
+            return rows, table.footer, nvtx_ranges.kept(trace, "nsysq_nvtx_ranges") is not None
+
+    for path in _oracle_targets(fixture_dir, nvtx_dir):
+        fast, fast_footer, decoded = ranges(path)
+        with monkeypatch.context() as patch:
+            patch.setattr(nvtx_mod.nvtx_ranges, "keep_decoded", lambda *a, **k: False)
+            slow, slow_footer, _ = ranges(path)
+        assert decoded or path in REAL_WITH_NVTX, path.name  # every fixture takes the pages
+        assert fast == slow, path.name
+        assert fast_footer == slow_footer, path.name

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
-from nsysq.analyses import nvtx_sweep
+from nsysq.analyses import nvtx_ranges, nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
 from nsysq.export import schema
@@ -51,6 +51,7 @@ class _Swept:
     stacks: nvtx_sweep.Stacks
     ops: nvtx_sweep.Ops | None = None
     pairs: tuple[Any, Any, Any] | None = None  # op index, range index, op rank by GPU time
+    op_totals: dict[str, int] | None = None  # queries/nvtx/totals.sql's GPU-op columns, with the pairs
 
 
 _SWEPT: weakref.WeakKeyDictionary[Session, _Swept] = weakref.WeakKeyDictionary()
@@ -92,11 +93,20 @@ def require_ranges(trace: Session, *, extend_unended: bool = False) -> None:
     if not trace.schema.has(schema.NVTX):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
     if not trace.is_materialized("nsysq_nvtx_ranges", extend_unended=extend_unended):
-        trace.materialize("nvtx_ranges_sorted", _SORTED_RANGES, extend_unended=extend_unended)
-        trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", rebuild=True, extend_unended=extend_unended)
-        trace.drop_materialized(_SORTED_RANGES)
+        _build_ranges(trace, extend_unended)
     if not _range_rows(trace):
         raise NoDataError(_NO_NVTX.format(name=trace.path.name))
+
+
+def _build_ranges(trace: Session, extend_unended: bool) -> None:
+    """nsysq_nvtx_ranges: from the export's pages when this read allows it (nvtx_ranges), else by
+    queries/nvtx/ranges_sorted.sql and ranges.sql."""
+    if not nvtx_ranges.keep_decoded(
+        trace, "nsysq_nvtx_ranges", _SORTED_RANGES, extend_unended=extend_unended
+    ):
+        trace.materialize("nvtx_ranges_sorted", _SORTED_RANGES, extend_unended=extend_unended)
+        trace.materialize("nvtx_ranges", "nsysq_nvtx_ranges", rebuild=True, extend_unended=extend_unended)
+    trace.drop_materialized(_SORTED_RANGES)
 
 
 def _range_rows(trace: Session) -> int:
@@ -169,7 +179,9 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool) 
     not nest: the SQL path then builds every step."""
     import numpy as np
 
-    stacks = nvtx_sweep.build_stacks(trace)
+    decoded_ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+    arrays = nvtx_ranges.stack_arrays(decoded_ranges.columns) if decoded_ranges is not None else None
+    stacks = nvtx_sweep.build_stacks(trace, arrays)
     if stacks.unnested:
         return False
     note = nvtx_sweep.NOTE
@@ -210,7 +222,7 @@ def build_pairs(
     build_attribution(trace, extend_unended=extend_unended)
     state = _swept(trace)
     if state is not None:
-        state.pairs = None
+        state.pairs = state.op_totals = None
     if window:
         query = "nvtx_window_pairs"
         trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True)
@@ -247,6 +259,7 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool) -> bool:
     columns = {"oid": ops.oid[op_idx], "rid": range_idx + 1}
     trace.keep_arrays("nvtx_pairs", "nsysq_nvtx_pairs", columns, note=nvtx_sweep.NOTE, innermost=innermost)
     state.ops, state.pairs = ops, (op_idx, range_idx, rank)
+    state.op_totals = nvtx_sweep.op_totals(ops, op_idx)
     return True
 
 
@@ -318,7 +331,7 @@ def nvtx(
             "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
             group_names=group_names,
         )  # fmt: skip
-        totals = trace.run("nvtx_totals").records()[0]
+        totals = _totals(trace)
         table = trace.run("nvtx", limit=limit)
     mode = "window" if window else ("innermost" if innermost else "launch")
     footer = {**_footer(totals, mode, len(table.rows)), "unnested_ranges": unnested}
@@ -330,6 +343,18 @@ def nvtx(
         )
     labelled = replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
     return stamp(labelled, trace.scope).in_unit(unit)
+
+
+def _totals(trace: Session) -> dict[str, Any]:
+    """queries/nvtx/totals.sql's row: from the arrays the ranges and the sweep's pairs were kept from
+    when both were (recorded for --show-sql), else by the query."""
+    state = _swept(trace)
+    ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+    if state is None or state.op_totals is None or ranges is None:
+        return trace.run("nvtx_totals").records()[0]
+    trace.note_query("nvtx_totals", nvtx_sweep.NOTE)
+    names = int(trace.sql_table("SELECT count(*) FROM nsysq_nvtx_rows").rows[0][0])
+    return {**nvtx_ranges.range_totals(ranges), "range_names": names, **state.op_totals}
 
 
 def _footer(totals: dict[str, Any], mode: str, shown: int) -> dict[str, Any]:

@@ -58,11 +58,12 @@ class Stacks:
     groups: list[tuple[int, int, int, int]]  # (tid, dom, first boundary, end) per stack
 
 
-def build_stacks(trace: Session) -> Stacks:
-    """The stacks of nsysq_nvtx_ranges (built by nvtx.require_ranges)."""
+def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks:
+    """The stacks of nsysq_nvtx_ranges (built by nvtx.require_ranges), from queries/nvtx/range_arrays.sql's
+    columns (read from the table unless given as ``arrays``)."""
     import numpy as np
 
-    arr = trace.run_arrays("nvtx_range_arrays", record=False)
+    arr = arrays if arrays is not None else trace.run_arrays("nvtx_range_arrays", record=False)
     tid = np.asarray(arr["tid"], dtype=np.int64)
     dom = np.asarray(arr["dom"], dtype=np.int64)
     start = np.asarray(arr["start"], dtype=np.int64)
@@ -85,7 +86,7 @@ def build_stacks(trace: Session) -> Stacks:
     sub_end = np.where(zero, 3 * m + 2 * pp + 1 + m, -pp + m)
     ev_sub = np.concatenate([sub_start, sub_end])
     ev_d = np.concatenate([np.ones(len(pp), np.int64), -np.ones(len(pp), np.int64)])
-    order = np.lexsort((ev_sub, ev_ts, ev_g))
+    order = lexsort_ties((ev_g, ev_ts), (ev_sub,))
     del ev_sub
     ev_range, ev_g, ev_ts, ev_d = ev_range[order], ev_g[order], ev_ts[order], ev_d[order]
     del order
@@ -109,6 +110,21 @@ def build_stacks(trace: Session) -> Stacks:
     stacks = Stacks(tid, dom, start, end, kept, pushpop, lvl, prid, unnested, ev_ts, depth, ev_inner, groups)
     _start_end_levels(stacks)
     return stacks
+
+
+def lexsort_ties(keys: tuple[Any, ...], tiebreaks: tuple[Any, ...]) -> Any:
+    """The order of rows sorted by ``keys`` (the first the most significant), then by ``tiebreaks``:
+    the tiebreaks are sorted by only when two rows tie on every key (saves a pass)."""
+    import numpy as np
+
+    order = np.lexsort(keys[::-1])
+    tie = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        tie &= ordered[1:] == ordered[:-1]
+    if not tie.any():
+        return order
+    return np.lexsort((*tiebreaks[::-1], *keys[::-1]))
 
 
 def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
@@ -227,6 +243,26 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     return np.concatenate(op_parts), np.concatenate(range_parts), rank
 
 
+def op_totals(ops: Ops, op_idx: Any) -> dict[str, int] | None:
+    """queries/nvtx/totals.sql's columns over the GPU ops, ``op_idx`` the ops of the pairs (None
+    when the durations could overflow 64 bits: the SQL sums them)."""
+    import numpy as np
+
+    dur = ops.ge - ops.gs
+    if len(dur) and int(np.abs(dur).max()) >= _I64_SAFE // len(dur):
+        return None
+    unattributed = np.ones(len(dur), dtype=bool)
+    unattributed[op_idx] = False
+    return {
+        "gpu_ops": len(dur),
+        "gpu_ns": int(dur.sum()),
+        "graph_executions": int(np.count_nonzero(ops.kind == 3)),
+        "ops_without_call": int(np.count_nonzero(~ops.called)),
+        "unattributed_ops": int(np.count_nonzero(unattributed)),
+        "unattributed_gpu_ns": int(dur[unattributed].sum()),
+    }
+
+
 def _outlasting(st: Stacks, inner: Any, call_end: Any) -> Any:
     """Per call: its innermost range when that range lasts past the call's end, else the deepest
     enclosing range that does (-1: none)."""
@@ -271,11 +307,14 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
         return None
     by_time = np.empty(nops, dtype=np.int64)
     by_time[rank] = np.arange(nops, dtype=np.int64)
-    key = range_idx.astype(np.int64) * np.int64(nops) + rank[op_idx]
+    key = range_idx.astype(np.int64)  # (range, rank) as one int64, built in place (memory)
+    key *= nops
+    key += rank[op_idx]
     key.sort(kind="stable")  # timsort: the pairs come in long runs already in order
     rid = key // nops
-    op = by_time[key - rid * nops]
-    del key
+    np.subtract(key, rid * nops, out=key)
+    op = by_time[key]
+    del key, by_time
     gs, ge, kind = ops.gs[op], ops.ge[op], ops.kind[op]
     del op
     first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
@@ -288,16 +327,10 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     if int(widths.sum()) >= _I64_SAFE or int(np.abs(low).max()) >= _I64_SAFE:
         return None
     out: dict[str, Any] = {"rid": rids}
-    is_kernel, is_graph = kind == 0, kind == 3
-    out["kernels"] = np.add.reduceat(is_kernel.astype(np.int64), first)
-    out["memcpys"] = np.add.reduceat((kind == 1).astype(np.int64), first)
-    out["memsets"] = np.add.reduceat((kind == 2).astype(np.int64), first)
-    out["graph_executions"] = np.add.reduceat(is_graph.astype(np.int64), first)
+    for column, code in (("kernels", 0), ("memcpys", 1), ("memsets", 2), ("graph_executions", 3)):
+        out[column] = np.add.reduceat(kind == code, first, dtype=np.int64)
+    out["kernel_ns"], out["graph_ns"] = _kind_sums(kind, gs, ge, first)
     del kind
-    dur = ge - gs
-    out["kernel_ns"] = np.add.reduceat(np.where(is_kernel, dur, 0), first)
-    out["graph_ns"] = np.add.reduceat(np.where(is_graph, dur, 0), first)
-    del dur, is_kernel, is_graph
     out["gpu_span_ns"] = np.maximum.reduceat(ge, first) - low
     # Each range's GPU times shifted past the previous range's: one running maximum serves them all.
     shift_of = np.concatenate([[0], np.cumsum(widths)[:-1]]) - low
@@ -315,6 +348,19 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     np.maximum(ge, 0, out=ge)
     out["gpu_busy_ns"] = np.add.reduceat(ge, first)
     return {c: out[c] for c in _PER_RANGE_COLUMNS}
+
+
+def _kind_sums(kind: Any, gs: Any, ge: Any, first: Any) -> tuple[Any, Any]:
+    """Per segment (starting at ``first``), the summed durations of its kernels and of its graphs."""
+    import numpy as np
+
+    dur = ge - gs
+    graphs = kind == 3
+    graph_ns = (
+        np.add.reduceat(np.where(graphs, dur, 0), first) if graphs.any() else np.zeros(len(first), np.int64)
+    )
+    dur[kind != 0] = 0
+    return np.add.reduceat(dur, first), graph_ns
 
 
 _PER_RANGE_COLUMNS = (
@@ -381,17 +427,10 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
         return None
     kind = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int8)
 
-    def joined(name: str) -> tuple[Any, Any]:
-        if not parts:
-            return np.zeros(0, np.int64), np.zeros(0, bool)
-        return (
-            np.concatenate([p[1][name][0] for p in parts]),
-            np.concatenate([p[1][name][1] for p in parts]),
-        )
-
-    gs, ge = joined("start")[0], joined("end")[0]
-    corr, has_corr = joined("correlationId")
-    pid, has_pid = joined("globalPid")
+    gs, ge = _joined(parts, "start")[0], _joined(parts, "end")[0]
+    corr, has_corr = _joined(parts, "correlationId")
+    pid, has_pid = _joined(parts, "globalPid")
+    del parts  # memory: each table's columns are in the joined ones now
     n = len(kind)
     called = np.zeros(n, dtype=bool)
     tid, s, e = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -414,12 +453,23 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
     return ops, columns
 
 
+def _joined(parts: list[tuple[Any, dict[str, tuple[Any, Any]]]], name: str) -> tuple[Any, Any]:
+    """Column ``name`` of every table's part, one after the other, with its validity."""
+    import numpy as np
+
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, bool)
+    if len(parts) == 1:
+        return parts[0][1][name]
+    return np.concatenate([p[1][name][0] for p in parts]), np.concatenate([p[1][name][1] for p in parts])
+
+
 def _match_calls(
     calls: dict[str, tuple[Any, Any]], corr: Any, has_corr: Any, pid: Any, has_pid: Any
 ) -> tuple[Any, Any, Any, Any] | None:
-    """Per GPU op, the index of its launching call (-1: none) among the calls kept (eventClass 0 or
-    1, a correlation id, same process), and the calls' thread, start and end; None when two calls
-    share (process, correlation id) or a kept call has no start or end."""
+    """Per GPU op, the row of its launching call (-1: none) among the calls (one of eventClass 0 or
+    1, with a correlation id, in the same process), and every call's thread, start and end; None
+    when two such calls share (process, correlation id) or one has no start or end."""
     import numpy as np
 
     m = calls["start"][0].shape[0]
@@ -432,12 +482,13 @@ def _match_calls(
     if not (start_ok[keep].all() and end_ok[keep].all()):
         return None
     rows = np.flatnonzero(keep)
-    cpid = gtid[rows] & ~np.int64(16777215)
-    order = np.lexsort((ccorr[rows], cpid))
-    rows, cpid, ckey = rows[order], cpid[order], ccorr[rows][order]
-    same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
-    if same.any():
-        return None
+    cpid, ckey = gtid[rows] & ~np.int64(16777215), ccorr[rows]
+    if not _strictly_sorted(cpid, ckey):  # nsys writes them in order: no sort then
+        order = np.lexsort((ckey, cpid))
+        rows, cpid, ckey = rows[order], cpid[order], ckey[order]
+        same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
+        if same.any():
+            return None
     at = np.full(len(corr), -1, dtype=np.int64)
     edges = np.concatenate([[0], np.flatnonzero(cpid[1:] != cpid[:-1]) + 1, [len(cpid)]])
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
@@ -448,4 +499,14 @@ def _match_calls(
         pos = np.minimum(pos, hi - lo - 1)
         hit = ckey[lo + pos] == corr[mine]
         at[mine[hit]] = lo + pos[hit]
-    return at, gtid[rows], start[rows], end[rows]
+    at[at >= 0] = rows[at[at >= 0]]  # the kept call's row among every call
+    return at, gtid, start, end
+
+
+def _strictly_sorted(major: Any, minor: Any) -> bool:
+    """Whether the pairs (major, minor) increase strictly, row after row."""
+    import numpy as np
+
+    up = major[1:] > major[:-1]
+    up |= (major[1:] == major[:-1]) & (minor[1:] > minor[:-1])
+    return bool(np.all(up))
