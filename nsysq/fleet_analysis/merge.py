@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from nsysq import catalog
 from nsysq.base.table import Table
 from nsysq.fleet_analysis.partial import TraceReport
@@ -27,11 +29,44 @@ LINEUP_COLUMNS = (
 
 @dataclass
 class KernelFold:
-    """One kernel name over the fleet: exact moments, the merged histogram, traces it ran in."""
+    """One kernel name over the fleet: exact moments, the merged histogram, traces it ran in. Each
+    trace's buckets are kept as they came (``chunks``) and merged when the histogram is first read."""
 
     moments: Moments = field(default_factory=Moments)
-    histogram: dict[int, Bucket] = field(default_factory=dict)
+    chunks: list[Any] = field(default_factory=list)  # int64 arrays: bucket, count, lo, hi
     traces: int = 0
+    _merged: dict[int, Bucket] | None = None
+
+    @property
+    def histogram(self) -> dict[int, Bucket]:
+        if self._merged is None or self.chunks:
+            self._merged = _merge_chunks([*self._kept(), *self.chunks])
+            self.chunks = []
+        return self._merged
+
+    def _kept(self) -> list[Any]:
+        merged = self._merged or {}
+        return (
+            [np.array([(k, b.count, b.lo, b.hi) for k, b in merged.items()], dtype=np.int64)]
+            if merged
+            else []
+        )
+
+
+def _merge_chunks(chunks: list[Any]) -> dict[int, Bucket]:
+    """Buckets (rows of bucket, count, lo, hi) from many traces merged: counts added, the smallest
+    lo and the largest hi kept (integers throughout: exact)."""
+    if not chunks:
+        return {}
+    rows = np.concatenate(chunks)
+    rows = rows[np.argsort(rows[:, 0], kind="stable")]
+    keys, first = np.unique(rows[:, 0], return_index=True)
+    counts = np.add.reduceat(rows[:, 1], first)
+    los, his = np.minimum.reduceat(rows[:, 2], first), np.maximum.reduceat(rows[:, 3], first)
+    return {
+        int(k): Bucket(int(c), int(lo), int(hi))
+        for k, c, lo, hi in zip(keys.tolist(), counts.tolist(), los.tolist(), his.tolist(), strict=True)
+    }
 
 
 @dataclass
@@ -61,15 +96,30 @@ class FleetFold:
         self.reports[index] = replace(report, buckets=[], lineup=[])
 
     def _fold_buckets(self, report: TraceReport) -> None:
-        seen: set[str] = set()
-        for name, bucket, count, total, sum_sq, lo, hi in report.buckets:
-            fold = self.kernels.setdefault(name, KernelFold())
-            fold.moments.add(count, total or 0, sum_sq or 0, lo, hi)
-            if bucket is not None and lo is not None and hi is not None:
-                add_bucket(fold.histogram, bucket, count, lo, hi)
-            if name not in seen:
-                seen.add(name)
-                fold.traces += 1
+        """One report's bucket rows, grouped by name first (a dict append per row, not a fold)."""
+        by_name: dict[str, list[tuple[Any, ...]]] = {}
+        for row in report.buckets:
+            by_name.setdefault(row[0], []).append(row)
+        for name, rows in by_name.items():
+            fold = self.kernels.get(name)
+            if fold is None:
+                fold = self.kernels[name] = KernelFold()
+            _, buckets, counts, totals, sums_sq, los, his = zip(*rows, strict=True)
+            fold.moments.add(
+                sum(counts),
+                sum(t or 0 for t in totals),
+                sum(q or 0 for q in sums_sq),
+                min((lo for lo in los if lo is not None), default=None),
+                max((hi for hi in his if hi is not None), default=None),
+            )
+            known = [
+                (b, c, lo, hi)
+                for b, c, lo, hi in zip(buckets, counts, los, his, strict=True)
+                if b is not None and lo is not None and hi is not None
+            ]
+            if known:
+                fold.chunks.append(np.array(known, dtype=np.int64))
+            fold.traces += 1
 
     def _fold_lineup(self, report: TraceReport) -> dict[str, int]:
         per_category: dict[str, int] = {}
