@@ -1,0 +1,160 @@
+"""The launching calls as arrays: which GPU work NVTX iterations hold, without the whole attribution.
+
+By launch attribution (docs/nvtx.md) a range holds the GPU ops of the CUDA runtime and driver calls
+(eventClass 0 or 1, joined to the ops by correlationId in the process) on its thread that start
+inside it and end by its end: for a push/pop range ``start <= call start < end`` (the stack as the
+call's start sees it, where a range ending at that instant is closed: nsysq.analyses.nvtx_sweep) and
+``call end <= end``; for a start/end range ``start <= call start`` and ``call end <= end``
+(queries/nvtx/started.sql). When the push/pop stacks nest, these are exactly the pairs the NVTX
+attribution gives the range, so the iterations (ranges of one name on one thread) need no pair of the
+whole attribution: the calls of the range's thread sorted by start, and one binary search per range
+(:func:`held`). Each call carries the GPU time of its ops, so a group of ranges' GPU work is a sum over
+its calls (queries/iters/shares.sql's figures).
+
+:func:`read_calls` reads the calls and the GPU ops (queries/iters/call_arrays.sql, op_arrays.sql)
+and joins them by (process, correlation id) with one sort; None when a call's start or end is NULL,
+two calls share a launch or the ids do not fit the join's key: the caller then takes the SQL path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from nsysq.session import Session
+
+_THREAD_BITS = 24
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The launching calls that have GPU ops (index = call), and every GPU op's call."""
+
+    pid: Any  # globalPid of the call's process
+    corr: Any
+    tid: Any
+    s: Any
+    e: Any
+    gpu: Any  # the GPU time of its ops: the sum of end - start over those with both (shares.sql's sum)
+    op_call: Any  # per GPU op: its call's index, -1 when it has none
+    op_ns: Any  # per GPU op: max(end - start, 0) when it has both, else 0
+    op_timed: Any  # per GPU op: it has a start and an end
+
+    def thread(self, tid: int) -> Any:
+        """The indices of the calls of thread ``tid``, sorted by start."""
+        mine = np.flatnonzero(self.tid == tid)
+        return mine[np.argsort(self.s[mine], kind="stable")]
+
+
+def read_calls(trace: Session) -> Calls | None:
+    """The calls with their ops' GPU time (see the module doc; None: take the SQL path)."""
+    calls = trace.run_arrays("iters_call_arrays")
+    if any(np.ma.isMaskedArray(calls[k]) for k in ("s", "e")):
+        return None
+    tid = np.asarray(calls["tid"], dtype=np.int64)
+    corr = np.asarray(calls["corr"], dtype=np.int64)
+    ops = trace.run_arrays("iters_op_arrays")
+    op_pid, pid_ok = _values(ops["pid"])
+    op_corr, corr_ok = _values(ops["corr"])
+    found = _join(tid >> _THREAD_BITS, corr, op_pid, op_corr, pid_ok & corr_ok)
+    if found is None:
+        return None
+    gs, gs_ok = _values(ops["gs"])
+    ge, ge_ok = _values(ops["ge"])
+    del ops
+    timed = gs_ok & ge_ok
+    raw = np.where(timed, ge - gs, 0)
+    called = found >= 0
+    launched = np.bincount(found[called], minlength=len(tid)) > 0
+    renumber = np.cumsum(launched) - 1  # only the calls with ops
+    op_call = np.where(called, renumber[np.maximum(found, 0)], -1)
+    gpu = np.bincount(op_call[called], weights=raw[called], minlength=int(launched.sum()))
+    keep = np.flatnonzero(launched)
+    return Calls(
+        pid=(tid[keep] >> _THREAD_BITS) << _THREAD_BITS, corr=corr[keep], tid=tid[keep],
+        s=np.asarray(calls["s"], dtype=np.int64)[keep], e=np.asarray(calls["e"], dtype=np.int64)[keep],
+        gpu=np.rint(gpu).astype(np.int64), op_call=op_call, op_ns=np.maximum(raw, 0), op_timed=timed,
+    )  # fmt: skip
+
+
+def _values(column: Any) -> tuple[Any, Any]:
+    """A fetched column as int64 values (0 where NULL) and its validity."""
+    if np.ma.isMaskedArray(column):
+        return np.asarray(column.filled(0), dtype=np.int64), ~np.ma.getmaskarray(column)
+    return np.asarray(column, dtype=np.int64), np.ones(len(column), dtype=bool)
+
+
+def _join(call_pid: Any, call_corr: Any, op_pid: Any, op_corr: Any, op_ok: Any) -> Any | None:
+    """Per op, the index of the call with its (process, correlation id), -1 for none; None when two
+    calls share one or an id does not fit the key (process number < 2^31, 0 <= correlation id < 2^32)."""
+    limit = np.int64(1) << np.int64(31)
+    if len(call_pid) and (call_pid.min() < 0 or call_pid.max() >= limit):
+        return None
+    if len(call_corr) and (call_corr.min() < 0 or call_corr.max() >= 2 * limit):
+        return None
+    keys = (call_pid << np.int64(32)) | call_corr
+    order = np.argsort(keys, kind="stable")  # nearly sorted already: ids grow with time
+    keys = keys[order]
+    if np.any(keys[1:] == keys[:-1]):
+        return None
+    # An op's globalPid has no thread bits; one with them, or out of the key's range, matches no call.
+    fits = op_ok & (op_pid & ((1 << _THREAD_BITS) - 1) == 0) & (op_pid >= 0) & (op_corr >= 0)
+    fits &= (op_pid >> _THREAD_BITS < limit) & (op_corr < 2 * limit)
+    op_keys = np.where(fits, ((op_pid >> _THREAD_BITS) << np.int64(32)) | np.where(fits, op_corr, 0), -1)
+    at = np.minimum(np.searchsorted(keys, op_keys), max(len(keys) - 1, 0))
+    hit = fits & (keys[at] == op_keys) if len(keys) else np.zeros(len(op_keys), dtype=bool)
+    return np.where(hit, order[at] if len(keys) else 0, -1)
+
+
+def held(calls: Calls, order: Any, starts: Any, ends: Any, pushpop: Any) -> tuple[Any, Any]:
+    """The (call, range position) pairs of ranges ``starts``/``ends`` (push/pop or start/end, per
+    ``pushpop``) over the calls ``order`` (one thread's, sorted by start): see the module doc."""
+    cs = calls.s[order]
+    lo = np.searchsorted(cs, starts, side="left")
+    hi = np.where(pushpop, np.searchsorted(cs, ends, side="left"), np.searchsorted(cs, ends, side="right"))
+    lengths = np.maximum(hi - lo, 0)
+    position = np.repeat(np.arange(len(starts), dtype=np.int64), lengths)
+    first = np.cumsum(lengths) - lengths
+    at = order[lo[position] + np.arange(len(position), dtype=np.int64) - first[position]]
+    inside = calls.e[at] <= ends[position]
+    return at[inside], position[inside]
+
+
+def gpu_of(calls: Calls, at: Any, group: Any, n: int, *, distinct: bool) -> Any:
+    """Per group 0..n-1: the GPU time of the calls ``at`` paired with it (each call once per group;
+    ``distinct`` False when no call can be paired twice with one group)."""
+    if distinct and len(at):
+        key = np.unique(group.astype(np.int64) * np.int64(len(calls.s)) + at)
+        group, at = key // len(calls.s), key % len(calls.s)
+    return np.rint(np.bincount(group, weights=calls.gpu[at], minlength=n)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The calls and which of them the iterations hold (``mask``)."""
+
+    calls: Calls
+    mask: Any
+
+    def unattributed(self, starts: Any, ends: Any) -> dict[str, int]:
+        """queries/iters/unattributed.sql's row: the GPU ops with a start and an end whose call is
+        not kept, and of them those whose call started inside a window [starts[i], ends[i]]
+        (ascending starts), on any thread."""
+        calls = self.calls
+        called = calls.op_call >= 0
+        mine = np.zeros(len(called), dtype=bool)
+        mine[called] = self.mask[calls.op_call[called]]
+        left = np.flatnonzero(calls.op_timed & ~mine)
+        launched = left[calls.op_call[left] >= 0]
+        cs = calls.s[calls.op_call[launched]]
+        window = np.searchsorted(starts, cs, side="right") - 1
+        during = launched[(window >= 0) & (cs <= ends[np.maximum(window, 0)])] if len(starts) else left[:0]
+        return {
+            "ops": len(left),
+            "gpu_ns": int(calls.op_ns[left].sum()),
+            "during_ops": len(during),
+            "during_gpu_ns": int(calls.op_ns[during].sum()),
+        }

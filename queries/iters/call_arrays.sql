@@ -1,0 +1,9 @@
+-- name: iters_call_arrays
+-- version: 1
+-- returns: the CUDA runtime and driver calls that can launch GPU work (eventClass 0 or 1, with a correlationId and a thread), as the numeric columns nsysq iters reads (nsysq.iterations.launches): tid (globalTid), corr (correlationId), s, e (the call's start and end). The calls of queries/nvtx/ops.sql's join.
+-- tables: CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId)
+-- params: none
+-- dialect: duckdb
+SELECT globalTid AS tid, correlationId AS corr, start AS s, "end" AS e
+FROM CUPTI_ACTIVITY_KIND_RUNTIME
+WHERE eventClass IN (0, 1) AND correlationId IS NOT NULL AND globalTid IS NOT NULL
