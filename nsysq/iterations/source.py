@@ -26,7 +26,7 @@ import numpy as np
 from nsysq.analyses import nvtx as nvtx_mod
 from nsysq.analyses import nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
-from nsysq.iterations import launches
+from nsysq.iterations import candidates, launches
 from nsysq.iterations.period import find_period
 
 if TYPE_CHECKING:
@@ -86,23 +86,24 @@ def _attribution(trace: Session) -> None:
         nvtx_mod.build_pairs(trace, extend_unended=False)
 
 
-NOTE = "found from the launching calls by binary search (nsysq.iterations.launches); this query gives the same rows"
+NOTE = "found from the launching calls (nsysq.iterations.launches); this query gives the same rows"
 #: What the launches of the NVTX attribution are built from, for --show-sql's script (in order).
-_ATTRIBUTION = ("nvtx_marks", "nvtx_ops", "nvtx_ancestors", "nvtx_inner", "nvtx_pairs")
+_ATTRIBUTION = ("nvtx_ops", "nvtx_ancestors", "nvtx_inner", "nvtx_pairs")
 
 
 @dataclass
 class _Path:
-    """How the ranges' GPU work is found: from the launching calls (``pushpop``, each range's kind,
-    when the push/pop stacks nest; nsysq.iterations.launches) or, when ``calls`` cannot be read or
-    the stacks do not nest, from the NVTX attribution's pairs (the SQL of queries/iters/)."""
+    """How the ranges' GPU work is found: from the launching calls (``stacks``, when the push/pop
+    stacks nest; nsysq.iterations.launches) or, when the calls cannot be read or the stacks do not
+    nest, from the NVTX attribution's pairs (the SQL of queries/iters/)."""
 
-    pushpop: Any = None
+    stacks: nvtx_sweep.Stacks | None = None
     calls: launches.Calls | None = None
     read: bool = False
+    ranges: candidates.Ranges | None = None  # the candidate groups' ranges, when found from the stacks
 
     def fast(self, trace: Session) -> launches.Calls | None:
-        if self.pushpop is not None and not self.read:
+        if self.stacks is not None and not self.read:
             self.calls, self.read = launches.read_calls(trace), True
         return self.calls
 
@@ -114,11 +115,12 @@ def _path(trace: Session) -> _Path:
     if stacks.unnested:
         nvtx_mod.stack_check(trace)
         return _Path()
+    trace.note_materialized("nvtx_marks", "nsysq_nvtx_marks", nvtx_sweep.NOTE)  # what nvtx_stack reads
     kept = np.flatnonzero(stacks.kept)
     columns = {"rid": kept + 1, "lvl": stacks.lvl[kept], "prid": stacks.prid[kept] + 1}
     select = "rid, lvl, NULLIF(prid, 0) AS prid"
     trace.keep_arrays("nvtx_stack", "nsysq_nvtx_stack", columns, select=select, note=nvtx_sweep.NOTE)
-    return _Path(pushpop=stacks.pushpop)
+    return _Path(stacks=stacks)
 
 
 def _named(trace: Session, name: str) -> Iterations:
@@ -159,14 +161,14 @@ def _detected(trace: Session) -> tuple[Iterations | None, str]:
         path = _path(trace)
     except NoDataError:
         return None, "it recorded no NVTX ranges"
-    trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
-    steps = trace.sql_table(f"SELECT tid, dom, lvl, instances FROM {GROUPS} WHERE profiler").records()
+    groups = _groups(trace, path)
+    steps = [g for g in groups if g["profiler"]]
     if steps:  # the groups come most instances first
         r = steps[0]
         why = f"PyTorch's ProfilerStep#N ranges ({r['instances']} on one thread, depth {r['lvl']})"
         return _from_ranges(trace, path, (r["tid"], r["dom"], r["lvl"]), True, "ProfilerStep#N", why), ""
-    fits = int(trace.sql_table(f"SELECT count(*) FROM {GROUPS} WHERE fit").rows[0][0])
-    shares = _shares(trace, path) if fits else []
+    fits = [g for g in groups if g["fit"]]
+    shares = _shares(trace, path, fits) if fits else []
     fit = [r for r in shares if r["thread_gpu_ns"] and r["gpu_ns"] > MIN_SHARE * r["thread_gpu_ns"]]
     if not fit:
         return None, (
@@ -182,25 +184,38 @@ def _detected(trace: Session) -> tuple[Iterations | None, str]:
     return _from_ranges(trace, path, (r["tid"], r["dom"], r["lvl"]), False, str(r["name"]), why), ""
 
 
-def _shares(trace: Session, path: _Path) -> list[dict[str, Any]]:
-    """queries/iters/shares.sql's rows: from the calls when it can (the fit groups' ranges are
-    disjoint, so a push/pop group holds each call once), else by the SQL over the pairs."""
+def _groups(trace: Session, path: _Path) -> list[dict[str, Any]]:
+    """queries/iters/candidates.sql's rows: from the sweep's stacks when the path has them
+    (nsysq.iterations.candidates), else by the query, kept as GROUPS."""
+    found = None if path.stacks is None else candidates.groups(trace, path.stacks, MIN_INSTANCES)
+    if found is not None:
+        rows, path.ranges = found
+        return rows
+    trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
+    return trace.sql_table(f"SELECT * FROM {GROUPS}").records()
+
+
+def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """queries/iters/shares.sql's rows for the ``fits`` groups: from the calls when it can (the fit
+    groups' ranges are disjoint, so a push/pop group holds each call once), else by the query over
+    the NVTX attribution's pairs."""
     calls = path.fast(trace)
-    if calls is None:
+    ranges = path.ranges
+    if calls is None or ranges is None:
+        if not trace.is_materialized(GROUPS, min_instances=MIN_INSTANCES):
+            trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
         _attribution(trace)
         return trace.run("iters_shares").records()
-    groups = trace.sql_table(
-        f"SELECT tid, dom, domain, name, lvl, instances FROM {GROUPS} WHERE fit ORDER BY tid, dom, name, lvl"
-    ).records()
-    r = {k: np.ma.getdata(v) for k, v in trace.run_arrays("iters_fit_ranges").items()}
-    gpu = np.zeros(len(groups), dtype=np.int64)
-    for tid in sorted({int(g["tid"]) for g in groups}):
-        rows = np.flatnonzero(r["tid"] == tid)
-        pushpop = r["pushpop"][rows]
-        at, pos = launches.held(calls, calls.thread(tid), r["start"][rows], r["end"][rows], pushpop)
-        gpu += launches.gpu_of(calls, at, r["g"][rows][pos], len(groups), distinct=not pushpop.all())
-    threads = {t: int(calls.gpu[calls.tid == t].sum()) for t in {int(g["tid"]) for g in groups}}
-    rows_out = [{**g, "gpu_ns": int(gpu[i]), "thread_gpu_ns": threads[int(g["tid"])]} for i, g in enumerate(groups)]
+    chosen = np.zeros(int(ranges.group.max()) + 1, dtype=bool)
+    chosen[[g["group"] for g in fits]] = True
+    gpu = np.zeros(len(chosen), dtype=np.int64)
+    for tid in sorted({int(g["tid"]) for g in fits}):
+        rows = np.flatnonzero(chosen[ranges.group] & (ranges.tid == tid))
+        pushpop = ranges.pushpop[rows]
+        at, pos = launches.held(calls, calls.thread(tid), ranges.start[rows], ranges.end[rows], pushpop)
+        gpu += launches.gpu_of(calls, at, ranges.group[rows][pos], len(chosen), distinct=not pushpop.all())
+    threads = {t: int(calls.gpu[calls.tid == t].sum()) for t in {int(g["tid"]) for g in fits}}
+    rows_out = [{**g, "gpu_ns": int(gpu[g["group"]]), "thread_gpu_ns": threads[int(g["tid"])]} for g in fits]
     return sorted(rows_out, key=_share_order)
 
 
@@ -240,7 +255,8 @@ def _keep_launches(
         _attribution(trace)
         trace.materialize("iters_nvtx_launches", LAUNCHES, rebuild=True, rids=rids)
         return None
-    pushpop = path.pushpop[np.asarray(rids, dtype=np.int64) - 1]
+    assert path.stacks is not None  # calls are read only on that path
+    pushpop = path.stacks.pushpop[np.asarray(rids, dtype=np.int64) - 1]
     at, it = launches.held(calls, calls.thread(tid), starts, ends, pushpop)
     for step in _ATTRIBUTION:  # what iters_nvtx_launches reads, for --show-sql's script
         table = "nsysq_" + step
