@@ -36,11 +36,17 @@ class Ranges:
 def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dict[str, Any]], Ranges] | None:
     """candidates.sql's rows (its columns, but ``overlaps`` as a count of ranges starting before
     the previous one ended; same order; ``group`` numbers them) and the ranges by group; None when
-    the group keys do not fit in 64 bits."""
-    codes = trace.run_arrays("iters_range_codes")
+    the group keys do not fit in 64 bits or two step names share a hash."""
     names = trace.run("iters_range_names").records()
-    code = np.asarray(np.ma.getdata(codes["code"]), dtype=np.int64)
-    rows = np.flatnonzero(stacks.kept & (code >= 0))
+    hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
+    by_hash = np.argsort(hashes)
+    if len(np.unique(hashes)) < len(hashes):  # two names share a hash: candidates.sql groups them
+        return None
+    codes = trace.run_arrays("iters_range_codes")
+    rows = np.flatnonzero(stacks.kept & np.asarray(np.ma.getdata(codes["kept"]), dtype=bool))
+    code = np.zeros(len(stacks.kept), dtype=np.int64)
+    found = np.searchsorted(hashes[by_hash], np.asarray(np.ma.getdata(codes["h"]), dtype=np.uint64)[rows])
+    code[rows] = by_hash[np.minimum(found, max(len(names) - 1, 0))]
     tids, tid_code = np.unique(stacks.tid[rows], return_inverse=True)
     doms, dom_code = np.unique(stacks.dom[rows], return_inverse=True)
     lvl = stacks.lvl[rows]

@@ -31,14 +31,14 @@ _THREAD_BITS = 24
 
 @dataclass(frozen=True)
 class Calls:
-    """The launching calls that have GPU ops (index = call), and every GPU op's call."""
+    """The launching calls (index = call) and every GPU op's call."""
 
-    pid: Any  # globalPid of the call's process
-    corr: Any
     tid: Any
+    corr: Any
     s: Any
     e: Any
     gpu: Any  # the GPU time of its ops: the sum of end - start over those with both (shares.sql's sum)
+    launched: Any  # it has a GPU op
     op_call: Any  # per GPU op: its call's index, -1 when it has none
     op_ns: Any  # per GPU op: max(end - start, 0) when it has both, else 0
     op_timed: Any  # per GPU op: it has a start and an end
@@ -48,6 +48,10 @@ class Calls:
         mine = np.flatnonzero(self.tid == tid)
         return mine[np.argsort(self.s[mine], kind="stable")]
 
+    def pid(self, at: Any) -> Any:
+        """The globalPid of calls ``at``."""
+        return (self.tid[at] >> _THREAD_BITS) << _THREAD_BITS
+
 
 def read_calls(trace: Session) -> Calls | None:
     """The calls with their ops' GPU time (see the module doc; None: take the SQL path)."""
@@ -55,28 +59,28 @@ def read_calls(trace: Session) -> Calls | None:
     if any(np.ma.isMaskedArray(calls[k]) for k in ("s", "e")):
         return None
     tid = np.asarray(calls["tid"], dtype=np.int64)
-    corr = np.asarray(calls["corr"], dtype=np.int64)
+    keys = _call_keys(tid, calls["corr"])
+    if keys is None:
+        return None
     ops = trace.run_arrays("iters_op_arrays")
-    op_pid, pid_ok = _values(ops["pid"])
-    op_corr, corr_ok = _values(ops["corr"])
-    found = _join(tid >> _THREAD_BITS, corr, op_pid, op_corr, pid_ok & corr_ok)
+    found = _join(keys, ops.pop("pid"), ops.pop("corr"))
+    del keys
     if found is None:
         return None
-    gs, gs_ok = _values(ops["gs"])
-    ge, ge_ok = _values(ops["ge"])
-    del ops
+    gs, gs_ok = _values(ops.pop("gs"))
+    ge, ge_ok = _values(ops.pop("ge"))
     timed = gs_ok & ge_ok
-    raw = np.where(timed, ge - gs, 0)
-    called = found >= 0
-    launched = np.bincount(found[called], minlength=len(tid)) > 0
-    renumber = np.cumsum(launched) - 1  # only the calls with ops
-    op_call = np.where(called, renumber[np.maximum(found, 0)], -1)
-    gpu = np.bincount(op_call[called], weights=raw[called], minlength=int(launched.sum()))
-    keep = np.flatnonzero(launched)
+    raw = np.subtract(ge, gs, out=ge)
+    del gs
+    raw[~timed] = 0
+    shifted = found + 1  # bincount's keys: 0 for the ops without a call
+    gpu = np.bincount(shifted, weights=raw, minlength=len(tid) + 1)[1:]
+    launched = np.bincount(shifted, minlength=len(tid) + 1)[1:] > 0
+    del shifted
     return Calls(
-        pid=(tid[keep] >> _THREAD_BITS) << _THREAD_BITS, corr=corr[keep], tid=tid[keep],
-        s=np.asarray(calls["s"], dtype=np.int64)[keep], e=np.asarray(calls["e"], dtype=np.int64)[keep],
-        gpu=np.rint(gpu).astype(np.int64), op_call=op_call, op_ns=np.maximum(raw, 0), op_timed=timed,
+        tid=tid, corr=calls["corr"], s=np.asarray(calls["s"], dtype=np.int64),
+        e=np.asarray(calls["e"], dtype=np.int64), gpu=np.rint(gpu).astype(np.int64), launched=launched,
+        op_call=found, op_ns=np.maximum(raw, 0, out=raw), op_timed=timed,
     )  # fmt: skip
 
 
@@ -87,26 +91,47 @@ def _values(column: Any) -> tuple[Any, Any]:
     return np.asarray(column, dtype=np.int64), np.ones(len(column), dtype=bool)
 
 
-def _join(call_pid: Any, call_corr: Any, op_pid: Any, op_corr: Any, op_ok: Any) -> Any | None:
-    """Per op, the index of the call with its (process, correlation id), -1 for none; None when two
-    calls share one or an id does not fit the key (process number < 2^31, 0 <= correlation id < 2^32)."""
-    limit = np.int64(1) << np.int64(31)
-    if len(call_pid) and (call_pid.min() < 0 or call_pid.max() >= limit):
+_LIMIT = 1 << 31  # the key: process number < 2^31, 0 <= correlation id < 2^32
+
+
+def _call_keys(tid: Any, corr: Any) -> Any | None:
+    """Each call's key (process number << 32 | correlation id); None when one does not fit."""
+    keys = tid >> _THREAD_BITS
+    corr = np.asarray(corr, dtype=np.int64)
+    if len(keys) and (keys.min() < 0 or keys.max() >= _LIMIT or corr.min() < 0 or corr.max() >= 2 * _LIMIT):
         return None
-    if len(call_corr) and (call_corr.min() < 0 or call_corr.max() >= 2 * limit):
-        return None
-    keys = (call_pid << np.int64(32)) | call_corr
-    order = np.argsort(keys, kind="stable")  # nearly sorted already: ids grow with time
-    keys = keys[order]
-    if np.any(keys[1:] == keys[:-1]):
-        return None
-    # An op's globalPid has no thread bits; one with them, or out of the key's range, matches no call.
-    fits = op_ok & (op_pid & ((1 << _THREAD_BITS) - 1) == 0) & (op_pid >= 0) & (op_corr >= 0)
-    fits &= (op_pid >> _THREAD_BITS < limit) & (op_corr < 2 * limit)
-    op_keys = np.where(fits, ((op_pid >> _THREAD_BITS) << np.int64(32)) | np.where(fits, op_corr, 0), -1)
-    at = np.minimum(np.searchsorted(keys, op_keys), max(len(keys) - 1, 0))
-    hit = fits & (keys[at] == op_keys) if len(keys) else np.zeros(len(op_keys), dtype=bool)
-    return np.where(hit, order[at] if len(keys) else 0, -1)
+    keys <<= 32
+    keys |= corr
+    return keys
+
+
+def _join(keys: Any, pid: Any, corr: Any) -> Any | None:
+    """Per op, the index of the call with its key (-1 for none); None when two calls share one. An op
+    whose globalPid has thread bits, or whose ids do not fit the key, matches no call."""
+    increasing = bool(np.all(keys[1:] > keys[:-1]))  # the usual: ids grow with time
+    order = None if increasing else np.argsort(keys, kind="stable")
+    if order is not None:
+        keys = keys[order]
+        if np.any(keys[1:] == keys[:-1]):
+            return None
+    pid, pid_ok = _values(pid)
+    corr, corr_ok = _values(corr)
+    fits = pid_ok & corr_ok & (pid & ((1 << _THREAD_BITS) - 1) == 0) & (pid >= 0) & (corr >= 0)
+    fits &= (pid >> _THREAD_BITS < _LIMIT) & (corr < 2 * _LIMIT)
+    op_keys = pid >> _THREAD_BITS
+    del pid
+    op_keys <<= 32
+    op_keys |= corr
+    del corr
+    op_keys[~fits] = -1
+    if not len(keys):
+        return np.full(len(op_keys), -1, dtype=np.int64)
+    at = np.searchsorted(keys, op_keys)
+    np.minimum(at, len(keys) - 1, out=at)
+    hit = keys[at] == op_keys
+    found = at if order is None else order[at]
+    found[~hit] = -1
+    return found
 
 
 def held(calls: Calls, order: Any, starts: Any, ends: Any, pushpop: Any) -> tuple[Any, Any]:
@@ -119,7 +144,7 @@ def held(calls: Calls, order: Any, starts: Any, ends: Any, pushpop: Any) -> tupl
     position = np.repeat(np.arange(len(starts), dtype=np.int64), lengths)
     first = np.cumsum(lengths) - lengths
     at = order[lo[position] + np.arange(len(position), dtype=np.int64) - first[position]]
-    inside = calls.e[at] <= ends[position]
+    inside = (calls.e[at] <= ends[position]) & calls.launched[at]
     return at[inside], position[inside]
 
 
