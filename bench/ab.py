@@ -61,6 +61,7 @@ def commands(big: Path, other: Path, small: Path) -> list[tuple[str, list[str], 
         ("census, nested-NVTX trace (first, cold cache)", ["census", nested], cold),
         ("nvtx, nested-NVTX trace (first, cold cache)", ["nvtx", nested], cold),
         ("nvtx --innermost, nested-NVTX trace (first, cold cache)", ["nvtx", nested, "--innermost"], cold),
+        ("iters, nested-NVTX trace (first, cold cache)", ["iters", nested], cold),
     ]
 
 

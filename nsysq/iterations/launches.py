@@ -169,17 +169,16 @@ class Kept:
         not kept, and of them those whose call started inside a window [starts[i], ends[i]]
         (ascending starts), on any thread."""
         calls = self.calls
-        called = calls.op_call >= 0
-        mine = np.zeros(len(called), dtype=bool)
-        mine[called] = self.mask[calls.op_call[called]]
-        left = np.flatnonzero(calls.op_timed & ~mine)
-        launched = left[calls.op_call[left] >= 0]
-        cs = calls.s[calls.op_call[launched]]
-        window = np.searchsorted(starts, cs, side="right") - 1
-        during = launched[(window >= 0) & (cs <= ends[np.maximum(window, 0)])] if len(starts) else left[:0]
+        left = calls.op_timed & ~np.append(self.mask, False)[calls.op_call]  # op_call -1: no call
+        window = np.searchsorted(starts, calls.s, side="right") - 1
+        if len(starts):
+            inside = (window >= 0) & (calls.s <= ends[np.maximum(window, 0)])
+        else:
+            inside = np.zeros(len(calls.s), dtype=bool)
+        during = left & np.append(inside, False)[calls.op_call]
         return {
-            "ops": len(left),
-            "gpu_ns": int(calls.op_ns[left].sum()),
-            "during_ops": len(during),
-            "during_gpu_ns": int(calls.op_ns[during].sum()),
+            "ops": int(np.count_nonzero(left)),
+            "gpu_ns": int(calls.op_ns.sum(where=left)),
+            "during_ops": int(np.count_nonzero(during)),
+            "during_gpu_ns": int(calls.op_ns.sum(where=during)),
         }

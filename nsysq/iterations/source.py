@@ -8,8 +8,10 @@ work its thread launches (queries/iters/candidates.sql and shares.sql; the large
 then the outer level); else the period of the kernel names on the busiest stream (nsysq.iterations.period).
 
 An iteration's GPU work: with NVTX, the ops the NVTX attribution gives its range by launch
-attribution (nsysq.analyses.nvtx.build_pairs: the launching CUDA call lies inside the range,
-on the range's thread; every op of one launch goes together); with the period, the ops of the
+attribution (the launching CUDA call lies inside the range, on the range's thread; every op of one
+launch goes together): when the push/pop stacks nest, found from the launching calls by binary
+search (nsysq.iterations.launches; the candidates grouped by nsysq.iterations.candidates), else
+from nsysq.analyses.nvtx.build_pairs by the SQL of queries/iters/; with the period, the ops of the
 stream's process and device that start inside the period's window. Either way the iterations'
 launches are kept as the temp table ``nsysq_iter_launches`` (globalPid, correlationId, it), which
 the table (nsysq.iterations.table) and the ``--iteration`` scope (nsysq.iterations.scope) read.
