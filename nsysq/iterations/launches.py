@@ -12,8 +12,9 @@ whole attribution: the calls of the range's thread sorted by start, and one bina
 its calls (queries/iters/shares.sql's figures).
 
 :func:`read_calls` reads the calls and the GPU ops (queries/iters/call_arrays.sql, op_arrays.sql)
-and joins them by (process, correlation id) with one sort; None when a call's start or end is NULL,
-two calls share a launch or the ids do not fit the join's key: the caller then takes the SQL path.
+and joins them by their launch key (process, correlation id) with one sorted search (the calls'
+decoded columns are freed once read); None when a call's start or end is NULL, two calls share a
+launch or the ids do not fit the key: the caller then takes the SQL path.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from nsysq.export import schema
 
 if TYPE_CHECKING:
     from nsysq.session import Session
@@ -34,7 +37,7 @@ class Calls:
     """The launching calls (index = call) and every GPU op's call."""
 
     tid: Any
-    corr: Any
+    key: Any  # (process number << 32) | correlation id (queries/iters/call_arrays.sql)
     s: Any
     e: Any
     gpu: Any  # the GPU time of its ops: the sum of end - start over those with both (shares.sql's sum)
@@ -48,37 +51,30 @@ class Calls:
         mine = np.flatnonzero(self.tid == tid)
         return mine[np.argsort(self.s[mine], kind="stable")]
 
-    def pid(self, at: Any) -> Any:
-        """The globalPid of calls ``at``."""
-        return (self.tid[at] >> _THREAD_BITS) << _THREAD_BITS
+    def launches(self, at: Any) -> dict[str, Any]:
+        """The (globalPid, correlationId) of calls ``at``."""
+        key = self.key[at]
+        return {"globalPid": (key >> 32) << _THREAD_BITS, "correlationId": key & 0xFFFFFFFF}
 
 
 def read_calls(trace: Session) -> Calls | None:
     """The calls with their ops' GPU time (see the module doc; None: take the SQL path)."""
     calls = trace.run_arrays("iters_call_arrays")
-    if any(np.ma.isMaskedArray(calls[k]) for k in ("s", "e")):
+    if any(np.ma.isMaskedArray(calls[k]) for k in ("k", "s", "e")):
         return None
-    tid = np.asarray(calls["tid"], dtype=np.int64)
-    keys = _call_keys(tid, calls["corr"])
-    if keys is None:
-        return None
+    keys = np.asarray(calls["k"], dtype=np.int64)
+    trace.release_columns(schema.RUNTIME)  # memory: a later query that reads it decodes it again
     ops = trace.run_arrays("iters_op_arrays")
-    found = _join(keys, ops.pop("pid"), ops.pop("corr"))
-    del keys
+    found = _join(keys, ops.pop("k"))
     if found is None:
         return None
-    gs, gs_ok = _values(ops.pop("gs"))
-    ge, ge_ok = _values(ops.pop("ge"))
-    timed = gs_ok & ge_ok
-    raw = np.subtract(ge, gs, out=ge)
-    del gs
-    raw[~timed] = 0
+    raw, timed = _values(ops.pop("d"))
     shifted = found + 1  # bincount's keys: 0 for the ops without a call
-    gpu = np.bincount(shifted, weights=raw, minlength=len(tid) + 1)[1:]
-    launched = np.bincount(shifted, minlength=len(tid) + 1)[1:] > 0
+    gpu = np.bincount(shifted, weights=raw, minlength=len(keys) + 1)[1:]
+    launched = np.bincount(shifted, minlength=len(keys) + 1)[1:] > 0
     del shifted
     return Calls(
-        tid=tid, corr=calls["corr"], s=np.asarray(calls["s"], dtype=np.int64),
+        tid=np.asarray(calls["tid"], dtype=np.int64), key=keys, s=np.asarray(calls["s"], dtype=np.int64),
         e=np.asarray(calls["e"], dtype=np.int64), gpu=np.rint(gpu).astype(np.int64), launched=launched,
         op_call=found, op_ns=np.maximum(raw, 0, out=raw), op_timed=timed,
     )  # fmt: skip
@@ -91,44 +87,21 @@ def _values(column: Any) -> tuple[Any, Any]:
     return np.asarray(column, dtype=np.int64), np.ones(len(column), dtype=bool)
 
 
-_LIMIT = 1 << 31  # the key: process number < 2^31, 0 <= correlation id < 2^32
-
-
-def _call_keys(tid: Any, corr: Any) -> Any | None:
-    """Each call's key (process number << 32 | correlation id); None when one does not fit."""
-    keys = tid >> _THREAD_BITS
-    corr = np.asarray(corr, dtype=np.int64)
-    if len(keys) and (keys.min() < 0 or keys.max() >= _LIMIT or corr.min() < 0 or corr.max() >= 2 * _LIMIT):
-        return None
-    keys <<= 32
-    keys |= corr
-    return keys
-
-
-def _join(keys: Any, pid: Any, corr: Any) -> Any | None:
-    """Per op, the index of the call with its key (-1 for none); None when two calls share one. An op
-    whose globalPid has thread bits, or whose ids do not fit the key, matches no call."""
+def _join(keys: Any, op_keys: Any) -> Any | None:
+    """Per op, the index of the call with its key (-1 for none: a NULL key matches no call); None
+    when two calls share one."""
     increasing = bool(np.all(keys[1:] > keys[:-1]))  # the usual: ids grow with time
     order = None if increasing else np.argsort(keys, kind="stable")
     if order is not None:
         keys = keys[order]
         if np.any(keys[1:] == keys[:-1]):
             return None
-    pid, pid_ok = _values(pid)
-    corr, corr_ok = _values(corr)
-    fits = pid_ok & corr_ok & (pid & ((1 << _THREAD_BITS) - 1) == 0) & (pid >= 0) & (corr >= 0)
-    fits &= (pid >> _THREAD_BITS < _LIMIT) & (corr < 2 * _LIMIT)
-    op_keys = pid >> _THREAD_BITS
-    del pid
-    op_keys <<= 32
-    op_keys |= corr
-    del corr
-    op_keys[~fits] = -1
+    wanted = np.asarray(op_keys.filled(-1) if np.ma.isMaskedArray(op_keys) else op_keys, dtype=np.int64)
     if not len(keys):
-        return np.full(len(op_keys), -1, dtype=np.int64)
-    at = np.searchsorted(keys, op_keys)
+        return np.full(len(wanted), -1, dtype=np.int64)
+    at = np.searchsorted(keys, wanted)
     np.minimum(at, len(keys) - 1, out=at)
-    hit = keys[at] == op_keys
+    hit = keys[at] == wanted
     found = at if order is None else order[at]
     found[~hit] = -1
     return found

@@ -263,7 +263,7 @@ def _keep_launches(
     for step in _ATTRIBUTION:  # what iters_nvtx_launches reads, for --show-sql's script
         table = "nsysq_" + step
         trace.note_materialized(step, table, NOTE, **({"innermost": False} if step == "nvtx_pairs" else {}))
-    columns = {"globalPid": calls.pid(at), "correlationId": calls.corr[at], "it": it}
+    columns = {**calls.launches(at), "it": it}
     trace.keep_arrays("iters_nvtx_launches", LAUNCHES, columns, note=NOTE, rids=rids)
     kept = np.zeros(len(calls.s), dtype=bool)
     kept[at] = True
