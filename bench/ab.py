@@ -75,6 +75,7 @@ def commands() -> list[tuple[str, list[str], dict[str, bool]]]:
             ["nvtx", "{nested}", "--innermost"],
             cold,
         ),
+        ("iters, nested-NVTX trace (first, cold cache)", ["iters", "{nested}"], cold),
         ("fleet census, 24 ranks", ["fleet", "census", "--fail-on", "failed", "{ranks}"], {}),
         ("fleet collectives, 24 ranks", ["fleet", "collectives", "{ranks}"], {}),
     ]

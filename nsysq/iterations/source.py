@@ -8,8 +8,10 @@ work its thread launches (queries/iters/candidates.sql and shares.sql; the large
 then the outer level); else the period of the kernel names on the busiest stream (nsysq.iterations.period).
 
 An iteration's GPU work: with NVTX, the ops the NVTX attribution gives its range by launch
-attribution (nsysq.analyses.nvtx.build_pairs: the launching CUDA call lies inside the range,
-on the range's thread; every op of one launch goes together); with the period, the ops of the
+attribution (the launching CUDA call lies inside the range, on the range's thread; every op of one
+launch goes together): when the push/pop stacks nest, found from the launching calls by binary
+search (nsysq.iterations.launches; the candidates grouped by nsysq.iterations.candidates), else
+from nsysq.analyses.nvtx.build_pairs by the SQL of queries/iters/; with the period, the ops of the
 stream's process and device that start inside the period's window. Either way the iterations'
 launches are kept as the temp table ``nsysq_iter_launches`` (globalPid, correlationId, it), which
 the table (nsysq.iterations.table) and the ``--iteration`` scope (nsysq.iterations.scope) read.
@@ -24,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nsysq.analyses import nvtx as nvtx_mod
+from nsysq.analyses import nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
+from nsysq.iterations import candidates, launches
 from nsysq.iterations.period import find_period
 
 if TYPE_CHECKING:
@@ -54,6 +58,7 @@ class Iterations:
     label: str
     why: str
     regular: float | None = None
+    kept: launches.Kept | None = None
 
     def __len__(self) -> int:
         return len(self.numbers)
@@ -83,10 +88,51 @@ def _attribution(trace: Session) -> None:
         nvtx_mod.build_pairs(trace, extend_unended=False)
 
 
-def _named(trace: Session, name: str) -> Iterations:
+NOTE = "found from the launching calls (nsysq.iterations.launches); this query gives the same rows"
+#: What the launches of the NVTX attribution are built from, for --show-sql's script (in order).
+_ATTRIBUTION = ("nvtx_ops", "nvtx_ancestors", "nvtx_inner", "nvtx_pairs")
+
+
+@dataclass
+class _Path:
+    """How the ranges' GPU work is found: from the launching calls (``stacks``, when the push/pop
+    stacks nest; nsysq.iterations.launches) or, when the calls cannot be read or the stacks do not
+    nest, from the NVTX attribution's pairs (the SQL of queries/iters/)."""
+
+    stacks: nvtx_sweep.Stacks | None = None
+    calls: launches.Calls | None = None
+    read: bool = False
+    ranges: candidates.Ranges | None = None  # the candidate groups' ranges, when found from the stacks
+
+    def fast(self, trace: Session) -> launches.Calls | None:
+        if self.stacks is not None and not self.read:
+            self.calls, self.read = launches.read_calls(trace), True
+        return self.calls
+
+
+def _path(trace: Session) -> _Path:
+    """The ranges' stacks (nsysq_nvtx_stack) by the sweep when they nest, else by SQL; and the path."""
     nvtx_mod.require_ranges(trace)
-    _attribution(trace)
-    threads = trace.run("iters_named", range_name=name).records()
+    stacks = nvtx_sweep.build_stacks(trace)
+    if stacks.unnested:
+        nvtx_mod.stack_check(trace)
+        return _Path()
+    trace.note_materialized("nvtx_marks", "nsysq_nvtx_marks", nvtx_sweep.NOTE)  # what nvtx_stack reads
+    kept = np.flatnonzero(stacks.kept)
+    columns = {"rid": kept + 1, "lvl": stacks.lvl[kept], "prid": stacks.prid[kept] + 1}
+    select = "rid, lvl, NULLIF(prid, 0) AS prid"
+    trace.keep_arrays("nvtx_stack", "nsysq_nvtx_stack", columns, select=select, note=nvtx_sweep.NOTE)
+    return _Path(stacks=stacks)
+
+
+def _named(trace: Session, name: str) -> Iterations:
+    path = _path(trace)
+    calls = path.fast(trace)
+    if calls is None:
+        _attribution(trace)
+        threads = trace.run("iters_named", range_name=name).records()
+    else:
+        threads = _named_threads(trace, calls, name)
     if not threads:
         raise UsageError(
             f"no kept NVTX range is named {name!r} in {trace.path.name} (nsysq nvtx lists the range names)."
@@ -94,27 +140,37 @@ def _named(trace: Session, name: str) -> Iterations:
     chosen = threads[0]
     where = "" if len(threads) == 1 else f" on the thread with the most GPU work of {len(threads)} threads"
     why = f"the {chosen['instances']} ranges named {name!r} (--nvtx){where}"
-    return _from_ranges(trace, chosen["tid"], chosen["dom"], None, False, name, why)
+    return _from_ranges(trace, path, (chosen["tid"], chosen["dom"], None), False, name, why)
+
+
+def _named_threads(trace: Session, calls: launches.Calls, name: str) -> list[dict[str, Any]]:
+    """queries/iters/named.sql's rows from the calls: per thread and domain with ranges named
+    ``name``, their instances and GPU work (each op once), most GPU work first."""
+    r = {k: np.ma.getdata(v) for k, v in trace.run_arrays("iters_named_ranges", range_name=name).items()}
+    keys = sorted({(int(t), int(d)) for t, d in zip(r["tid"], r["dom"], strict=True)})
+    threads = []
+    for tid, dom in keys:
+        rows = np.flatnonzero((r["tid"] == tid) & (r["dom"] == dom))
+        at, _ = launches.held(calls, calls.thread(tid), r["start"][rows], r["end"][rows], r["pushpop"][rows])
+        gpu = int(launches.gpu_of(calls, at, np.zeros(len(at), np.int64), 1, distinct=True)[0])
+        threads.append({"tid": tid, "dom": dom, "instances": len(rows), "gpu_ns": gpu})
+    return sorted(threads, key=lambda t: (-t["gpu_ns"], -t["instances"], t["tid"], t["dom"]))
 
 
 def _detected(trace: Session) -> tuple[Iterations | None, str]:
     """The detected NVTX step ranges, or None and why none."""
     try:  # the ranges and their stacks only: no GPU op is read until a candidate needs it
-        nvtx_mod.stack_check(trace)
+        path = _path(trace)
     except NoDataError:
         return None, "it recorded no NVTX ranges"
-    trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
-    steps = trace.sql_table(f"SELECT tid, dom, lvl, instances FROM {GROUPS} WHERE profiler").records()
+    groups = _groups(trace, path)
+    steps = [g for g in groups if g["profiler"]]
     if steps:  # the groups come most instances first
         r = steps[0]
         why = f"PyTorch's ProfilerStep#N ranges ({r['instances']} on one thread, depth {r['lvl']})"
-        _attribution(trace)
-        return _from_ranges(trace, r["tid"], r["dom"], r["lvl"], True, "ProfilerStep#N", why), ""
-    fits = int(trace.sql_table(f"SELECT count(*) FROM {GROUPS} WHERE fit").rows[0][0])
-    shares = []
-    if fits:
-        _attribution(trace)
-        shares = trace.run("iters_shares").records()
+        return _from_ranges(trace, path, (r["tid"], r["dom"], r["lvl"]), True, "ProfilerStep#N", why), ""
+    fits = [g for g in groups if g["fit"]]
+    shares = _shares(trace, path, fits) if fits else []
     fit = [r for r in shares if r["thread_gpu_ns"] and r["gpu_ns"] > MIN_SHARE * r["thread_gpu_ns"]]
     if not fit:
         return None, (
@@ -127,28 +183,91 @@ def _detected(trace: Session) -> tuple[Iterations | None, str]:
         f"the range {r['name']!r} repeats {r['instances']} times at depth {r['lvl']} on one thread, "
         f"does not overlap itself and holds {share:.0f}% of the GPU work its thread launches"
     )
-    return _from_ranges(trace, r["tid"], r["dom"], r["lvl"], False, str(r["name"]), why), ""
+    return _from_ranges(trace, path, (r["tid"], r["dom"], r["lvl"]), False, str(r["name"]), why), ""
+
+
+def _groups(trace: Session, path: _Path) -> list[dict[str, Any]]:
+    """queries/iters/candidates.sql's rows: from the sweep's stacks when the path has them
+    (nsysq.iterations.candidates), else by the query, kept as GROUPS."""
+    found = None if path.stacks is None else candidates.groups(trace, path.stacks, MIN_INSTANCES)
+    if found is not None:
+        rows, path.ranges = found
+        return rows
+    trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
+    return trace.sql_table(f"SELECT * FROM {GROUPS}").records()
+
+
+def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """queries/iters/shares.sql's rows for the ``fits`` groups: from the calls when it can (the fit
+    groups' ranges are disjoint, so a push/pop group holds each call once), else by the query over
+    the NVTX attribution's pairs."""
+    calls = path.fast(trace)
+    ranges = path.ranges
+    if calls is None or ranges is None:
+        if not trace.is_materialized(GROUPS, min_instances=MIN_INSTANCES):
+            trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
+        _attribution(trace)
+        return trace.run("iters_shares").records()
+    chosen = np.zeros(int(ranges.group.max()) + 1, dtype=bool)
+    chosen[[g["group"] for g in fits]] = True
+    gpu = np.zeros(len(chosen), dtype=np.int64)
+    for tid in sorted({int(g["tid"]) for g in fits}):
+        rows = np.flatnonzero(chosen[ranges.group] & (ranges.tid == tid))
+        pushpop = ranges.pushpop[rows]
+        at, pos = launches.held(calls, calls.thread(tid), ranges.start[rows], ranges.end[rows], pushpop)
+        gpu += launches.gpu_of(calls, at, ranges.group[rows][pos], len(chosen), distinct=not pushpop.all())
+    threads = {t: int(calls.gpu[calls.tid == t].sum()) for t in {int(g["tid"]) for g in fits}}
+    rows_out = [{**g, "gpu_ns": int(gpu[g["group"]]), "thread_gpu_ns": threads[int(g["tid"])]} for g in fits]
+    return sorted(rows_out, key=_share_order)
+
+
+def _share_order(r: dict[str, Any]) -> tuple[Any, ...]:
+    """shares.sql's ORDER BY: the largest share, then the outer level, then fewer instances."""
+    share = r["gpu_ns"] / max(r["thread_gpu_ns"], 1)
+    return (-share, r["lvl"], r["instances"], r["tid"], r["dom"], r["name"])
 
 
 def _from_ranges(
-    trace: Session, tid: int, dom: int, lvl: int | None, profiler: bool, name: str, why: str
+    trace: Session, path: _Path, where: tuple[int, int, int | None], profiler: bool, name: str, why: str
 ) -> Iterations:
+    tid, dom, lvl = where
     ranges = trace.run(
         "iters_ranges", tid=tid, dom=dom, lvl=lvl, profiler=profiler, range_name=name
     ).records()
-    trace.materialize("iters_nvtx_launches", LAUNCHES, rebuild=True, rids=[int(r["rid"]) for r in ranges])
+    rids = [int(r["rid"]) for r in ranges]
     names = [str(r["name"]) for r in ranges]
+    starts = np.array([int(r["start"]) for r in ranges], dtype=np.int64)
+    ends = np.array([int(r["end"]) for r in ranges], dtype=np.int64)
+    kept = _keep_launches(trace, path, tid, rids, starts, ends)
     steps = [_STEP.match(n) for n in names]
     numbers = [int(m.group(1)) for m in steps] if profiler and all(steps) else list(range(len(names)))  # type: ignore[union-attr]
     return Iterations(
-        numbers=numbers,
-        names=names,
-        starts=np.array([int(r["start"]) for r in ranges], dtype=np.int64),
-        ends=np.array([int(r["end"]) for r in ranges], dtype=np.int64),
-        source="nvtx",
-        label=name,
-        why=why,
-    )
+        numbers=numbers, names=names, starts=starts, ends=ends, source="nvtx", label=name, why=why,
+        kept=kept,
+    )  # fmt: skip
+
+
+def _keep_launches(
+    trace: Session, path: _Path, tid: int, rids: list[int], starts: Any, ends: Any
+) -> launches.Kept | None:
+    """LAUNCHES for the ranges ``rids``: from the calls (returns which calls are kept), else from
+    the NVTX attribution's pairs (returns None)."""
+    calls = path.fast(trace)
+    if calls is None:
+        _attribution(trace)
+        trace.materialize("iters_nvtx_launches", LAUNCHES, rebuild=True, rids=rids)
+        return None
+    assert path.stacks is not None  # calls are read only on that path
+    pushpop = path.stacks.pushpop[np.asarray(rids, dtype=np.int64) - 1]
+    at, it = launches.held(calls, calls.thread(tid), starts, ends, pushpop)
+    for step in _ATTRIBUTION:  # what iters_nvtx_launches reads, for --show-sql's script
+        table = "nsysq_" + step
+        trace.note_materialized(step, table, NOTE, **({"innermost": False} if step == "nvtx_pairs" else {}))
+    columns = {**calls.launches(at), "it": it}
+    trace.keep_arrays("iters_nvtx_launches", LAUNCHES, columns, note=NOTE, rids=rids)
+    kept = np.zeros(len(calls.s), dtype=bool)
+    kept[at] = True
+    return launches.Kept(calls, kept)
 
 
 def _period(trace: Session, why_not: str) -> Iterations:

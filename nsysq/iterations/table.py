@@ -97,7 +97,10 @@ def iters(
     # Launched during an iteration from another thread: NVTX ranges only (a period's window is GPU time).
     order = np.argsort(found.starts, kind="stable") if found.source == "nvtx" else np.arange(0)
     starts, ends = [int(v) for v in found.starts[order]], [int(v) for v in found.ends[order]]
-    unattributed = trace.run("iters_unattributed", starts=starts, ends=ends).records()[0]
+    if found.kept is not None:  # from the calls (nsysq.iterations.launches), as the query counts
+        unattributed: dict[str, Any] = found.kept.unattributed(found.starts[order], found.ends[order])
+    else:
+        unattributed = trace.run("iters_unattributed", starts=starts, ends=ends).records()[0]
     footer = _footer(found, scores, unattributed, threshold, t0)
     labels = tuple(catalog.get(q).label for q in _QUERIES) + (scoring.query_label(),)
     table = Table(

@@ -1,0 +1,96 @@
+"""The candidate step ranges as arrays: queries/iters/candidates.sql's groups, from the sweep's stacks.
+
+A group is the kept ranges of one (domain, step name) at one nesting level on one thread and
+domain (every ProfilerStep#N counts as the one name 'ProfilerStep#N'); its ranges overlap when one
+starts before the previous one (by start, then rid) ended, which is the query's test (a range that
+starts before some earlier one ended) for being none: sorted by start, a sequence with no range
+starting before the previous one's end has every range start at or after every earlier end. The
+levels come from nsysq.analyses.nvtx_sweep's stacks, the names from queries/iters/range_codes.sql
+and range_names.sql, so no join of the ranges with their stack and no window over them is run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from nsysq.analyses.nvtx_sweep import Stacks
+    from nsysq.session import Session
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """The kept ranges sorted by group, then start and rid: their group (index into the groups as
+    :func:`groups` numbers them), thread, start, end and kind."""
+
+    group: Any
+    tid: Any
+    start: Any
+    end: Any
+    pushpop: Any
+
+
+def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dict[str, Any]], Ranges] | None:
+    """candidates.sql's rows (its columns, but ``overlaps`` as a count of ranges starting before
+    the previous one ended; same order; ``group`` numbers them) and the ranges by group; None when
+    the group keys do not fit in 64 bits or two step names share a hash."""
+    names = trace.run("iters_range_names").records()
+    hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
+    by_hash = np.argsort(hashes)
+    if len(np.unique(hashes)) < len(hashes):  # two names share a hash: candidates.sql groups them
+        return None
+    codes = trace.run_arrays("iters_range_codes")
+    rows = np.flatnonzero(stacks.kept & np.asarray(np.ma.getdata(codes["kept"]), dtype=bool))
+    code = np.zeros(len(stacks.kept), dtype=np.int64)
+    found = np.searchsorted(hashes[by_hash], np.asarray(np.ma.getdata(codes["h"]), dtype=np.uint64)[rows])
+    code[rows] = by_hash[np.minimum(found, max(len(names) - 1, 0))]
+    tids, tid_code = np.unique(stacks.tid[rows], return_inverse=True)
+    doms, dom_code = np.unique(stacks.dom[rows], return_inverse=True)
+    lvl = stacks.lvl[rows]
+    width = int(lvl.max()) + 1 if len(rows) else 1
+    if len(tids) * len(doms) * max(len(names), 1) * width >= 1 << 62:
+        return None
+    key = ((tid_code * len(doms) + dom_code) * len(names) + code[rows]) * width + lvl
+    _, group = np.unique(key, return_inverse=True)
+    order = np.argsort(group, kind="stable")  # rid order: by thread, domain and start already
+    rows, group = rows[order], group[order]
+    start = stacks.start[rows]
+    if np.any((group[1:] == group[:-1]) & (start[1:] < start[:-1])):  # not in start order: sort it
+        again = np.lexsort((rows, start, group))
+        rows, group = rows[again], group[again]
+    ranges = Ranges(group, stacks.tid[rows], stacks.start[rows], stacks.end[rows], stacks.pushpop[rows])
+    profiler = np.asarray(np.ma.getdata(codes["profiler"]), dtype=bool)[rows]
+    return _rows(stacks, names, code, rows, ranges, profiler, min_instances), ranges
+
+
+def _rows(
+    stacks: Stacks,
+    names: list[dict[str, Any]],
+    code: Any,
+    rows: Any,
+    ranges: Ranges,
+    profiler: Any,
+    least: int,
+) -> list[dict[str, Any]]:
+    """One dict per group, in candidates.sql's order (``least``: the fewest instances of a fit one)."""
+    group = ranges.group
+    n = int(group[-1]) + 1 if len(group) else 0
+    same = group[1:] == group[:-1]
+    overlaps = np.bincount(group[1:][same & (ranges.start[1:] < ranges.end[:-1])], minlength=n)
+    instances = np.bincount(group, minlength=n)
+    profiled = np.bincount(group, weights=profiler, minlength=n) > 0
+    first = rows[np.concatenate([[0], np.flatnonzero(~same) + 1])] if n else rows[:0]
+    out = []
+    for g, r in enumerate(first):
+        label = names[int(code[r])]
+        out.append({
+            "tid": int(stacks.tid[r]), "dom": int(stacks.dom[r]), "domain": label["domain"],
+            "name": label["name"], "lvl": int(stacks.lvl[r]), "profiler": bool(profiled[g]),
+            "instances": int(instances[g]), "overlaps": int(overlaps[g]), "group": g,
+            "fit": bool(not profiled[g] and instances[g] >= least and overlaps[g] == 0),
+        })  # fmt: skip
+    out.sort(key=lambda r: (not r["profiler"], -r["instances"], r["lvl"], r["tid"], r["dom"], r["name"]))
+    return out

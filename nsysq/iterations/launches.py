@@ -1,0 +1,157 @@
+"""The launching calls as arrays: which GPU work NVTX iterations hold, without the whole attribution.
+
+By launch attribution (docs/nvtx.md) a range holds the GPU ops of the CUDA runtime and driver calls
+(eventClass 0 or 1, joined to the ops by correlationId in the process) on its thread that start
+inside it and end by its end: for a push/pop range ``start <= call start < end`` (the stack as the
+call's start sees it, where a range ending at that instant is closed: nsysq.analyses.nvtx_sweep) and
+``call end <= end``; for a start/end range ``start <= call start`` and ``call end <= end``
+(queries/nvtx/started.sql). When the push/pop stacks nest, these are exactly the pairs the NVTX
+attribution gives the range, so the iterations (ranges of one name on one thread) need no pair of the
+whole attribution: the calls of the range's thread sorted by start, and one binary search per range
+(:func:`held`). Each call carries the GPU time of its ops, so a group of ranges' GPU work is a sum over
+its calls (queries/iters/shares.sql's figures).
+
+:func:`read_calls` reads the calls and the GPU ops (queries/iters/call_arrays.sql, op_arrays.sql)
+and joins them by their launch key (process, correlation id) with one sorted search (the calls'
+decoded columns are freed once read); None when a call's start or end is NULL, two calls share a
+launch or the ids do not fit the key: the caller then takes the SQL path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nsysq.export import schema
+
+if TYPE_CHECKING:
+    from nsysq.session import Session
+
+_THREAD_BITS = 24
+
+
+@dataclass(frozen=True)
+class Calls:
+    """The launching calls (index = call) and every GPU op's call."""
+
+    tid: Any
+    key: Any  # (process number << 32) | correlation id (queries/iters/call_arrays.sql)
+    s: Any
+    e: Any
+    gpu: Any  # the GPU time of its ops: the sum of end - start over those with both (shares.sql's sum)
+    launched: Any  # it has a GPU op
+    op_call: Any  # per GPU op: its call's index, -1 when it has none
+    op_ns: Any  # per GPU op: max(end - start, 0) when it has both, else 0
+    op_timed: Any  # per GPU op: it has a start and an end
+
+    def thread(self, tid: int) -> Any:
+        """The indices of the calls of thread ``tid``, sorted by start."""
+        mine = np.flatnonzero(self.tid == tid)
+        return mine[np.argsort(self.s[mine], kind="stable")]
+
+    def launches(self, at: Any) -> dict[str, Any]:
+        """The (globalPid, correlationId) of calls ``at``."""
+        key = self.key[at]
+        return {"globalPid": (key >> 32) << _THREAD_BITS, "correlationId": key & 0xFFFFFFFF}
+
+
+def read_calls(trace: Session) -> Calls | None:
+    """The calls with their ops' GPU time (see the module doc; None: take the SQL path)."""
+    calls = trace.run_arrays("iters_call_arrays")
+    if any(np.ma.isMaskedArray(calls[k]) for k in ("k", "s", "e")):
+        return None
+    keys = np.asarray(calls["k"], dtype=np.int64)
+    trace.release_columns(schema.RUNTIME)  # memory: a later query that reads it decodes it again
+    ops = trace.run_arrays("iters_op_arrays")
+    found = _join(keys, ops.pop("k"))
+    if found is None:
+        return None
+    raw, timed = _values(ops.pop("d"))
+    shifted = found + 1  # bincount's keys: 0 for the ops without a call
+    gpu = np.bincount(shifted, weights=raw, minlength=len(keys) + 1)[1:]
+    launched = np.bincount(shifted, minlength=len(keys) + 1)[1:] > 0
+    del shifted
+    return Calls(
+        tid=np.asarray(calls["tid"], dtype=np.int64), key=keys, s=np.asarray(calls["s"], dtype=np.int64),
+        e=np.asarray(calls["e"], dtype=np.int64), gpu=np.rint(gpu).astype(np.int64), launched=launched,
+        op_call=found, op_ns=np.maximum(raw, 0, out=raw), op_timed=timed,
+    )  # fmt: skip
+
+
+def _values(column: Any) -> tuple[Any, Any]:
+    """A fetched column as int64 values (0 where NULL) and its validity."""
+    if np.ma.isMaskedArray(column):
+        return np.asarray(column.filled(0), dtype=np.int64), ~np.ma.getmaskarray(column)
+    return np.asarray(column, dtype=np.int64), np.ones(len(column), dtype=bool)
+
+
+def _join(keys: Any, op_keys: Any) -> Any | None:
+    """Per op, the index of the call with its key (-1 for none: a NULL key matches no call); None
+    when two calls share one."""
+    increasing = bool(np.all(keys[1:] > keys[:-1]))  # the usual: ids grow with time
+    order = None if increasing else np.argsort(keys, kind="stable")
+    if order is not None:
+        keys = keys[order]
+        if np.any(keys[1:] == keys[:-1]):
+            return None
+    wanted = np.asarray(op_keys.filled(-1) if np.ma.isMaskedArray(op_keys) else op_keys, dtype=np.int64)
+    if not len(keys):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    at = np.searchsorted(keys, wanted)
+    np.minimum(at, len(keys) - 1, out=at)
+    hit = keys[at] == wanted
+    found = at if order is None else order[at]
+    found[~hit] = -1
+    return found
+
+
+def held(calls: Calls, order: Any, starts: Any, ends: Any, pushpop: Any) -> tuple[Any, Any]:
+    """The (call, range position) pairs of ranges ``starts``/``ends`` (push/pop or start/end, per
+    ``pushpop``) over the calls ``order`` (one thread's, sorted by start): see the module doc."""
+    cs = calls.s[order]
+    lo = np.searchsorted(cs, starts, side="left")
+    hi = np.where(pushpop, np.searchsorted(cs, ends, side="left"), np.searchsorted(cs, ends, side="right"))
+    lengths = np.maximum(hi - lo, 0)
+    position = np.repeat(np.arange(len(starts), dtype=np.int64), lengths)
+    first = np.cumsum(lengths) - lengths
+    at = order[lo[position] + np.arange(len(position), dtype=np.int64) - first[position]]
+    inside = (calls.e[at] <= ends[position]) & calls.launched[at]
+    return at[inside], position[inside]
+
+
+def gpu_of(calls: Calls, at: Any, group: Any, n: int, *, distinct: bool) -> Any:
+    """Per group 0..n-1: the GPU time of the calls ``at`` paired with it (each call once per group;
+    ``distinct`` False when no call can be paired twice with one group)."""
+    if distinct and len(at):
+        key = np.unique(group.astype(np.int64) * np.int64(len(calls.s)) + at)
+        group, at = key // len(calls.s), key % len(calls.s)
+    return np.rint(np.bincount(group, weights=calls.gpu[at], minlength=n)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The calls and which of them the iterations hold (``mask``)."""
+
+    calls: Calls
+    mask: Any
+
+    def unattributed(self, starts: Any, ends: Any) -> dict[str, int]:
+        """queries/iters/unattributed.sql's row: the GPU ops with a start and an end whose call is
+        not kept, and of them those whose call started inside a window [starts[i], ends[i]]
+        (ascending starts), on any thread."""
+        calls = self.calls
+        left = calls.op_timed & ~np.append(self.mask, False)[calls.op_call]  # op_call -1: no call
+        window = np.searchsorted(starts, calls.s, side="right") - 1
+        if len(starts):
+            inside = (window >= 0) & (calls.s <= ends[np.maximum(window, 0)])
+        else:
+            inside = np.zeros(len(calls.s), dtype=bool)
+        during = left & np.append(inside, False)[calls.op_call]
+        return {
+            "ops": int(np.count_nonzero(left)),
+            "gpu_ns": int(calls.op_ns.sum(where=left)),
+            "during_ops": int(np.count_nonzero(during)),
+            "during_gpu_ns": int(calls.op_ns.sum(where=during)),
+        }
