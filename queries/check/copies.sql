@@ -4,13 +4,19 @@
 -- tables: CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId, correlationId, globalPid, bytes, memKind), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId, nameId), StringIds(id, value), ENUM_CUDA_MEM_KIND(id, label)
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); row_limit (rows per rule, 0 = all)
 -- dialect: duckdb
+-- Each call name is matched once (in names), not once per operation.
 WITH names AS (
-    SELECT id, value FROM StringIds WHERE value ILIKE 'cudaMemcpy%' OR value ILIKE 'cudaMemset%'
+    SELECT
+        id, value,
+        value ILIKE 'cudaMemcpy%Async%' AS copy_async,
+        value ILIKE 'cudaMemcpy%' AND value NOT ILIKE '%Async%' AS copy_sync,
+        value ILIKE 'cudaMemset%' AND value NOT ILIKE '%async%' AS set_sync
+    FROM StringIds WHERE value ILIKE 'cudaMemcpy%' OR value ILIKE 'cudaMemset%'
 ),
 calls AS (
     SELECT
         r.correlationId AS corr, r.globalTid & ~CAST(16777215 AS BIGINT) AS pid, r.globalTid AS tid,
-        r.start AS cs, r."end" AS ce, n.value AS api_name
+        r.start AS cs, r."end" AS ce, n.value AS api_name, n.copy_async, n.copy_sync, n.set_sync
     FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r
     JOIN names AS n ON n.id = r.nameId
     WHERE r.eventClass IN (0, 1) AND r.correlationId IS NOT NULL
@@ -33,13 +39,10 @@ matched AS (
     SELECT
         o.*, c.tid, c.cs, c.ce, c.api_name,
         CASE
-            WHEN NOT o.is_memset AND c.api_name ILIKE 'cudaMemcpy%Async%'
-                AND (o.srcKind = 0 OR o.dstKind = 0) THEN 'cuda_memcpy_async'
-            WHEN NOT o.is_memset AND c.api_name ILIKE 'cudaMemcpy%' AND c.api_name NOT ILIKE '%Async%'
-                AND NOT (o.copyKind = 1 AND o.bytes <= 64000)
+            WHEN NOT o.is_memset AND c.copy_async AND (o.srcKind = 0 OR o.dstKind = 0) THEN 'cuda_memcpy_async'
+            WHEN NOT o.is_memset AND c.copy_sync AND NOT (o.copyKind = 1 AND o.bytes <= 64000)
                 AND NOT COALESCE(o.srcDeviceId = o.dstDeviceId, FALSE) THEN 'cuda_memcpy_sync'
-            WHEN o.is_memset AND c.api_name ILIKE 'cudaMemset%' AND c.api_name NOT ILIKE '%async%'
-                AND o.memKind IN (1, 4) THEN 'cuda_memset_sync'
+            WHEN o.is_memset AND c.set_sync AND o.memKind IN (1, 4) THEN 'cuda_memset_sync'
         END AS rule
     FROM windowed AS o
     JOIN calls AS c ON c.corr = o.correlationId AND c.pid = o.globalPid
