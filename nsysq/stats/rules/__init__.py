@@ -5,7 +5,8 @@
 reason, the count and time of its findings, one sentence of advice) and the ``findings`` table
 (the longest ``--rows`` findings of each rule, each with the innermost NVTX range holding its CUDA
 API call). The rules: nsysq.stats.rules.events (single API calls and memory operations),
-nsysq.stats.rules.gpu (GPU time per process and device), nsysq.stats.rules.own (nsysq's). A rule
+nsysq.stats.rules.gpu (GPU time per process and device), nsysq.stats.rules.own (nsysq's); the GPU
+ops the rules over GPU time share are read once, in nsysq.stats.rules.ops. A rule
 whose tables the export lacks is skipped, never an error. docs/stats.md ("nsysq check") states
 every rule, its options and where it differs from nsys on purpose.
 """
@@ -230,7 +231,7 @@ _QUERIES = {
     "gpu_gaps": ("gap_ops",),
     "gpu_time_util": ("gap_ops",),
     "underfilled": ("check_underfilled", "launch_sm_counts"),
-    "launch_bound": ("gap_ops", "gap_calls", "gap_feeders", "gap_call_classes", "gap_ends"),
+    "launch_bound": ("gap_ops", "gap_calls", "gap_feeders", "gap_call_classes"),
     "danger": ("check_danger",),
 }
 
