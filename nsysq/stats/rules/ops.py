@@ -7,6 +7,7 @@ into its own two arrays, one lane at a time: no temporary as large as all the op
 
 from __future__ import annotations
 
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,12 +52,27 @@ def parts(ctx: Context) -> list[Part]:
 def lanes(ctx: Context, *, windowed: bool) -> list[Lane]:
     """Every (process, device) with timed GPU ops, in (globalPid, deviceId) order (NULL first);
     with ``windowed``, the ops overlapping the window, clipped to it (as timeline keeps them)."""
-    lo, hi = ctx.bounds if windowed else (None, None)
-    name = "lanes" if lo is None and hi is None else "windowed lanes"
+    name, lo, hi = _which(ctx, windowed)
     if name not in ctx.memo:
         ctx.memo[name] = _read(parts(ctx), lo, hi)
+    if isinstance(ctx.memo[name], Future):  # gathered beside the SQL rules: wait for it
+        ctx.memo[name] = ctx.memo[name].result()
     every: list[Lane] = ctx.memo[name]
     return every
+
+
+def gather_beside(ctx: Context, pool: Executor, *, windowed: bool) -> None:
+    """Start gathering :func:`lanes` on ``pool``'s thread (numpy releases the GIL while it copies and
+    sorts), once the rows are read here (reading them may run SQL, which stays on this thread)."""
+    name, lo, hi = _which(ctx, windowed)
+    if name not in ctx.memo:
+        ctx.memo[name] = pool.submit(_read, parts(ctx), lo, hi)
+
+
+def _which(ctx: Context, windowed: bool) -> tuple[str, int | None, int | None]:
+    """The memo name of the lanes asked for, and the window they are clipped to."""
+    lo, hi = ctx.bounds if windowed else (None, None)
+    return ("lanes" if lo is None and hi is None else "windowed lanes"), lo, hi
 
 
 def devices(ctx: Context) -> dict[int, Sorted]:
