@@ -30,8 +30,9 @@ from nsysq.cli.common import (
 FAIL_EXIT_CODE = 3
 """The exit code of ``nsysq check --fail-on`` when a rule named there finds something (as diff's)."""
 TITLES = {"rules": "rules", "findings": "findings (the longest --rows of each rule)"}
-PREFETCH = ("gap_ops", "check_copies")
-"""The queries whose columns a check starts decoding at once (the GPU ops, the copies)."""
+PREFETCH = ("gap_ops", "check_copies", "check_underfilled")
+"""The queries whose columns a check starts decoding at once (the GPU ops, the copies, the launch
+grids): one pass over each table's pages for every rule."""
 
 
 class CheckSection(StrEnum):

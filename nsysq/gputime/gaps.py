@@ -56,10 +56,11 @@ GAP_COLUMNS = (
     "host_busy_ns", "unknown_ns", "before_kind", "before_name", "before_stream", "after_kind",
     "after_name", "after_stream",
 )  # fmt: skip
-_NO_GPU_OPS = (
+NO_GPU_OPS = (
     "{name} recorded no GPU work (no kernels, memcpys or memsets); profile with nsys profile "
     "--trace=cuda (the default) and export again with nsys export --type=sqlite."
 )
+"""What a trace without GPU ops is told (``name``: its file's name)."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ def _sections(
     parts = gu.read_ops(trace)
     lanes = gu.lanes(parts)
     if not lanes:
-        raise NoDataError(_NO_GPU_OPS.format(name=trace.path.name))
+        raise NoDataError(NO_GPU_OPS.format(name=trace.path.name))
     t0, devices = trace.t0, list(lanes)
     lane_list = [(d, s) for d, in_device in lanes.items() for s in in_device]
     ops = gu.without_correlation(parts)  # the unions need no correlation columns
@@ -185,7 +186,7 @@ def _sections(
     with ThreadPoolExecutor(1, thread_name_prefix="nsysq-gaps") as gpu:
         unions = gpu.submit(lambda: [_device_union(ops, d) for d in devices])
         streams = gpu.submit(lambda: [_stream(t0, ops, *lane) for lane in lane_list])
-        fed_by, covers = _host_side(trace, parts, devices, call_rules)
+        fed_by, covers = host_side(trace, parts, devices, call_rules)
         fed = {d: (covers.get(threads), len(threads)) for d, threads in fed_by.items()}
         per_device = [_device(t0, ops, u, *fed[u.device]) for u in unions.result()]
         stream_records = streams.result()
@@ -193,17 +194,23 @@ def _sections(
     return {"device": [record for record, _ in per_device], "gap": listed, "stream": stream_records}
 
 
-def _host_side(
-    trace: Session, parts: list[Any], devices: list[int], call_rules: tuple[CallRule, ...]
+def host_side(
+    trace: Session,
+    parts: list[Any],
+    devices: list[int],
+    call_rules: tuple[CallRule, ...],
+    causes: tuple[str, ...] = CALL_CAUSES,
 ) -> tuple[dict[int, tuple[int, ...]], dict[tuple[int, ...], Any]]:
-    """Each device's feeding threads and the coverage of their calls (see _call_coverages).
-    ``parts`` is emptied once the feeding threads are known: its correlation columns can go."""
+    """Each device's feeding threads and the coverage of their calls (see _call_coverages), the
+    calls classed by ``call_rules`` (a call whose class is not in ``causes`` counts as neither:
+    with only launch_bound, both coverages are the launch calls'). ``parts`` (gap_unions.read_ops)
+    is emptied once the feeding threads are known: its correlation columns can go."""
     from nsysq.gputime import gap_unions as gu
 
     calls = gu.read_calls(trace)
     feeding = _feeding(trace, parts, calls, devices)
     parts.clear()
-    return _call_coverages(trace, replace(calls, corr=None), feeding, devices, call_rules)
+    return _call_coverages(trace, replace(calls, corr=None), feeding, devices, call_rules, causes)
 
 
 def _call_coverages(
@@ -212,6 +219,7 @@ def _call_coverages(
     feeding: dict[int, list[int]],
     devices: list[int],
     call_rules: tuple[CallRule, ...],
+    causes: tuple[str, ...],
 ) -> tuple[dict[int, tuple[int, ...]], dict[tuple[int, ...], Any]]:
     """Each device's feeding threads, and per set of feeding threads the coverage of their launch
     and launch-or-sync calls (built once per set: devices fed by the same threads share it); then
@@ -222,7 +230,8 @@ def _call_coverages(
     fed_by = {d: tuple(feeding.get(d, [])) for d in devices}
     keys = sorted({threads for threads in fed_by.values() if threads})
     names = gu.call_names(calls) if keys else []  # no feeding thread: no call to classify
-    classes_of = gu.classified(calls, _call_classes(trace, names, call_rules))
+    classes = _call_classes(trace, names, call_rules)
+    classes_of = gu.classified(calls, {name: c for name, c in classes.items() if c in causes})
     coverages = [gu.call_coverage(calls, classes_of, list(k)) for k in keys]  # one at a time: memory
     trace.release_columns(schema.RUNTIME)
     return fed_by, dict(zip(keys, coverages, strict=True))

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     Ints = NDArray[np.int64]
 
 
+_COUNT_SLICE = 1 << 18
+"""Keys counted at a time by :func:`groups`."""
+
+
 @dataclass(frozen=True)
 class Sorted:
     """One interval set: its starts sorted, and its ends sorted (separately)."""
@@ -147,10 +151,15 @@ def _merge(runs: list[Ints]) -> Ints:
 
 
 def groups(keys: NDArray[np.int64]) -> list[int]:
-    """The distinct values of ``keys`` in increasing order (a count when they span a small range)."""
+    """The distinct values of ``keys`` in increasing order (a count when they span a small range,
+    taken a slice of the keys at a time: no temporary as large as the keys, whose fresh memory
+    costs more than the count at millions of keys)."""
     if not len(keys):
         return []
     low, high = int(keys.min()), int(keys.max())
     if high - low < 1 << 20:  # a count over at most 8 MB: cheaper than a sort of the keys
-        return [int(v) + low for v in np.flatnonzero(np.bincount(keys - low))]
+        counts = np.zeros(high - low + 1, dtype=np.int64)
+        for lo in range(0, len(keys), _COUNT_SLICE):
+            counts += np.bincount(keys[lo : lo + _COUNT_SLICE] - low, minlength=len(counts))
+        return [int(v) + low for v in np.flatnonzero(counts)]
     return [int(v) for v in np.unique(keys)]

@@ -4,16 +4,23 @@
 -- tables: CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId), CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId, correlationId, globalPid, bytes, memKind), CUPTI_ACTIVITY_KIND_RUNTIME(start, end, eventClass, globalTid, correlationId, nameId), StringIds(id, value), ENUM_CUDA_MEM_KIND(id, label)
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); row_limit (rows per rule, 0 = all)
 -- dialect: duckdb
+-- Each call name is matched once (in names), not once per operation, and each rule joins only the
+-- operations and calls that can meet its conditions (the three rules never match one pair twice).
 WITH names AS (
-    SELECT id, value FROM StringIds WHERE value ILIKE 'cudaMemcpy%' OR value ILIKE 'cudaMemset%'
+    SELECT
+        id, value,
+        value ILIKE 'cudaMemcpy%Async%' AS copy_async,
+        value ILIKE 'cudaMemcpy%' AND value NOT ILIKE '%Async%' AS copy_sync,
+        value ILIKE 'cudaMemset%' AND value NOT ILIKE '%async%' AS set_sync
+    FROM StringIds WHERE value ILIKE 'cudaMemcpy%' OR value ILIKE 'cudaMemset%'
 ),
 calls AS (
     SELECT
         r.correlationId AS corr, r.globalTid & ~CAST(16777215 AS BIGINT) AS pid, r.globalTid AS tid,
-        r.start AS cs, r."end" AS ce, n.value AS api_name
+        r.start AS cs, r."end" AS ce, n.value AS api_name, n.copy_async, n.copy_sync, n.set_sync
     FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r
     JOIN names AS n ON n.id = r.nameId
-    WHERE r.eventClass IN (0, 1) AND r.correlationId IS NOT NULL
+    WHERE r.eventClass IN (0, 1) AND r.correlationId IS NOT NULL AND (n.copy_async OR n.copy_sync OR n.set_sync)
 ),
 ops AS (
     SELECT
@@ -26,23 +33,27 @@ ops AS (
     FROM CUPTI_ACTIVITY_KIND_MEMSET
 ),
 windowed AS (
-    SELECT * FROM ops
+    SELECT
+        *,
+        NOT is_memset AND (srcKind = 0 OR dstKind = 0) AS may_async,
+        NOT is_memset AND NOT (copyKind = 1 AND bytes <= 64000)
+            AND NOT COALESCE(srcDeviceId = dstDeviceId, FALSE) AS may_sync,
+        is_memset AND memKind IN (1, 4) AS may_set
+    FROM ops
     WHERE ($to_ns IS NULL OR start - $t0 < $to_ns) AND ($from_ns IS NULL OR "end" - $t0 >= $from_ns)
 ),
 matched AS (
-    SELECT
-        o.*, c.tid, c.cs, c.ce, c.api_name,
-        CASE
-            WHEN NOT o.is_memset AND c.api_name ILIKE 'cudaMemcpy%Async%'
-                AND (o.srcKind = 0 OR o.dstKind = 0) THEN 'cuda_memcpy_async'
-            WHEN NOT o.is_memset AND c.api_name ILIKE 'cudaMemcpy%' AND c.api_name NOT ILIKE '%Async%'
-                AND NOT (o.copyKind = 1 AND o.bytes <= 64000)
-                AND NOT COALESCE(o.srcDeviceId = o.dstDeviceId, FALSE) THEN 'cuda_memcpy_sync'
-            WHEN o.is_memset AND c.api_name ILIKE 'cudaMemset%' AND c.api_name NOT ILIKE '%async%'
-                AND o.memKind IN (1, 4) THEN 'cuda_memset_sync'
-        END AS rule
-    FROM windowed AS o
-    JOIN calls AS c ON c.corr = o.correlationId AND c.pid = o.globalPid
+    SELECT o.*, c.tid, c.cs, c.ce, c.api_name, 'cuda_memcpy_async' AS rule
+    FROM windowed AS o JOIN calls AS c ON c.corr = o.correlationId AND c.pid = o.globalPid
+    WHERE c.copy_async AND o.may_async
+    UNION ALL
+    SELECT o.*, c.tid, c.cs, c.ce, c.api_name, 'cuda_memcpy_sync' AS rule
+    FROM windowed AS o JOIN calls AS c ON c.corr = o.correlationId AND c.pid = o.globalPid
+    WHERE c.copy_sync AND o.may_sync
+    UNION ALL
+    SELECT o.*, c.tid, c.cs, c.ce, c.api_name, 'cuda_memset_sync' AS rule
+    FROM windowed AS o JOIN calls AS c ON c.corr = o.correlationId AND c.pid = o.globalPid
+    WHERE c.set_sync AND o.may_set
 ),
 ranked AS (
     SELECT
@@ -53,7 +64,6 @@ ranked AS (
         count(*) OVER (PARTITION BY rule) AS matched,
         sum("end" - start) OVER (PARTITION BY rule) AS matched_ns
     FROM matched
-    WHERE rule IS NOT NULL
 )
 SELECT
     r.rule, r.rank, r.matched, r.matched_ns,

@@ -4,21 +4,27 @@
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, demangledName, deviceId), StringIds(id, value)
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); min_share_pct (a kernel is reported from this share of kernel time, %); danger_kinds (list: each rule's kind); danger_fields (list: each rule's field, 'short' or 'demangled'); danger_patterns (list: each rule's lower-case LIKE pattern)
 -- dialect: duckdb
+-- The launches are grouped once, by name pair and device (millions of rows into a few groups);
+-- the kernel time in the window and every later step read the groups.
 WITH rules AS (
     SELECT i AS rule_order, $danger_kinds[i] AS kind, $danger_fields[i] AS field, $danger_patterns[i] AS pattern
     FROM range(1, len($danger_patterns) + 1) AS r(i)
 ),
 k AS (
-    SELECT shortName, demangledName, deviceId, start, "end" - start AS dur
+    SELECT
+        shortName, demangledName, deviceId,
+        count(*) AS instances, sum("end" - start) AS total_ns, min(start) AS first_start
     FROM CUPTI_ACTIVITY_KIND_KERNEL
     WHERE ($to_ns IS NULL OR start - $t0 < $to_ns) AND ($from_ns IS NULL OR "end" - $t0 >= $from_ns)
+    GROUP BY ALL
 ),
 grand AS (
-    SELECT sum(dur) AS all_ns FROM k
+    SELECT sum(total_ns) AS all_ns FROM k
 ),
 pairs AS (
-    SELECT shortName, demangledName, count(*) AS instances, sum(dur) AS total_ns, min(start) AS first_start,
-        list(DISTINCT deviceId) AS devices
+    SELECT
+        shortName, demangledName, sum(instances) AS instances, sum(total_ns) AS total_ns,
+        min(first_start) AS first_start, list(DISTINCT deviceId) AS devices
     FROM k
     GROUP BY shortName, demangledName
 ),

@@ -4,23 +4,30 @@
 -- tables: CUPTI_ACTIVITY_KIND_KERNEL(start, end, shortName, gridX, gridY, gridZ, deviceId, globalPid), StringIds(id, value), nsysq_launch_devices (queries/launch/devices.sql), TARGET_INFO_GPU, TARGET_INFO_CUDA_GPU, TARGET_INFO_CUDA_DEVICE
 -- params: t0 (trace start, ns); from_ns (window start relative to t0, or NULL); to_ns (window end relative to t0, or NULL); fill_pct (a launch is under-filled below this SM fill, %); min_share_pct (a group is reported from this share of kernel time, %)
 -- dialect: duckdb
+-- The launches are grouped first (millions of rows into a few groups), then the groups meet their
+-- GPU's SM count: the same rows as joining each launch to nsysq_launch_devices, for a fraction of it.
 WITH k AS (
     SELECT
-        k.shortName AS name_id, k.globalPid, k.deviceId, k.gridX, k.gridY, k.gridZ,
-        nsysq_dims(k.gridX, k.gridY, k.gridZ) AS blocks, d.sms, k.start, k."end" - k.start AS dur
-    FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
+        shortName AS name_id, globalPid, deviceId, gridX, gridY, gridZ,
+        count(*) AS instances, sum("end" - start) AS total_ns, min(start) AS first_start
+    FROM CUPTI_ACTIVITY_KIND_KERNEL
+    WHERE ($to_ns IS NULL OR start - $t0 < $to_ns) AND ($from_ns IS NULL OR "end" - $t0 >= $from_ns)
+    GROUP BY ALL
+),
+g AS (
+    SELECT k.*, nsysq_dims(k.gridX, k.gridY, k.gridZ) AS blocks, d.sms
+    FROM k
     LEFT JOIN nsysq_launch_devices AS d
         ON d.global_pid IS NOT DISTINCT FROM k.globalPid AND d.device_id IS NOT DISTINCT FROM k.deviceId
-    WHERE ($to_ns IS NULL OR k.start - $t0 < $to_ns) AND ($from_ns IS NULL OR k."end" - $t0 >= $from_ns)
 ),
 grand AS (
-    SELECT sum(dur) AS all_ns, count(*) FILTER (WHERE sms > 0) AS fill_known FROM k
+    SELECT sum(total_ns) AS all_ns, COALESCE(sum(instances) FILTER (WHERE sms > 0), 0) AS fill_known FROM g
 ),
 under AS (
     SELECT
         name_id, globalPid, deviceId, gridX, gridY, gridZ, blocks, sms,
-        count(*) AS instances, sum(dur) AS total_ns, min(start) AS first_start
-    FROM k
+        sum(instances) AS instances, sum(total_ns) AS total_ns, min(first_start) AS first_start
+    FROM g
     WHERE nsysq_sm_fill_pct(blocks, sms) < $fill_pct
     GROUP BY ALL
 )

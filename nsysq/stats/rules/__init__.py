@@ -5,7 +5,8 @@
 reason, the count and time of its findings, one sentence of advice) and the ``findings`` table
 (the longest ``--rows`` findings of each rule, each with the innermost NVTX range holding its CUDA
 API call). The rules: nsysq.stats.rules.events (single API calls and memory operations),
-nsysq.stats.rules.gpu (GPU time per process and device), nsysq.stats.rules.own (nsysq's). A rule
+nsysq.stats.rules.gpu (GPU time per process and device), nsysq.stats.rules.own (nsysq's); the GPU
+ops the rules over GPU time share are read once, in nsysq.stats.rules.ops. A rule
 whose tables the export lacks is skipped, never an error. docs/stats.md ("nsysq check") states
 every rule, its options and where it differs from nsys on purpose.
 """
@@ -13,6 +14,7 @@ every rule, its options and where it differs from nsys on purpose.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +23,7 @@ from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
 from nsysq.export import schema
 from nsysq.session.scope import stamp
-from nsysq.stats.rules import events, gpu, own
+from nsysq.stats.rules import events, gpu, ops, own
 from nsysq.stats.rules.base import CALL, FINDING_COLUMNS, CheckOptions, Context, Outcome, Rule
 
 if TYPE_CHECKING:
@@ -91,6 +93,10 @@ RULES: dict[str, Rule] = {
 }  # fmt: skip
 """Every rule, in the order ``nsysq check`` runs and prints them (NVIDIA's first, then nsysq's)."""
 
+_LANES = {"gpu_gaps": True, "gpu_time_util": True, "launch_bound": False}
+"""The rules over the lanes of the GPU ops (nsysq.stats.rules.ops), each with whether it reads them
+clipped to the window. They run after the others, their lanes gathered meanwhile on a thread of
+their own (numpy, no SQL), beside the other rules' SQL."""
 RULE_COLUMNS = ("rule", "title", "status", "count", "total_ns", "advice", "reason")
 _GPU_NEEDED = "the export has no GPU work (no kernel, memcpy, memset or CUDA graph table)"
 
@@ -139,21 +145,34 @@ def check(
     """Run ``rules`` (names; None: every rule) with ``options`` on ``trace`` in its scope."""
     chosen = parse_rules(rules)
     ctx = Context(trace, options or CheckOptions())
-    outcomes = {name: _run(ctx, RULES[name]) for name in chosen}
+    with ThreadPoolExecutor(1, thread_name_prefix="nsysq-check") as pool:
+        for name in chosen:  # the lanes gather on the pool's thread while the SQL rules run here
+            if name in _LANES and _missing(ctx, RULES[name]) is None:
+                ops.gather_beside(ctx, pool, windowed=_LANES[name])
+        computed = {name: _run(ctx, RULES[name]) for name in sorted(chosen, key=lambda n: n in _LANES)}
+    outcomes = {name: computed[name] for name in chosen}
     shown = [f for name in chosen for f in outcomes[name].findings]
     named = _name_ranges(trace, shown)
     return _result(ctx, outcomes, shown, named).in_unit(unit)
 
 
-def _run(ctx: Context, rule: Rule) -> Outcome:
-    """One rule's outcome, or skipped when the export lacks its tables (or the scope its events)."""
+def _missing(ctx: Context, rule: Rule) -> str | None:
+    """Why ``rule`` cannot run on this export (the tables it lacks), or None."""
     has = ctx.trace.schema.has
     missing = [t for t in rule.needs if not has(t)]
     if missing:
         what = schema.EVENT_TABLES.get(missing[0], "its data")
-        return Outcome.skipped(f"the export has no {missing[0]} table (no {what} recorded)")
+        return f"the export has no {missing[0]} table (no {what} recorded)"
     if rule.gpu_work and not any(has(t) for t in _GPU):
-        return Outcome.skipped(_GPU_NEEDED)
+        return _GPU_NEEDED
+    return None
+
+
+def _run(ctx: Context, rule: Rule) -> Outcome:
+    """One rule's outcome, or skipped when the export lacks its tables (or the scope its events)."""
+    reason = _missing(ctx, rule)
+    if reason is not None:
+        return Outcome.skipped(reason)
     try:
         return rule.run(ctx)
     except NoDataError as exc:
@@ -230,7 +249,7 @@ _QUERIES = {
     "gpu_gaps": ("gap_ops",),
     "gpu_time_util": ("gap_ops",),
     "underfilled": ("check_underfilled", "launch_sm_counts"),
-    "launch_bound": ("gap_ops", "gap_calls", "gap_feeders", "gap_call_classes", "gap_ends"),
+    "launch_bound": ("gap_ops", "gap_calls", "gap_feeders", "gap_call_classes"),
     "danger": ("check_danger",),
 }
 

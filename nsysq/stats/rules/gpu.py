@@ -1,113 +1,33 @@
 """nsys analyze's rules over GPU time, per process and device: gpu_gaps (idle gaps longer than
 --gap) and gpu_time_util (stretches of --chunks slices under --threshold % utilization). The ops
-are nsys gaps' rows (nsysq.gputime.gap_unions.read_ops: kernels, memcpys, memsets, whole-graph
-executions; decoded columns on a direct read); the arithmetic is on sorted numpy arrays, one pass
-per (process, device) lane, no loop over rows."""
+are the lanes of nsysq.stats.rules.ops (nsys gaps' rows, read once per check run, clipped to the
+window); the arithmetic is on sorted numpy arrays, one pass per (process, device) lane, no loop
+over rows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from nsysq.base.units import ms_to_ns
 from nsysq.stats.rules.base import Context, Outcome, finding
-
-if TYPE_CHECKING:
-    from numpy.typing import NDArray
-
-_PID_BITS = 0xFFFFFF
-
-
-@dataclass(frozen=True)
-class Lane:
-    """The GPU ops of one process on one device (clipped to the window), ``pid`` and ``device``
-    None when NULL."""
-
-    pid: int | None
-    device: int | None
-    starts: NDArray[np.int64]
-    ends: NDArray[np.int64]
-
-
-def lanes(ctx: Context) -> list[Lane]:
-    """Every (process, device) with GPU ops in the window, read once per check run."""
-    if "lanes" not in ctx.memo:
-        ctx.memo["lanes"] = _read_lanes(ctx)
-    every: list[Lane] = ctx.memo["lanes"]
-    return every
-
-
-def _read_lanes(ctx: Context) -> list[Lane]:
-    from nsysq.gputime import gap_unions as gu
-
-    parts = gu.read_ops(ctx.trace)
-    cols: dict[str, list[Any]] = {"pid": [], "dev": [], "s": [], "e": []}
-    for part in parts:
-        keep = np.ones(len(part.s), dtype=bool) if part.valid is None else part.valid
-        n = int(keep.sum())
-        for key, values in (("pid", part.pid), ("dev", part.dev)):
-            cols[key].append(
-                np.full(n, gu.NULL, np.int64) if values is None else values[keep].astype(np.int64)
-            )
-        cols["s"].append(part.s[keep].astype(np.int64))
-        cols["e"].append(part.e[keep].astype(np.int64))
-    pid, dev, s, e = (
-        np.concatenate(cols[k]) if cols[k] else np.zeros(0, np.int64) for k in ("pid", "dev", "s", "e")
-    )
-    s, e, keep = _clipped(s, e, *ctx.bounds)
-    pid, dev = pid[keep], dev[keep]
-    if len(s) and (pid.min() != pid.max() or dev.min() != dev.max()):  # several lanes: group them
-        order = np.lexsort((dev, pid))
-        pid, dev, s, e = pid[order], dev[order], s[order], e[order]
-    cuts = np.flatnonzero((np.diff(pid) != 0) | (np.diff(dev) != 0)) + 1
-    out = []
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(s)], strict=True):
-        if hi > lo:
-            p, d = int(pid[lo]), int(dev[lo])
-            out.append(
-                Lane(
-                    None if p == gu.NULL else (p >> 24) & _PID_BITS,
-                    None if d == gu.NULL else d,
-                    np.sort(s[lo:hi]),
-                    np.sort(e[lo:hi]),
-                )
-            )
-    return out
-
-
-def _clipped(s: Any, e: Any, lo: int | None, hi: int | None) -> tuple[Any, Any, Any]:
-    """The ops overlapping [lo, hi) (as timeline keeps them), clipped to it, and which they are."""
-    if lo is None and hi is None:
-        return s, e, slice(None)
-    keep = np.ones(len(s), dtype=bool)
-    if hi is not None:
-        keep &= s < hi
-    if lo is not None:
-        keep &= e >= lo
-    s, e = s[keep], e[keep]
-    if lo is not None:
-        s = np.maximum(s, lo)
-    if hi is not None:
-        e = np.minimum(e, hi)
-    return s, np.maximum(e, s), keep
+from nsysq.stats.rules.ops import Lane, idle, lanes
 
 
 def gpu_gaps(ctx: Context) -> Outcome:
     """Idle gaps strictly longer than --gap ms inside each lane's span (arrays until the rows kept)."""
-    from nsysq.gputime.intervals import Sorted, gaps
-
     longer = ms_to_ns(ctx.options.gap_ms)
     cols: dict[str, list[Any]] = {"start": [], "dur": [], "lane": []}
-    every = lanes(ctx)
+    every = lanes(ctx, windowed=True)
     for i, lane in enumerate(every):
-        starts, ends = gaps(Sorted(lane.starts, lane.ends))
-        at = np.flatnonzero(ends - starts > longer)
-        cols["start"].append(starts[at])
-        cols["dur"].append((ends - starts)[at])
-        cols["lane"].append(np.full(len(at), i, np.int64))
-    start, dur, lane_of = (np.concatenate(cols[k]) if every else np.zeros(0, np.int64) for k in cols)
+        for starts, ends in idle(lane.ops):
+            length = ends - starts
+            at = np.flatnonzero(length > longer)
+            cols["start"].append(starts[at])
+            cols["dur"].append(length[at])
+            cols["lane"].append(np.full(len(at), i, np.int64))
+    start, dur, lane_of = (np.concatenate(cols[k]) if cols[k] else np.zeros(0, np.int64) for k in cols)
     # lanes are in (pid, device) order: the lane index breaks ties as pid then device do
     order = np.lexsort((lane_of, start, -dur))
     rows = ctx.options.row_limit
@@ -139,14 +59,20 @@ def _sorted_outcome(rule: str, found: list[dict[str, Any]], rows: int) -> Outcom
 
 
 def covered(starts: Any, ends: Any, at: Any, origin: int) -> Any:
-    """For each instant of ``at``, the summed time of the ops before it (sum of |op ∩ (-inf, t)|,
-    concurrent ops adding up): two binary searches and prefix sums, relative to ``origin``."""
-    s, e, t = starts - origin, ends - origin, at - origin
-    cs = np.r_[0, np.cumsum(s)]
-    ce = np.r_[0, np.cumsum(e)]
-    ns = np.searchsorted(s, t, side="left")
-    ne = np.searchsorted(e, t, side="left")
-    return (ns * t - cs[ns]) - (ne * t - ce[ne])
+    """For each instant of ``at`` (in increasing order), the summed time of the ops before it (sum
+    of |op ∩ (-inf, t)|, concurrent ops adding up): the ops' starts before t count t - start, their
+    ends before t take back t - end; relative to ``origin`` (a sum of raw timestamps would not fit
+    in 64 bits), summed between consecutive instants (no copy of the ops as a whole)."""
+    t = at - origin
+    return _before(starts, at, t, origin) - _before(ends, at, t, origin)
+
+
+def _before(values: Any, at: Any, t: Any, origin: int) -> Any:
+    """For each instant of ``at``, the sum of (t - v) over the sorted ``values`` v before it."""
+    n = np.searchsorted(values, at, side="left")
+    cuts = np.r_[0, n]
+    sums = np.cumsum([int((values[a:b] - origin).sum()) for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
+    return n * t - np.asarray(sums, dtype=np.int64)
 
 
 def gpu_time_util(ctx: Context) -> Outcome:
@@ -154,19 +80,20 @@ def gpu_time_util(ctx: Context) -> Outcome:
     slices under --threshold % (the ops' summed overlap over the slice's length), merged when
     consecutive, with their length-weighted utilization rounded to 1 decimal."""
     found = []
-    for lane in lanes(ctx):
+    for lane in lanes(ctx, windowed=True):
         found += _low_stretches(ctx, lane)
     return _sorted_outcome("gpu_time_util", found, ctx.options.row_limit)
 
 
 def _low_stretches(ctx: Context, lane: Lane) -> list[dict[str, Any]]:
-    first, last = int(lane.starts[0]), int(lane.ends[-1])
+    starts, ends = lane.ops.starts, lane.ops.ends
+    first, last = int(starts[0]), int(ends[-1])
     span = last - first
     if span <= 0:
         return []
     size = -(-span // ctx.options.chunks)
     bounds = np.minimum(first + size * np.arange(-(-span // size) + 1, dtype=np.int64), last)
-    busy = np.diff(covered(lane.starts, lane.ends, bounds, first))
+    busy = np.diff(covered(starts, ends, bounds, first))
     length = np.diff(bounds)
     low = 100.0 * busy / length < ctx.options.threshold_pct
     edges = np.diff(np.r_[0, low.astype(np.int8), 0])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from nsysq.base.errors import NoDataError
+from nsysq.stats.rules import ops
 from nsysq.stats.rules.base import Context, Outcome
 
 
@@ -42,18 +43,12 @@ def _fill_known(ctx: Context) -> bool:
 def launch_bound(ctx: Context) -> Outcome:
     """Devices whose idle time while their host threads were in launch calls (nsys gaps' cause
     launch_bound) is at least --launch-bound % of their span."""
-    from nsysq.gputime.gaps import DEFAULT_TOP, gaps
-
-    try:  # as `nsysq gaps` asks (its default list): one kept answer serves both commands
-        devices = gaps(ctx.trace, top=DEFAULT_TOP).devices.records()
-    except NoDataError as exc:
-        return Outcome.skipped(str(exc).rstrip("."))
     found = []
-    for d in devices:
-        share = 100.0 * d["launch_bound_ns"] / d["span_ns"] if d["span_ns"] else 0.0
-        if d["launch_bound_ns"] and share >= ctx.options.launch_bound_pct:
+    for device, (first, span, launching) in _launching(ctx).items():
+        share = 100.0 * launching / span if span else 0.0
+        if launching and share >= ctx.options.launch_bound_pct:
             detail = f"{share:.1f}% of the device's span idle while its host threads were launching"
-            found.append(_device_finding(d, share, detail))
+            found.append(_device_finding(device, first - ctx.t0, launching, share, detail))
     found.sort(key=lambda f: (-f["duration_ns"], -1 if f["device_id"] is None else f["device_id"]))
     notes: tuple[str, ...] = ()
     if ctx.options.from_ms is not None or ctx.options.to_ms is not None:
@@ -62,11 +57,45 @@ def launch_bound(ctx: Context) -> Outcome:
     return Outcome.of("launch_bound", found, total, ctx.options.row_limit, notes)
 
 
-def _device_finding(d: dict[str, Any], share: float, detail: str) -> dict[str, Any]:
+def _launching(ctx: Context) -> dict[int, tuple[int, int, int]]:
+    """Per device that may be launch-bound (gap_unions.NULL: no deviceId): its first op's start, its
+    span and its idle time inside launch calls of its feeding threads, as nsys gaps computes them
+    (nsysq.gputime.gaps: the device's union, its feeding threads, the coverage of their launch
+    calls) without the rest of the gaps analysis (streams, sync calls, the listed gaps). A device
+    whose whole idle time is under --launch-bound % of its span cannot be, so its host side (the
+    API calls, its feeding threads) is never read."""
+    from nsysq.gputime import gaps
+
+    unions = ops.devices(ctx)
+    if not unions:
+        raise NoDataError(gaps.NO_GPU_OPS.format(name=ctx.trace.path.name))
+    out = {}
+    for device, union in unions.items():
+        first, span = int(union.starts[0]), int(union.ends[-1] - union.starts[0])
+        idle = sum(int((ends - starts).sum()) for starts, ends in ops.idle(union))
+        if idle and 100.0 * idle / span >= ctx.options.launch_bound_pct:  # launching <= idle
+            out[device] = (first, span, idle)
+    if not out:
+        return out
+    with ctx.trace.bounded_memory(gaps.WORK_MEMORY):  # the feeders' SQL, if the ids repeat
+        fed_by, covers = gaps.host_side(
+            ctx.trace, list(ops.parts(ctx)), list(out), gaps.load_call_rules(), ("launch_bound",)
+        )
+    for device, (first, span, _) in out.items():
+        launch = covers[fed_by[device]][0] if fed_by[device] else None
+        gaps_of = ops.idle(unions[device])
+        launching = 0 if launch is None else sum(int(launch.between(*gap).sum()) for gap in gaps_of)
+        out[device] = (first, span, launching)
+    return out
+
+
+def _device_finding(device: int, start: int, launching: int, share: float, detail: str) -> dict[str, Any]:
+    from nsysq.gputime.gap_unions import NULL
+
     return {
-        "start_ns": d["start_ns"],
-        "duration_ns": int(d["launch_bound_ns"]),
-        "device_id": d["device_id"],
+        "start_ns": start,
+        "duration_ns": launching,
+        "device_id": None if device == NULL else device,
         "value_pct": share,
         "detail": detail,
     }
