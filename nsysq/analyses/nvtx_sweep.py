@@ -305,56 +305,67 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     nops = len(ops.gs)
     if (int(range_idx.max()) + 1) * (nops + 1) >= _I64_SAFE:
         return None
+    rid, at = _sorted_pairs(op_idx, range_idx, rank, nops)
     by_time = np.empty(nops, dtype=np.int64)
     by_time[rank] = np.arange(nops, dtype=np.int64)
+    op = by_time[at]
+    del at, by_time
+    gs, ge, kind = ops.gs[op], ops.ge[op], ops.kind[op]
+    del op
+    first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
+    out: dict[str, Any] = {"rid": rid[first] + 1}
+    low, last_end = np.minimum.reduceat(gs, first), np.maximum.reduceat(ge, first)
+    widths = np.maximum(last_end, np.maximum.reduceat(gs, first)) - low + 1
+    if int(widths.sum()) >= _I64_SAFE or int(np.abs(low).max()) >= _I64_SAFE:
+        return None
+    count = np.int32 if len(kind) < (1 << 31) else np.int64  # reduceat casts all its input (memory)
+    for column, code in (("kernels", 0), ("memcpys", 1), ("memsets", 2), ("graph_executions", 3)):
+        out[column] = np.add.reduceat(kind == code, first, dtype=count).astype(np.int64)
+    out["kernel_ns"], out["graph_ns"] = _kind_sums(kind, gs, ge, first, rid)  # rid: read no more
+    del kind
+    out["gpu_span_ns"] = last_end - low
+    out["gpu_busy_ns"] = _busy(gs, ge, first, rid, np.concatenate([[0], np.cumsum(widths)[:-1]]) - low)
+    return {c: out[c] for c in _PER_RANGE_COLUMNS}
+
+
+def _sorted_pairs(op_idx: Any, range_idx: Any, rank: Any, nops: int) -> tuple[Any, Any]:
+    """The pairs sorted by (range, op rank): each pair's range index and op rank, in that order."""
+    import numpy as np
+
     key = range_idx.astype(np.int64)  # (range, rank) as one int64, built in place (memory)
     key *= nops
     key += rank[op_idx]
     key.sort(kind="stable")  # timsort: the pairs come in long runs already in order
-    rid = key // nops
-    np.subtract(key, rid * nops, out=key)
-    op = by_time[key]
-    del key, by_time
-    gs, ge, kind = ops.gs[op], ops.ge[op], ops.kind[op]
-    del op
-    first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
-    rids = rid[first] + 1
-    seg_of = rid
-    del rid
-    low = np.minimum.reduceat(gs, first)
-    high = np.maximum.reduceat(np.maximum(ge, gs), first)
-    widths = high - low + 1
-    if int(widths.sum()) >= _I64_SAFE or int(np.abs(low).max()) >= _I64_SAFE:
-        return None
-    out: dict[str, Any] = {"rid": rids}
-    for column, code in (("kernels", 0), ("memcpys", 1), ("memsets", 2), ("graph_executions", 3)):
-        out[column] = np.add.reduceat(kind == code, first, dtype=np.int64)
-    out["kernel_ns"], out["graph_ns"] = _kind_sums(kind, gs, ge, first)
-    del kind
-    out["gpu_span_ns"] = np.maximum.reduceat(ge, first) - low
-    # Each range's GPU times shifted past the previous range's: one running maximum serves them all.
-    shift_of = np.concatenate([[0], np.cumsum(widths)[:-1]]) - low
-    step = seg_of  # reused: the per-pair shift, as a running sum of each range's change
+    rid = np.empty_like(key)
+    np.divmod(key, nops, out=(rid, key))
+    return rid, key
+
+
+def _busy(gs: Any, ge: Any, first: Any, scratch: Any, shift_of: Any) -> Any:
+    """Per segment, the union of its [gs, ge) intervals (sorted by gs within it). Each segment's times
+    are shifted past the previous one's (``shift_of``), so that one running maximum serves them all;
+    ``gs``, ``ge`` and ``scratch`` (as long as them) are overwritten."""
+    import numpy as np
+
+    step = scratch  # the per-pair shift, as a running sum of each segment's change
     step[:] = 0
     step[first] = np.diff(np.concatenate([[0], shift_of]))
     np.cumsum(step, out=step)
     np.add(gs, step, out=gs)
     np.add(ge, step, out=ge)
-    del step, seg_of
-    covered = np.maximum.accumulate(ge)
+    covered = np.maximum.accumulate(ge, out=step)
     np.maximum(gs[1:], covered[:-1], out=gs[1:])  # where each op's new busy time can start
-    del covered
     np.subtract(ge, gs, out=ge)
     np.maximum(ge, 0, out=ge)
-    out["gpu_busy_ns"] = np.add.reduceat(ge, first)
-    return {c: out[c] for c in _PER_RANGE_COLUMNS}
+    return np.add.reduceat(ge, first)
 
 
-def _kind_sums(kind: Any, gs: Any, ge: Any, first: Any) -> tuple[Any, Any]:
-    """Per segment (starting at ``first``), the summed durations of its kernels and of its graphs."""
+def _kind_sums(kind: Any, gs: Any, ge: Any, first: Any, scratch: Any) -> tuple[Any, Any]:
+    """Per segment (starting at ``first``), the summed durations of its kernels and of its graphs
+    (``scratch``, as long as ``gs``, is overwritten)."""
     import numpy as np
 
-    dur = ge - gs
+    dur = np.subtract(ge, gs, out=scratch)
     graphs = kind == 3
     graph_ns = (
         np.add.reduceat(np.where(graphs, dur, 0), first) if graphs.any() else np.zeros(len(first), np.int64)
