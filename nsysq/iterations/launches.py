@@ -49,7 +49,10 @@ class Calls:
     def thread(self, tid: int) -> Any:
         """The indices of the calls of thread ``tid``, sorted by start."""
         mine = np.flatnonzero(self.tid == tid)
-        return mine[np.argsort(self.s[mine], kind="stable")]
+        starts = self.s[mine]
+        if np.all(starts[1:] >= starts[:-1]):  # the usual: read in start order
+            return mine
+        return mine[np.argsort(starts, kind="stable")]
 
     def launches(self, at: Any) -> dict[str, Any]:
         """The (globalPid, correlationId) of calls ``at``."""
@@ -112,13 +115,23 @@ def held(calls: Calls, order: Any, starts: Any, ends: Any, pushpop: Any) -> tupl
     ``pushpop``) over the calls ``order`` (one thread's, sorted by start): see the module doc."""
     cs = calls.s[order]
     lo = np.searchsorted(cs, starts, side="left")
-    hi = np.where(pushpop, np.searchsorted(cs, ends, side="left"), np.searchsorted(cs, ends, side="right"))
+    hi = _ends_at(cs, ends, pushpop)
     lengths = np.maximum(hi - lo, 0)
     position = np.repeat(np.arange(len(starts), dtype=np.int64), lengths)
     first = np.cumsum(lengths) - lengths
     at = order[lo[position] + np.arange(len(position), dtype=np.int64) - first[position]]
     inside = (calls.e[at] <= ends[position]) & calls.launched[at]
     return at[inside], position[inside]
+
+
+def _ends_at(cs: Any, ends: Any, pushpop: Any) -> Any:
+    """Per range, the first call (of ``cs``, sorted starts) past its end: a push/pop range holds
+    calls starting before its end, a start/end range those starting at it too."""
+    if pushpop.all():
+        return np.searchsorted(cs, ends, side="left")
+    if not pushpop.any():
+        return np.searchsorted(cs, ends, side="right")
+    return np.where(pushpop, np.searchsorted(cs, ends, side="left"), np.searchsorted(cs, ends, side="right"))
 
 
 def gpu_of(calls: Calls, at: Any, group: Any, n: int, *, distinct: bool) -> Any:

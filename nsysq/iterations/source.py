@@ -211,12 +211,14 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
     chosen = np.zeros(int(ranges.group.max()) + 1, dtype=bool)
     chosen[[g["group"] for g in fits]] = True
     gpu = np.zeros(len(chosen), dtype=np.int64)
+    threads = {}
     for tid in sorted({int(g["tid"]) for g in fits}):
         rows = np.flatnonzero(chosen[ranges.group] & (ranges.tid == tid))
         pushpop = ranges.pushpop[rows]
-        at, pos = launches.held(calls, calls.thread(tid), ranges.start[rows], ranges.end[rows], pushpop)
+        order = calls.thread(tid)
+        threads[tid] = int(calls.gpu[order].sum())
+        at, pos = launches.held(calls, order, ranges.start[rows], ranges.end[rows], pushpop)
         gpu += launches.gpu_of(calls, at, ranges.group[rows][pos], len(chosen), distinct=not pushpop.all())
-    threads = {t: int(calls.gpu[calls.tid == t].sum()) for t in {int(g["tid"]) for g in fits}}
     rows_out = [{**g, "gpu_ns": int(gpu[g["group"]]), "thread_gpu_ns": threads[int(g["tid"])]} for g in fits]
     return sorted(rows_out, key=_share_order)
 
