@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shlex
 import shutil
@@ -210,11 +211,11 @@ def test_no_overall_finding_when_the_outliers_are_the_news() -> None:
 
 @pytest.mark.parametrize("mode", ["pipe", "terminal", "colour"])
 def test_rows_written_by_hand_are_richs_own(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """From PLAIN_ROWS rows on, a table's body rows are written without rich when every cell fits
-    its column (nsysq.base.render): for random tables of names, sentences, numbers and unknowns,
-    in a pipe, at a terminal and at a colour terminal, the output is rich's byte for byte."""
+    """From PLAIN_ROWS rows on, the body rows whose every cell fits its column are written without
+    rich, the rows that wrap drawn by rich one at a time (nsysq.base.render): for random tables of
+    names, sentences (mostly short, some wrapping), numbers and unknowns, in a pipe, at a terminal
+    and at a colour terminal, the output is rich's byte for byte."""
     import io
-    import random
 
     from nsysq.base import render as render_mod
     from nsysq.base.table import Table
@@ -230,6 +231,7 @@ def test_rows_written_by_hand_are_richs_own(mode: str, monkeypatch: pytest.Monke
     by_hand = render_mod._plain_row
     monkeypatch.setattr(render_mod, "_plain_row", lambda *a: written.append(by_hand(*a)) or written[-1])
     rng = random.Random(7)
+    mixed, before = 0, 0
     plain = ["void", "gemm", "nccl_AllReduce", "k<[T=float]>", "a b", "x::y", "[bold]", ":smile:"]
     for case in range(30):
         words = plain if case % 2 else [*plain, "ñame", "tab\there", "  pad", "", "全角"]
@@ -240,7 +242,7 @@ def test_rows_written_by_hand_are_richs_own(mode: str, monkeypatch: pytest.Monke
                 "_".join(rng.choice(words) for _ in range(rng.randrange(1, 12))),
                 rng.choice([None, rng.randrange(0, 10**12), rng.random() * 1e6]),
                 rng.randrange(0, 10**6),
-                " ".join(rng.choice(words) for _ in range(rng.randrange(0, 30 if case % 3 else 3))),
+                " ".join(rng.choice(words) for _ in range(rng.randrange(0, _advice_words(rng, case)))),
                 rng.choice([None, True, "x", 1.5]),
             )
             for _ in range(n_rows)
@@ -252,4 +254,18 @@ def test_rows_written_by_hand_are_richs_own(mode: str, monkeypatch: pytest.Monke
             only_rich.setattr(render_mod, "PLAIN_ROWS", 10**9)
             render_mod.render(table, "table", slow, title="t")
         assert fast.getvalue() == slow.getvalue(), f"case {case}"
+        if case % 3 == 1 and case % 2:  # some rows wrap: they were drawn by rich, the others by hand
+            wrapped = fast.getvalue().count("\n") > n_rows + 8
+            mixed += wrapped and len(written) > before
+        before = len(written)
     assert len(written) >= 3 * render_mod.PLAIN_ROWS, "no rows written by hand: the comparison tested nothing"
+    assert mixed >= 2, "no table mixed rows written by hand with rows that wrap"
+
+
+def _advice_words(rng: random.Random, case: int) -> int:
+    """Cases 0, 3, ...: short sentences; 1, 4, ...: one row in six long enough to wrap; else long."""
+    if case % 3 == 0:
+        return 3
+    if case % 3 == 1:
+        return 30 if rng.random() < 1 / 6 else 3
+    return 30

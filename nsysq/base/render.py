@@ -191,10 +191,11 @@ def _rich_table(shown: list[Column], widths: list[int], numeric: list[bool], row
 
 
 PLAIN_ROWS = 40
-"""From this many rows, a table whose every cell fits its column on one line (plain printable
-ASCII, no leading, trailing or double spaces) has its rows written as rich writes them, without
-rich: rich lays out each of 3,405 rows of a fleet's collectives in 2.5 s of CPU. rich still draws
-the header and the first row, and the rows are written by hand only when that row is rich's own."""
+"""From this many rows, the rows whose every cell fits its column on one line (plain printable
+ASCII, no leading, trailing or double spaces) are written as rich writes them, without rich: rich
+lays out each of 3,405 rows of a fleet's collectives in 2.5 s of CPU, and 12,500 iterations in 10 s.
+rich still draws the header, the first such row (which must be the one written by hand, else rich
+draws everything) and, one at a time, each row that wraps; when most rows wrap, rich draws all."""
 
 
 def _print_plain_rows(
@@ -205,22 +206,35 @@ def _print_plain_rows(
     numeric: list[bool],
     rows: list[list[str]],
 ) -> bool:
-    """Print the table with its rows written by hand, when that gives rich's output (see
+    """Print the table with its one-line rows written by hand, when that gives rich's output (see
     PLAIN_ROWS); False, having printed nothing, when it might not."""
-    if len(rows) < PLAIN_ROWS or not all(
-        _one_line(text, w) for cells in rows for text, w in zip(cells, widths, strict=True)
-    ):
+    if len(rows) < PLAIN_ROWS:
         return False
-    with console.capture() as captured:
-        console.print(_rich_table(shown, widths, numeric, rows[:1]), crop=False)
-    lines = captured.get().split("\n")
-    first = _plain_row(rows[0], widths, numeric)
+    plain = [all(_one_line(t, w) for t, w in zip(cells, widths, strict=True)) for cells in rows]
+    if 2 * plain.count(True) < len(rows):
+        return False
+
+    def drawn(one: list[str]) -> list[str]:
+        with console.capture() as captured:
+            console.print(_rich_table(shown, widths, numeric, [one]), crop=False)
+        return list(captured.get().split("\n"))
+
+    lines = drawn(rows[plain.index(True)])
+    first = _plain_row(rows[plain.index(True)], widths, numeric)
     if lines.count(first) != 1:
         return False
     at = lines.index(first)
-    out.write("\n".join(lines[:at]) + "\n")
-    out.writelines(_plain_row(cells, widths, numeric) + "\n" for cells in rows)
-    out.write("\n".join(lines[at + 1 :]))
+    head, tail = lines[:at], lines[at + 1 :]
+    body: list[str] = []
+    for cells, one_line in zip(rows, plain, strict=True):
+        if one_line:
+            body.append(_plain_row(cells, widths, numeric))
+            continue
+        own = drawn(cells)  # a row that wraps: rich's own lines for it, between the same head and tail
+        if own[:at] != head or own[len(own) - len(tail) :] != tail or len(own) <= len(head) + len(tail):
+            return False
+        body.extend(own[at : len(own) - len(tail)])
+    out.write("\n".join([*head, *body, *tail]))
     return True
 
 
