@@ -174,16 +174,17 @@ def _sweep_built(trace: Session) -> bool:
     )
 
 
-def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool) -> bool:
-    """The stacks by the sweep, then the GPU ops; False (nothing built) when the push/pop ranges do
-    not nest: the SQL path then builds every step."""
+def swept_stacks(trace: Session) -> nvtx_sweep.Stacks | None:
+    """The ranges' stacks by the sweep (from the kept range arrays when the ranges came from the
+    pages), kept as nsysq_nvtx_stack and nsysq_nvtx_unnested; None when the push/pop ranges do
+    not nest (nothing kept: the SQL steps build the stack)."""
     import numpy as np
 
     decoded_ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
     arrays = nvtx_ranges.stack_arrays(decoded_ranges.columns) if decoded_ranges is not None else None
     stacks = nvtx_sweep.build_stacks(trace, arrays)
     if stacks.unnested:
-        return False
+        return None
     note = nvtx_sweep.NOTE
     trace.note_materialized("nvtx_marks", _SWEEP, note)
     kept = np.flatnonzero(stacks.kept)
@@ -192,6 +193,17 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool) 
         "nvtx_stack", "nsysq_nvtx_stack", columns, select="rid, lvl, NULLIF(prid, 0) AS prid", note=note
     )
     trace.keep_arrays("nvtx_unnested", "nsysq_nvtx_unnested", {"unnested": np.zeros(1, np.int64)}, note=note)
+    return stacks
+
+
+def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool) -> bool:
+    """The stacks by the sweep, then the GPU ops; False (nothing built) when the push/pop ranges do
+    not nest: the SQL path then builds every step."""
+
+    stacks = swept_stacks(trace)
+    if stacks is None:
+        return False
+    note = nvtx_sweep.NOTE
     decoded = nvtx_sweep.decoded_ops(trace, release=release_events)
     if decoded is None:
         trace.materialize("nvtx_ops", "nsysq_nvtx_ops")

@@ -113,15 +113,10 @@ class _Path:
 def _path(trace: Session) -> _Path:
     """The ranges' stacks (nsysq_nvtx_stack) by the sweep when they nest, else by SQL; and the path."""
     nvtx_mod.require_ranges(trace)
-    stacks = nvtx_sweep.build_stacks(trace)
-    if stacks.unnested:
+    stacks = nvtx_mod.swept_stacks(trace)
+    if stacks is None:
         nvtx_mod.stack_check(trace)
         return _Path()
-    trace.note_materialized("nvtx_marks", "nsysq_nvtx_marks", nvtx_sweep.NOTE)  # what nvtx_stack reads
-    kept = np.flatnonzero(stacks.kept)
-    columns = {"rid": kept + 1, "lvl": stacks.lvl[kept], "prid": stacks.prid[kept] + 1}
-    select = "rid, lvl, NULLIF(prid, 0) AS prid"
-    trace.keep_arrays("nvtx_stack", "nsysq_nvtx_stack", columns, select=select, note=nvtx_sweep.NOTE)
     return _Path(stacks=stacks)
 
 
