@@ -12,11 +12,11 @@ import inspect
 import os
 import sys
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import NoReturn
 
 import typer
+import typer.main
 
 from nsysq.base.errors import NsysqError
 from nsysq.base.version import __version__
@@ -138,31 +138,30 @@ def main() -> NoReturn:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # nsysq never calls BLAS: no spinning idle threads
     engine.quick_duckdb_version()  # duckdb's version without importlib.metadata (0.02 s of every read)
     try:
-        with _only_the_command_asked(sys.argv):
-            _run()
+        _run(_command_asked(sys.argv))
     except SystemExit as exc:
         _leave(exc.code)
     _leave(0)
 
 
-@contextmanager
-def _only_the_command_asked(argv: list[str]) -> Iterator[None]:
-    """Have typer build only the command (or group) ``argv`` names first: it makes a click command
-    of every registered command on each run (0.015-0.03 s for the ~40 of them), of which click runs
-    the one named. Anything else first (``--help``, an unknown name: its suggestions list them all)
-    and shell completion build them all, as before."""
+def _command_asked(argv: list[str]) -> Callable[[], object]:
+    """The click command that runs ``argv``, with only the command (or group) it names first built:
+    typer makes a click command of every registered command on each run (0.015-0.03 s for the ~40
+    of them), of which click runs the one named. Anything else first (``--help``, an unknown name:
+    its suggestions list them all) and shell completion build them all, as before. ``app`` itself
+    is left whole (``nsysq mcp`` lists every command as a tool)."""
     name = argv[1] if len(argv) > 1 else ""
     commands = [c for c in app.registered_commands if c.name == name]
     groups = [g for g in app.registered_groups if g.name == name]
     if len(commands) + len(groups) != 1 or any(key.endswith("_COMPLETE") for key in os.environ):
-        yield
-        return
+        return app
     every = app.registered_commands, app.registered_groups
     app.registered_commands, app.registered_groups = commands, groups
     try:
-        yield
+        command: Callable[[], object] = typer.main.get_command(app)
     finally:
         app.registered_commands, app.registered_groups = every
+    return command
 
 
 def _leave(code: object) -> NoReturn:
@@ -186,9 +185,9 @@ def _leave(code: object) -> NoReturn:
     os._exit(code or 0)
 
 
-def _run() -> None:
+def _run(command: Callable[[], object]) -> None:
     try:
-        app()
+        command()
     except NsysqError as exc:
         _traceback_when_debugging()
         say(f"error: {exc}")
