@@ -62,7 +62,12 @@ class Scratch:
     ) -> duckdb.DuckDBPyConnection:
         """Run and record one statement (``label``: the packaged query it runs)."""
         self.executed.append(Statement(sql, dict(params or {}), label))
-        return self.con.execute(sql, dict(params)) if params else self.con.execute(sql)
+        if not params:
+            return self.con.execute(sql)
+        from nsysq.export import engine
+
+        with engine.pandas_free_binding():  # DuckDB would import pandas (0.2 s) to bind them
+            return self.con.execute(sql, dict(params))
 
     def select(self, kind: str, sql: str, params: Mapping[str, Any] | None = None, label: str = "") -> Table:
         """The rows of one SELECT as a Table, labelled with the lineage of the statement."""
