@@ -143,14 +143,11 @@ def _rich(table: Table, out: IO[str], title: str | None) -> None:
     )
     asked = view_in_force()  # --wide and --columns: what was asked is printed, however wide
     drop = at_terminal and not (asked.wide or asked.columns)
-    shown, widths, numeric = _fitted(table, columns, width, drop=drop, hidden=hidden)
+    shown, widths, numeric, texts = _fitted(table, columns, width, drop=drop, hidden=hidden)
     rows = [
-        [
-            _fit_text(c, cell(c.source, c.value(row), table.unit, cut=False), w)
-            for c, w in zip(shown, widths, strict=True)
-        ]
-        for row in table.rows
-    ]
+        [_fit_text(c, text, w) for c, text, w in zip(shown, row, widths, strict=True)]
+        for row in zip(*texts, strict=True)
+    ] or [[] for _ in table.rows]
     lines = footer_lines(_footer_pairs(table), width)
     if hidden:
         names = ", ".join(h.replace("_", " ") for h in hidden)
@@ -258,9 +255,10 @@ def _plain_row(cells: list[str], widths: list[int], numeric: list[bool]) -> str:
 
 def _fitted(
     table: Table, columns: list[Column], width: int, *, drop: bool, hidden: list[str]
-) -> tuple[list[Column], list[int], list[bool]]:
-    """The columns that fit ``width`` and their widths. Text columns shrink first; at a terminal
-    (``drop``) the rightmost columns are then left out (added to ``hidden``) until the rest fit."""
+) -> tuple[list[Column], list[int], list[bool], list[list[str]]]:
+    """The columns that fit ``width``, their widths, which are numbers, and their cells' texts
+    (uncut). Text columns shrink first; at a terminal (``drop``) the rightmost columns are then left
+    out (added to ``hidden``) until the rest fit."""
     texts = [[cell(c.source, c.value(row), table.unit, cut=False) for row in table.rows] for c in columns]
     numeric = [_is_numeric([c.value(r) for r in table.rows[:200]]) for c in columns]
     floors = [max(len(w) for w in c.name.split("_")) for c in columns]
@@ -276,7 +274,7 @@ def _fitted(
         if table_width(widths) <= limit or len(keep) <= _ALWAYS_SHOWN:
             break
         hidden.insert(0, columns[keep.pop()].name)
-    return [columns[i] for i in keep], widths, [numeric[i] for i in keep]
+    return [columns[i] for i in keep], widths, [numeric[i] for i in keep], [texts[i] for i in keep]
 
 
 _ALWAYS_SHOWN = 3  # columns never left out to fit (their names shrink further instead)

@@ -30,27 +30,23 @@ LINEUP_COLUMNS = (
 @dataclass
 class KernelFold:
     """One kernel name over the fleet: exact moments, the merged histogram, traces it ran in. Each
-    trace's buckets are kept as they came (``chunks``) and merged when the histogram is first read."""
+    trace's buckets are kept as they came (``chunks``); the histogram is merged from them when
+    first read, and again after a chunk is added."""
 
     moments: Moments = field(default_factory=Moments)
     chunks: list[Any] = field(default_factory=list)  # int64 arrays: bucket, count, lo, hi
     traces: int = 0
     _merged: dict[int, Bucket] | None = None
 
+    def add_chunk(self, rows: Any) -> None:
+        self.chunks.append(rows)
+        self._merged = None
+
     @property
     def histogram(self) -> dict[int, Bucket]:
-        if self._merged is None or self.chunks:
-            self._merged = _merge_chunks([*self._kept(), *self.chunks])
-            self.chunks = []
+        if self._merged is None:
+            self._merged = _merge_chunks(self.chunks)
         return self._merged
-
-    def _kept(self) -> list[Any]:
-        merged = self._merged or {}
-        return (
-            [np.array([(k, b.count, b.lo, b.hi) for k, b in merged.items()], dtype=np.int64)]
-            if merged
-            else []
-        )
 
 
 def _merge_chunks(chunks: list[Any]) -> dict[int, Bucket]:
@@ -118,7 +114,7 @@ class FleetFold:
                 if b is not None and lo is not None and hi is not None
             ]
             if known:
-                fold.chunks.append(np.array(known, dtype=np.int64))
+                fold.add_chunk(np.array(known, dtype=np.int64))
             fold.traces += 1
 
     def _fold_lineup(self, report: TraceReport) -> dict[str, int]:
