@@ -259,3 +259,39 @@ def test_pages_damaged_is_the_damage_message_never_a_fallback(monkeypatch: pytes
         assert t.kernel_reader == "pages"  # not fallen back to the scanner
     assert (caught.value.table, caught.value.page) == (schema.KERNEL, 42)
     assert str(caught.value).startswith(f"{BS16.resolve()} is damaged in {schema.KERNEL} (page 42): rowids")
+
+
+# -- the environment is written by the main thread only ------------------------------------------------
+# glibc's getenv crashes when another thread changes the environment under it: numpy's first import
+# (putenv + unsetenv of OPENBLAS_MAIN_FREE) in the page-decoding thread while DuckDB read its
+# environment on the main thread ended `nsysq export` with SIGSEGV (base/threads.before_threads).
+_AUDIT_ENV_WRITES = """
+import sys, threading
+def hook(event, args):
+    if event in ("os.putenv", "os.unsetenv") and threading.current_thread() is not threading.main_thread():
+        sys.stderr.write(f"ENV-WRITE {event} {args[0]!r} in {threading.current_thread().name}\\n")
+        sys.stderr.flush()
+sys.addaudithook(hook)
+sys.argv = ["nsysq", *sys.argv[1:]]
+from nsysq.cli.root import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export", str(BS16), "-o", "{out}/t.json.gz", "--format", "json"],
+        ["census", str(BS16), "--format", "json"],
+        ["fleet", "census", str(BS16), str(ROOT / "examples" / "bs1.sqlite"), "--format", "json"],
+    ],
+    ids=["export", "census", "fleet"],
+)
+def test_no_thread_but_the_main_one_writes_the_environment(argv: list[str], tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_MAIN_FREE", "GOTOBLAS_MAIN_FREE")}
+    args = [a.format(out=tmp_path) for a in argv]
+    proc = subprocess.run(
+        [sys.executable, "-c", _AUDIT_ENV_WRITES, *args], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "ENV-WRITE" not in proc.stderr, proc.stderr

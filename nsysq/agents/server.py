@@ -25,6 +25,7 @@ from nsysq.agents import worker
 from nsysq.agents.bounds import Folders, bound
 from nsysq.agents.tools import LIMIT, OUTPUT, Param, ToolSpec, build_tools, check_arguments
 from nsysq.base.errors import UsageError
+from nsysq.base.threads import before_threads
 from nsysq.base.version import __version__
 
 _PACKAGED_DOCS = Path(__file__).resolve().parents[1] / "docs"  # in a wheel (hatch_build.py puts them there)
@@ -51,6 +52,7 @@ class Config:
 
 def serve(config: Config) -> None:
     """Serve until stdin closes."""
+    before_threads()  # the tools run in threads
     anyio.run(_serve, config)
 
 

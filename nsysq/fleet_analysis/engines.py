@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol, TypeVar
 
 from nsysq.base.errors import UsageError
+from nsysq.base.threads import before_threads
 from nsysq.export import engine
 
 T = TypeVar("T")
@@ -73,6 +74,7 @@ class LocalEngine:
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
         """``fn`` over ``items`` on the pool's threads; each thread's DuckDB gets its share of the
         cores (export.engine.share_cores)."""
+        before_threads()  # each thread opens traces
         share = max(1, (os.cpu_count() or 1) // max(1, min(self.workers, len(items))))
         pool = ThreadPoolExecutor(
             max_workers=self.workers,
