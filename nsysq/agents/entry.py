@@ -60,17 +60,17 @@ def mcp_command(
 
 
 def full_app() -> Any:
-    """The root typer app with ``mcp`` registered (once)."""
-    from nsysq.cli.root import app
+    """The root typer app, every command built, with ``mcp`` registered (once)."""
+    from nsysq.cli import root
 
-    if not any(c.name == "mcp" for c in app.registered_commands):
-        app.command("mcp")(mcp_command)
-    return app
+    root.add_command("mcp", mcp_command)
+    return root.app
 
 
 def main() -> NoReturn:
-    """The ``nsysq`` script: the whole CLI, ``nsysq mcp`` included."""
-    from nsysq.cli.root import main as cli_main
+    """The ``nsysq`` script: the whole CLI, ``nsysq mcp`` included (the root imports the module of
+    the command run, or all of them when it needs the whole app)."""
+    from nsysq.cli import root
 
-    full_app()
-    cli_main()
+    root.add_command("mcp", mcp_command)
+    root.main()

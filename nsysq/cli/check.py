@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from nsysq.cli.common import (
+    FAIL_EXIT_CODE,
     DangerRulesOpt,
     Format,
     FormatOpt,
@@ -27,8 +28,6 @@ from nsysq.cli.common import (
     unit_for,
 )
 
-FAIL_EXIT_CODE = 3
-"""The exit code of ``nsysq check --fail-on`` when a rule named there finds something (as diff's)."""
 TITLES = {"rules": "rules", "findings": "findings (the longest --rows of each rule)"}
 PREFETCH = ("gap_ops", "check_copies", "check_underfilled")
 """The queries whose columns a check starts decoding at once (the GPU ops, the copies, the launch

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from nsysq.session.scope import NvtxSelection, Scope
 
 __all__ = [
+    "FAIL_EXIT_CODE",
     "Format",
     "Names",
     "NvtxMode",
@@ -48,6 +49,12 @@ __all__ = [
     "unit_for",
     "with_terminal_view",
 ]
+
+
+FAIL_EXIT_CODE = 3
+"""The exit code of a ``--fail-on`` that tripped: ``nsysq diff`` (a finding of the kinds asked for),
+``nsysq fleet`` (a trace failed or is a straggler, as asked), ``nsysq check`` (a rule named there
+found something)."""
 
 
 class Format(StrEnum):

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from nsysq.cli.common import (
+    FAIL_EXIT_CODE,
     DangerRulesOpt,
     Format,
     FormatOpt,
@@ -30,9 +31,6 @@ from nsysq.cli.common import (
 )
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 from nsysq.diffing.report import DEFAULT_KERNEL_ROWS
-
-FAIL_EXIT_CODE = 3
-"""The exit code of ``nsysq diff --fail-on`` when a finding of the kinds asked for exists."""
 
 
 class Section(StrEnum):

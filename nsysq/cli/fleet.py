@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 from nsysq.analyses.census import DEFAULT_LIMIT
 from nsysq.base.errors import UsageError
 from nsysq.cli.common import (
+    FAIL_EXIT_CODE,
     CensusLimitOpt,
     Format,
     FormatOpt,
@@ -35,7 +36,6 @@ from nsysq.cli.common import (
     say,
     unit_for,
 )
-from nsysq.cli.diff import FAIL_EXIT_CODE
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:

@@ -1,19 +1,22 @@
-"""The ``nsysq`` command: the root app registers every command module, and :func:`main` is the one
+"""The ``nsysq`` command: the root app, which names every command module, and :func:`main`, the one
 place where errors become messages and exit codes.
 
 Command modules (every other module of nsysq.cli, see its docstring) never import this module; they share
-:mod:`nsysq.cli.common`. Heavy imports (duckdb, pandas, matplotlib) happen inside the commands,
-so ``nsysq --help`` stays fast.
+:mod:`nsysq.cli.common`. A run imports only the module of the command it names (:func:`_command_asked`);
+the whole app, every module imported, is built for ``--help``, an unknown name, shell completion and
+whoever reads :data:`app` (``nsysq mcp`` makes a tool of every command). Heavy imports (duckdb, pandas,
+matplotlib) happen inside the commands, so ``nsysq --help`` stays fast.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import sys
 import traceback
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 import typer.main
@@ -21,18 +24,16 @@ import typer.main
 from nsysq.base.errors import NsysqError
 from nsysq.base.threads import before_threads
 from nsysq.base.version import __version__
-from nsysq.cli import analyses, cache, diff, fleet, plot, share, sql
-from nsysq.cli import check as check_cli
-from nsysq.cli import explain as explain_cli
-from nsysq.cli import gaps as gaps_cli
-from nsysq.cli import graphs as graphs_cli
-from nsysq.cli import iters as iters_cli
-from nsysq.cli import nvtx as nvtx_cli
-from nsysq.cli import stats as stats_cli
-from nsysq.cli.common import say, with_terminal_view
+from nsysq.cli.common import FAIL_EXIT_CODE, say, with_terminal_view
 from nsysq.export import engine
 
-__all__ = ["EXIT_CODES", "INTERNAL_ERROR_EXIT_CODE", "INTERRUPTED_EXIT_CODE", "app", "main"]
+__all__ = [
+    "EXIT_CODES",
+    "INTERNAL_ERROR_EXIT_CODE",
+    "INTERRUPTED_EXIT_CODE",
+    "add_command",
+    "main",
+]
 
 INTERNAL_ERROR_EXIT_CODE = 70
 """An unexpected exception, i.e. a bug in nsysq (70 is EX_SOFTWARE in sysexits.h)."""
@@ -47,7 +48,7 @@ EXIT_CODES: dict[int, str] = {
     1: "A query or the cache failed, or stdout was closed early (a broken pipe).",
     2: "Bad usage or input: an unknown option or bad value, a missing or unreadable file, a file that "
     "is not an nsys SQLite export, or a damaged one.",
-    diff.FAIL_EXIT_CODE: "`nsysq diff --fail-on`: a finding of the kinds asked for exists; `nsysq fleet "
+    FAIL_EXIT_CODE: "`nsysq diff --fail-on`: a finding of the kinds asked for exists; `nsysq fleet "
     "--fail-on`: a trace failed (the default) or is a straggler, as asked; `nsysq check --fail-on`: a rule "
     "named there found something.",
     4: "DuckDB's sqlite extension could not be loaded from the installed package.",
@@ -59,15 +60,46 @@ EXIT_CODES: dict[int, str] = {
 """Every exit code ``nsysq`` uses and what it means (docs/cli.md lists them; a test keeps every
 NsysqError's code in here)."""
 
-app = typer.Typer(
-    name="nsysq",
-    help="Make Nsight Systems SQLite exports answer questions: where GPU time goes, by kernel, "
-    "by category, per launch, over time, and what changed between two traces.",
-    add_completion=True,  # --install-completion / --show-completion (typer's; the shell is detected then)
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+COMMANDS: dict[str, tuple[str, str]] = {
+    "info": ("analyses", "info_command"),
+    "census": ("analyses", "census_command"),
+    "lineup": ("analyses", "lineup_command"),
+    "stakeout": ("analyses", "stakeout_command"),
+    "timeline": ("analyses", "timeline_command"),
+    "sql": ("sql", "sql_command"),
+    "queries": ("sql", "queries_command"),
+    "diff": ("diff", "diff_command"),
+    "gaps": ("gaps", "gaps_command"),
+    "overlap": ("gaps", "overlap_command"),
+    "nvtx": ("nvtx", "nvtx_command"),
+    "graphs": ("graphs", "graphs_command"),
+    "iters": ("iters", "iters_command"),
+    "explain": ("explain", "explain_command"),
+    "stats": ("stats", "stats_command"),
+    "check": ("check", "check_command"),
+    "report": ("share", "report_command"),
+    "export": ("share", "export_command"),
+}
+"""Every command of the root, in --help order: its name, then the module of nsysq.cli and the function."""
+GROUPS: dict[str, tuple[str, str]] = {
+    "cache": ("cache", "cache_app"),
+    "plot": ("plot", "plot_app"),
+    "fleet": ("fleet", "fleet_app"),
+}
+"""Every group of commands, after the commands: its name, then the module and its typer app."""
+_PLOT_COMMANDS = (
+    ("gaps", "gaps", "plot_gaps_command"),
+    ("overlap", "gaps", "plot_overlap_command"),
+    ("nvtx", "nvtx", "plot_nvtx_command"),
+    ("iters", "iters", "plot_iters_command"),
 )
+"""The ``nsysq plot`` commands that live with their analysis' commands, added to plot's app."""
+_added: dict[str, Callable[..., Any]] = {}
+"""The commands registered from above (:func:`add_command`), after the groups."""
+_groups: dict[str, typer.Typer] = {}
+"""Each group's app once loaded (its plot commands added, its commands given the terminal view)."""
+_whole: list[typer.Typer] = []
+"""The whole app, once built."""
 
 
 def _print_version(value: bool) -> None:
@@ -76,7 +108,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False,
@@ -90,43 +121,79 @@ def _root(
     """The options before any command (the app's help text is the Typer's ``help``)."""
 
 
-app.command("info")(analyses.info_command)
-app.command("census")(analyses.census_command)
-app.command("lineup")(analyses.lineup_command)
-app.command("stakeout")(analyses.stakeout_command)
-app.command("timeline")(analyses.timeline_command)
-app.command("sql")(sql.sql_command)
-app.command("queries")(sql.queries_command)
-app.command("diff")(diff.diff_command)
-app.command("gaps")(gaps_cli.gaps_command)
-app.command("overlap")(gaps_cli.overlap_command)
-app.command("nvtx")(nvtx_cli.nvtx_command)
-app.command("graphs")(graphs_cli.graphs_command)
-app.command("iters")(iters_cli.iters_command)
-app.command("explain")(explain_cli.explain_command)
-app.command("stats")(stats_cli.stats_command)
-app.command("check")(check_cli.check_command)
-app.command("report")(share.report_command)
-app.command("export")(share.export_command)
-app.add_typer(cache.cache_app, name="cache")
-plot.plot_app.command("gaps")(gaps_cli.plot_gaps_command)
-plot.plot_app.command("overlap")(gaps_cli.plot_overlap_command)
-plot.plot_app.command("nvtx")(nvtx_cli.plot_nvtx_command)
-plot.plot_app.command("iters")(iters_cli.plot_iters_command)
-app.add_typer(plot.plot_app, name="plot")
-app.add_typer(fleet.fleet_app, name="fleet")
+def _new_app() -> typer.Typer:
+    """The root typer app with no command yet."""
+    root = typer.Typer(
+        name="nsysq",
+        help="Make Nsight Systems SQLite exports answer questions: where GPU time goes, by kernel, "
+        "by category, per launch, over time, and what changed between two traces.",
+        add_completion=True,  # --install-completion / --show-completion (typer's; the shell is detected then)
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    root.callback()(_root)
+    return root
 
 
-def _add_terminal_view(typers: list[typer.Typer]) -> None:
+def _loaded(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(f"nsysq.cli.{module}"), name)
+
+
+def _add(root: typer.Typer, name: str) -> None:
+    """Register the command or group ``name`` on ``root``, importing only the module it lives in."""
+    if name in COMMANDS:
+        root.command(name)(_loaded(*COMMANDS[name]))
+        _add_terminal_view(root.registered_commands[-1:])
+    elif name in GROUPS:
+        root.add_typer(_group(name), name=name)
+    else:
+        root.command(name)(_added[name])
+        _add_terminal_view(root.registered_commands[-1:])
+
+
+def _group(name: str) -> typer.Typer:
+    if name not in _groups:
+        group: typer.Typer = _loaded(*GROUPS[name])
+        if name == "plot":
+            for command, module, function in _PLOT_COMMANDS:
+                group.command(command)(_loaded(module, function))
+        _add_terminal_view(group.registered_commands)
+        _groups[name] = group
+    return _groups[name]
+
+
+def _add_terminal_view(commands: list[Any]) -> None:
     """``--wide`` and ``--columns`` on every command that prints tables (it takes ``--format``)."""
-    for group in typers:
-        for command in group.registered_commands:
-            if command.callback is not None and "fmt" in inspect.signature(command.callback).parameters:
-                command.callback = with_terminal_view(command.callback)
-        _add_terminal_view([sub.typer_instance for sub in group.registered_groups if sub.typer_instance])
+    for command in commands:
+        if command.callback is not None and "fmt" in inspect.signature(command.callback).parameters:
+            command.callback = with_terminal_view(command.callback)
 
 
-_add_terminal_view([app])
+def add_command(name: str, callback: Callable[..., Any]) -> None:
+    """Register a command of a layer above the CLI (``nsysq mcp``), after the groups, once."""
+    if name in _added:
+        return
+    _added[name] = callback
+    if _whole:
+        _add(_whole[0], name)
+
+
+def whole_app() -> typer.Typer:
+    """The root app with every command and group (built once)."""
+    if not _whole:
+        root = _new_app()
+        for name in [*COMMANDS, *GROUPS, *_added]:
+            _add(root, name)
+        _whole.append(root)
+    return _whole[0]
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the whole root app, built on first use."""
+    if name == "app":
+        return whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> NoReturn:
@@ -147,22 +214,16 @@ def main() -> NoReturn:
 
 
 def _command_asked(argv: list[str]) -> Callable[[], object]:
-    """The click command that runs ``argv``, with only the command (or group) it names first built:
-    typer makes a click command of every registered command on each run (0.015-0.03 s for the ~40
-    of them), of which click runs the one named. Anything else first (``--help``, an unknown name:
-    its suggestions list them all) and shell completion build them all, as before. ``app`` itself
-    is left whole (``nsysq mcp`` lists every command as a tool)."""
+    """The click command that runs ``argv``, with only the command (or group) it names imported and
+    built: importing every command module and making a click command of each (some 40) costs more
+    than a small trace's census. Anything else first (``--help``, ``--version``, an unknown name: its
+    suggestions list them all) and shell completion build the whole app, as before."""
     name = argv[1] if len(argv) > 1 else ""
-    commands = [c for c in app.registered_commands if c.name == name]
-    groups = [g for g in app.registered_groups if g.name == name]
-    if len(commands) + len(groups) != 1 or any(key.endswith("_COMPLETE") for key in os.environ):
-        return app
-    every = app.registered_commands, app.registered_groups
-    app.registered_commands, app.registered_groups = commands, groups
-    try:
-        command: Callable[[], object] = typer.main.get_command(app)
-    finally:
-        app.registered_commands, app.registered_groups = every
+    if name not in {**COMMANDS, **GROUPS, **_added} or any(key.endswith("_COMPLETE") for key in os.environ):
+        return whole_app()
+    root = _new_app()
+    _add(root, name)
+    command: Callable[[], object] = typer.main.get_command(root)
     return command
 
 
