@@ -1,11 +1,14 @@
-"""Render a Table as a rich table, CSV, JSON or markdown. rich is imported only for ``table``."""
+"""Render a Table as a rich table, CSV, JSON or markdown. rich is imported only for ``table``, and
+only when the table cannot be written by hand (at a terminal, a cell that wraps)."""
 
 from __future__ import annotations
 
+import builtins
 import csv
 import json
 import math
 import os
+import sys
 import textwrap
 from decimal import Decimal
 from typing import IO, Any
@@ -132,12 +135,17 @@ def _asked_columns(table: Table) -> list[Column]:
 def _rich(table: Table, out: IO[str], title: str | None) -> None:
     """A rich table that fits the terminal it is printed in (:mod:`nsysq.base.terminal`): the
     kind's compact columns (or ``--wide``/``--columns``), names shortened in the middle, numbers
-    never cut, no row wrapped. Not at a terminal, every column, as wide as it needs."""
-    from rich.console import Console
+    never cut, no row wrapped. Not at a terminal, every column, as wide as it needs; there a table
+    of one-line cells is written by hand, as rich writes it, without importing rich
+    (:func:`_by_hand`)."""
+    plain = _plain_stream(out)
+    probe = None
+    if not plain:
+        from rich.console import Console
 
-    probe = Console(file=out)
-    at_terminal = probe.is_terminal
-    width = probe.width if at_terminal else int(os.environ.get("COLUMNS") or 200)
+        probe = Console(file=out)
+    at_terminal = probe is not None and probe.is_terminal
+    width = probe.width if probe is not None and at_terminal else int(os.environ.get("COLUMNS") or 200)
     columns, hidden = choose_columns(
         table.kind, table.columns, table.rows, table.unit, at_terminal=at_terminal
     )
@@ -152,6 +160,25 @@ def _rich(table: Table, out: IO[str], title: str | None) -> None:
     if hidden:
         names = ", ".join(h.replace("_", " ") for h in hidden)
         lines += textwrap.wrap(f"not shown (--wide): {names}", width - 1, subsequent_indent="  ")
+    heading = middle_ellipsis(title, width - 1) if title else None
+    drawn = _by_hand(heading, shown, widths, numeric, rows, lines) if plain else None
+    if drawn is not None:
+        out.write(drawn)
+    else:
+        _rich_print(out, width, heading, (shown, widths, numeric, rows), lines)
+
+
+def _rich_print(
+    out: IO[str],
+    width: int,
+    heading: str | None,
+    grid: tuple[list[Column], list[int], list[bool], list[list[str]]],
+    lines: list[str],
+) -> None:
+    """The title, the table and the footer ``lines`` printed by rich."""
+    from rich.console import Console
+
+    shown, widths, numeric, rows = grid
     # markup/emoji off: kernel names such as "k<[with T=float]>" or "a::fire::b" print as they are
     console = Console(
         file=out,
@@ -161,12 +188,78 @@ def _rich(table: Table, out: IO[str], title: str | None) -> None:
         emoji=False,
         highlight=False,
     )
-    if title:
-        console.print(middle_ellipsis(title, width - 1), style="italic")
+    if heading:
+        console.print(heading, style="italic")
     if not _print_plain_rows(console, out, shown, widths, numeric, rows):
         console.print(_rich_table(shown, widths, numeric, rows), crop=False)
     for line in lines:
         console.print(line, style="dim")
+
+
+_RICH_ENVIRONMENT = ("FORCE_COLOR", "TTY_COMPATIBLE")
+"""Variables that make rich take a pipe or a file for a terminal (or decide it itself)."""
+
+
+def _plain_stream(out: IO[str]) -> bool:
+    """True when rich would see ``out`` as no terminal, writing UTF-8, without a notebook or Windows'
+    legacy console: then its tables carry no style or colour, and can be written by hand."""
+    if any(name in os.environ for name in _RICH_ENVIRONMENT) or sys.platform == "win32":
+        return False
+    if "IPython" in sys.modules or "idlelib" in sys.modules or hasattr(builtins, "get_ipython"):
+        return False
+    encoding = getattr(out, "encoding", "utf-8") or "utf-8"
+    if not (isinstance(encoding, str) and encoding.lower().startswith("utf")):
+        return False
+    isatty = getattr(out, "isatty", None)
+    try:
+        return isatty is not None and not isatty()
+    except ValueError:  # a closed file: rich's own answer, written by rich
+        return False
+
+
+def _by_hand(
+    heading: str | None,
+    shown: list[Column],
+    widths: list[int],
+    numeric: list[bool],
+    rows: list[list[str]],
+    lines: list[str],
+) -> str | None:
+    """The text rich prints for the title, the table (box SIMPLE_HEAD, edges padded) and the footer
+    ``lines`` on a console that is no terminal, when every cell fits its column on one line and
+    every header splits at its spaces; None (rich draws) otherwise. tests/test_render.py compares
+    the two over many tables."""
+    console_width = max(int(os.environ.get("COLUMNS") or 200), table_width(widths) + 1)
+    texts = [heading, *lines] if heading else lines
+    if not shown or not all(len(t) <= console_width and _printable(t) for t in texts):
+        return None
+    if not all(_one_line(t, w) for cells in rows for t, w in zip(cells, widths, strict=True)):
+        return None
+    head = [_header_lines(c.name.replace("_", " "), w) for c, w in zip(shown, widths, strict=True)]
+    if any(h is None for h in head):
+        return None
+    height = max(len(h) for h in head if h is not None)
+    stacked = [[""] * (height - len(h)) + h for h in head if h is not None]  # headers sit at the bottom
+    edge = " " * table_width(widths)
+    rule = " " + "\u2500" * (table_width(widths) - 2) + " "
+    body = [_plain_row(list(cells), widths, numeric) for cells in zip(*stacked, strict=True)]
+    body += [rule, *(_plain_row(cells, widths, numeric) for cells in rows), edge]
+    return "".join(line + "\n" for line in [*([heading] if heading else []), edge, *body, *lines])
+
+
+def _header_lines(name: str, width: int) -> list[str] | None:
+    """A column's header as rich folds it into ``width``: its words, as many to a line as fit;
+    None when a word is longer than the column (rich would cut it) or the spacing is odd."""
+    words = name.split(" ")
+    if not name.isascii() or not name.isprintable() or not all(0 < len(w) <= width for w in words):
+        return None
+    lines = [words[0]]
+    for word in words[1:]:
+        if len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _rich_table(shown: list[Column], widths: list[int], numeric: list[bool], rows: list[list[str]]) -> Any:
@@ -236,14 +329,13 @@ def _print_plain_rows(
 
 
 def _one_line(text: str, width: int) -> bool:
-    ascii_ = text.replace(ELLIPSIS, ".").replace(UNKNOWN, "-")  # both one cell wide, as rich counts them
-    return (
-        len(text) <= width
-        and ascii_.isascii()
-        and ascii_.isprintable()
-        and text == text.strip()
-        and "  " not in text
-    )
+    return len(text) <= width and _printable(text) and text == text.strip() and "  " not in text
+
+
+def _printable(text: str) -> bool:
+    """Printable ASCII, or the ellipsis and the unknown's dash: one cell each, as rich counts them."""
+    ascii_ = text.replace(ELLIPSIS, ".").replace(UNKNOWN, "-")
+    return ascii_.isascii() and ascii_.isprintable()
 
 
 def _plain_row(cells: list[str], widths: list[int], numeric: list[bool]) -> str:

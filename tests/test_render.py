@@ -1,0 +1,148 @@
+"""The table format written by hand (nsysq.base.render._by_hand) is rich's own, byte for byte: a pipe
+or a file gets the text rich would print, for random tables (odd widths, empty ones, headers that
+fold, cells and footers that cannot be written by hand) and for every table command on the
+examples and the real exports."""
+
+from __future__ import annotations
+
+import io
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from nsysq.base import render as render_mod
+from nsysq.base.table import Table
+from tests.conftest import REAL_TRACES, ROOT
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.sqlite"))
+WORDS = ["void", "gemm", "nccl_AllReduce", "k<[T=float]>", "a b", "x::y", "[bold]", ":smile:", "…", "–"]
+ODD = ["ñame", "tab\there", "  pad", "", "全角", "a  b", "\x1b[1m"]
+COLUMN_NAMES = [
+    "name", "total_ns", "instances", "advice", "value", "rank", "share_pct", "a_very_long_column_name",
+    "x", "ratio", "underfilled_kernel_share_pct", "id",
+]  # fmt: skip
+
+
+def both(table: Table, title: str | None, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, bool]:
+    """``table`` rendered as a pipe gets it, and by rich alone; whether the first was by hand."""
+    drawn: list[bool] = []
+    by_hand = render_mod._by_hand
+
+    def spy(*args: Any) -> str | None:
+        text = by_hand(*args)
+        drawn.append(text is not None)
+        return text
+
+    fast, slow = io.StringIO(), io.StringIO()
+    with monkeypatch.context() as patch:
+        patch.setattr(render_mod, "_by_hand", spy)
+        render_mod.render(table, "table", fast, title=title)
+    with monkeypatch.context() as only_rich:
+        only_rich.setattr(render_mod, "_plain_stream", lambda out: False)
+        render_mod.render(table, "table", slow, title=title)
+    return fast.getvalue(), slow.getvalue(), drawn == [True]
+
+
+def random_table(rng: random.Random, case: int) -> Table:
+    words = WORDS if case % 3 else [*WORDS, *ODD]
+    columns = tuple(rng.sample(COLUMN_NAMES, rng.randrange(1, 7)))
+    n_rows = rng.choice([0, 1, 2, 5, 30, 45])
+
+    def value(column: str) -> Any:
+        if column in ("name", "advice", "value", "x"):
+            length = rng.choice([1, 2, 3, 3, 12, 40]) if column != "name" else rng.randrange(1, 14)
+            return ("_" if column == "name" else " ").join(rng.choice(words) for _ in range(length))
+        return rng.choice([None, rng.randrange(0, 10**12), rng.random() * 1e6, True, -3, 0.5])
+
+    rows = [tuple(value(c) for c in columns) for _ in range(n_rows)]
+    footer: dict[str, Any] = {"rows": n_rows, "total_ns": rng.randrange(10**9)}
+    if case % 4 == 0:
+        footer["advice"] = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 60)))
+    if case % 5 == 0:
+        footer["distinct_names"] = rng.choice(["x", "ñ", "a  b"])
+    return Table("case", columns, rows, unit=rng.choice(["ns", "ms"]), footer=footer)
+
+
+@pytest.mark.parametrize("columns", ["", "37", "80", "120", "500"])
+def test_random_tables_by_hand_are_richs(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if columns:
+        monkeypatch.setenv("COLUMNS", columns)
+    else:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    rng = random.Random(int(columns or 0))
+    by_hand = by_rich = 0
+    for case in range(120):
+        table = random_table(rng, case)
+        title = rng.choice([None, "census", "a title " * rng.randrange(1, 40), "ñ title"])
+        fast, slow, hand = both(table, title, monkeypatch)
+        assert fast == slow, f"case {case}"
+        by_hand, by_rich = by_hand + hand, by_rich + (not hand)
+    assert by_hand >= 20 and by_rich >= 10, (by_hand, by_rich)
+
+
+def test_empty_and_one_column_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    tables = [
+        Table("census", ("rank", "name", "total_ns"), []),
+        Table("census", ("name",), [("k",)]),
+        Table("census", ("total_ns",), [(None,), (5,)], footer={"shown_rows": 0}),
+        Table("info", ("section", "key", "value"), [("file", "path", "/a/b.sqlite")]),
+    ]
+    for table in tables:
+        fast, slow, hand = both(table, "t", monkeypatch)
+        assert fast == slow and hand, table
+
+
+def test_rich_draws_at_a_terminal_or_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TTY, FORCE_COLOR or TTY_COMPATIBLE, a notebook, a non-UTF-8 stream: rich decides."""
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    class Latin(io.StringIO):
+        @property
+        def encoding(self) -> str:  # type: ignore[override]
+            return "latin-1"
+
+    assert render_mod._plain_stream(io.StringIO())
+    assert not render_mod._plain_stream(Tty())
+    assert not render_mod._plain_stream(Latin())
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        with monkeypatch.context() as env:
+            env.setenv(name, "0")
+            assert not render_mod._plain_stream(io.StringIO())
+
+
+COMMANDS = [
+    ["info"], ["census"], ["census", "--wide"], ["census", "-n", "3", "--unit", "us"], ["lineup"],
+    ["timeline"], ["nvtx"], ["gaps"], ["overlap"], ["stats"],
+]  # fmt: skip
+
+
+def cli_both(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    from nsysq.cli.root import app
+
+    runner = CliRunner()
+    fast = runner.invoke(app, args)
+    with monkeypatch.context() as only_rich:
+        only_rich.setattr(render_mod, "_plain_stream", lambda out: False)
+        slow = runner.invoke(app, args)
+    assert fast.exit_code == slow.exit_code
+    return fast.stdout, slow.stdout
+
+
+@pytest.mark.parametrize("trace", [*EXAMPLES, *REAL_TRACES], ids=lambda p: Path(p).stem)
+def test_every_table_command_by_hand_is_richs(trace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for args in COMMANDS:
+        fast, slow = cli_both([*args[:1], str(trace), *args[1:]], monkeypatch)
+        assert fast == slow, args
+    if trace in EXAMPLES:
+        fast, slow = cli_both(["diff", *map(str, EXAMPLES[:2])], monkeypatch)
+        assert fast == slow
