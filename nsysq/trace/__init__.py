@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, overload
 from nsysq.analyses import census as census_mod
 from nsysq.analyses import graphs as graphs_mod
 from nsysq.analyses import lineup as lineup_mod
-from nsysq.analyses import nvtx as nvtx_mod
 from nsysq.analyses import stakeout as stakeout_mod
 from nsysq.analyses import timeline as timeline_mod
 from nsysq.analyses.info import info as info_of
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from nsysq.analyses import nvtx as nvtx_mod
     from nsysq.iterations import table as iters_mod
 
 P = ParamSpec("P")
@@ -108,6 +108,14 @@ class DeferredAnalysis(Analysis[P]):
         self.__dict__["_doc"] = doc
 
 
+def _nvtx_filter(session: Session, selection: NvtxSelection) -> OpFilter:
+    """:func:`nsysq.analyses.nvtx.selection_filter`, imported when a trace is opened with an NVTX
+    selection (the NVTX modules are no part of a census)."""
+    from nsysq.analyses.nvtx import selection_filter
+
+    return selection_filter(session, selection)
+
+
 def _iteration_filter(session: Session, selection: IterationSelection) -> OpFilter:
     """:func:`nsysq.iterations.scope.iteration_filter`, imported when a trace is opened with an
     iteration selection."""
@@ -149,7 +157,7 @@ class Trace:
             )
             scope = dataclasses.replace(scope or Scope(), iterations=chosen)
         self.session: Session = Session(
-            path, cache=cache, prefetch=prefetch, scope=scope, resolve=nvtx_mod.selection_filter,
+            path, cache=cache, prefetch=prefetch, scope=scope, resolve=_nvtx_filter,
             resolve_iterations=_iteration_filter, nsys=nsys,
         )  # fmt: skip
         #: The SQLite export read: for a ``.nsys-rep``, its export in the cache folder
@@ -188,10 +196,11 @@ class Trace:
     stakeout = Analysis(stakeout_mod.stakeout)
     graphs = Analysis(graphs_mod.graphs)
     timeline = Analysis(timeline_mod.timeline)
-    nvtx = Analysis(nvtx_mod.nvtx)
     if TYPE_CHECKING:
+        nvtx = Analysis(nvtx_mod.nvtx)
         iters = Analysis(iters_mod.iters)
     else:
+        nvtx = DeferredAnalysis("nsysq.analyses.nvtx", "nvtx")
         iters = DeferredAnalysis("nsysq.iterations.table", "iters")
 
 
