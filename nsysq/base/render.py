@@ -188,7 +188,7 @@ def _rich_print(
         emoji=False,
         highlight=False,
     )
-    if heading:
+    if heading is not None:
         console.print(heading, style="italic")
     if not _print_plain_rows(console, out, shown, widths, numeric, rows):
         console.print(_rich_table(shown, widths, numeric, rows), crop=False)
@@ -230,7 +230,7 @@ def _by_hand(
     every header splits at its spaces; None (rich draws) otherwise. tests/test_render.py compares
     the two over many tables."""
     console_width = max(int(os.environ.get("COLUMNS") or 200), table_width(widths) + 1)
-    texts = [heading, *lines] if heading else lines
+    texts = [heading, *lines] if heading is not None else lines
     if not shown or not all(len(t) <= console_width and _printable(t) for t in texts):
         return None
     if not all(_one_line(t, w) for cells in rows for t, w in zip(cells, widths, strict=True)):
@@ -244,7 +244,7 @@ def _by_hand(
     rule = " " + "\u2500" * (table_width(widths) - 2) + " "
     body = [_plain_row(list(cells), widths, numeric) for cells in zip(*stacked, strict=True)]
     body += [rule, *(_plain_row(cells, widths, numeric) for cells in rows), edge]
-    return "".join(line + "\n" for line in [*([heading] if heading else []), edge, *body, *lines])
+    return "".join(line + "\n" for line in [*([heading] if heading is not None else []), edge, *body, *lines])
 
 
 def _header_lines(name: str, width: int) -> list[str] | None:
