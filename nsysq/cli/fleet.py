@@ -83,7 +83,7 @@ TracesArg = Annotated[
 EngineOpt = Annotated[
     EngineName,
     typer.Option(
-        "--engine", help="local: a thread pool on this machine; ray: Ray tasks (pip install 'nsysq[ray]')."
+        "--engine", help="local: worker processes on this machine; ray: Ray tasks (pip install 'nsysq[ray]')."
     ),
 ]
 AddressOpt = Annotated[

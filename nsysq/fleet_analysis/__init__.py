@@ -2,7 +2,7 @@
 
 ``nsysq.fleet(paths, engine="local")`` maps one pure per-trace function
 (:func:`nsysq.fleet_analysis.partial.read_trace`) over the inputs with an engine
-(:mod:`nsysq.fleet_analysis.engines`: a local thread pool, or Ray tasks), folds the small reports on the
+(:mod:`nsysq.fleet_analysis.engines`: local worker processes, or Ray tasks), folds the small reports on the
 driver as they arrive (:mod:`nsysq.fleet_analysis.merge`, exact and order-free statistics from
 :mod:`nsysq.fleet_analysis.stats`), and scores the traces against each other with diff's robust method
 (:mod:`nsysq.fleet_analysis.stragglers`). :func:`collectives` matches NCCL collectives across
@@ -71,8 +71,9 @@ def fleet(
 ) -> FleetResult:
     """Answer one question over many traces; see :class:`FleetResult` for the tables.
 
-    ``engine``: "local" (a thread pool sized to this machine), "ray" (Ray tasks; ``address`` None
-    starts a local Ray instance, "auto" or "ray://host:10001" joins a cluster) or an Engine.
+    ``engine``: "local" (a thread and worker processes sized to this machine), "ray" (Ray tasks;
+    ``address`` None starts a local Ray instance, "auto" or "ray://host:10001" joins a cluster) or
+    an Engine.
     ``idle``: also measure busy and idle time per trace (nsysq gaps; slower); ``span``: the GPU
     span per trace (one more pass over the GPU tables). ``cache``: "reuse"
     (use cached copies when complete, build none), True, False or "build". ``nsys``: the nsys that
