@@ -172,11 +172,11 @@ class Pool:
     def close(self) -> None:
         """Stop every slot: the workers' pipes close (each exits, or is killed), slot 0 finishes
         the task it is running."""
-        self._closing.set()
+        with self._lock:
+            self._closing.set()
+            workers = list(self._workers.values())
         for _ in self._threads:
             self._tasks.put(None)
-        with self._lock:
-            workers = list(self._workers.values())
         for worker in workers:
             worker.stop()
         for thread in self._threads:
@@ -215,7 +215,9 @@ class Pool:
                 if self._closing.is_set():
                     return False, KeyboardInterrupt()
                 how = worker.death()
-                with self._lock:
+                with self._lock:  # close() stops the workers it finds: none may start after
+                    if self._closing.is_set():
+                        return False, KeyboardInterrupt()
                     self._workers[slot] = _Worker(self.share)
             except Exception as exc:  # the task or its answer could not be pickled
                 return False, exc
