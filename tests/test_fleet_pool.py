@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 import nsysq
+from nsysq.base.errors import WorkerLostError
 from nsysq.fleet_analysis import LocalEngine
-from nsysq.fleet_analysis.pool import WorkerLostError, travels
+from nsysq.fleet_analysis.pool import travels
 from nsysq.synth import rank_set
 from tests.conftest import ROOT
 

@@ -26,17 +26,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from nsysq.base.errors import NsysqError
+from nsysq.base.errors import WorkerLostError
 from nsysq.base.threads import before_threads
 from nsysq.export import engine
 
 _BOOT = "import sys; sys.path[:] = sys.argv[1:]; from nsysq.fleet_analysis.pool import serve; serve()"
 STOP_GRACE_S = 2.0
 """Seconds a worker has to exit after its pipe closes before it is killed."""
-
-
-class WorkerLostError(NsysqError):
-    """A worker process died twice on the same task."""
 
 
 def travels(fn: Callable[..., Any]) -> bool:
