@@ -183,7 +183,8 @@ def test_pool_is_sized_to_cores_and_memory() -> None:
     gib = 1024**3
     assert pool_size(10 * 1024**2, cores=8, memory=64 * gib) == 8
     assert pool_size(2 * gib, cores=8, memory=8 * gib) == 1
-    assert pool_size(100 * 1024**2, cores=8, memory=1 * gib) == 2
+    assert pool_size(100 * 1024**2, cores=8, memory=gib * 5 // 4) == 2
+    assert pool_size(100 * 1024**2, cores=8, memory=1 * gib) == 1  # a second slot's worker interpreter
     assert pool_size(50 * gib, cores=4, memory=1 * gib) == 1
 
 

@@ -172,6 +172,15 @@ def _is_display_adapter(gpu: dict[str, Any]) -> bool:
     return gpu.get("sm_count") == 0 and not gpu.get("bus_location")
 
 
+def nsys_version(trace: Session) -> str:
+    """The nsys version that wrote the export (identity's, without reading the GPUs)."""
+    con = connect_readonly(trace.path)
+    try:
+        return _metadata(trace, con).get("EXPORT_PRODUCT_VERSION", "unknown")
+    finally:
+        con.close()
+
+
 def identity(trace: Session) -> dict[str, Any]:
     """The nsys version and the CUDA GPUs' names, read cheaply from the small metadata tables.
 

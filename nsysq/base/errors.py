@@ -78,3 +78,9 @@ class CacheError(NsysqError):
     """The cache directory cannot be used."""
 
     exit_code = 1
+
+
+class WorkerLostError(NsysqError):
+    """A worker process of the local fleet engine died twice on the same trace."""
+
+    exit_code = 1

@@ -83,7 +83,7 @@ TracesArg = Annotated[
 EngineOpt = Annotated[
     EngineName,
     typer.Option(
-        "--engine", help="local: a thread pool on this machine; ray: Ray tasks (pip install 'nsysq[ray]')."
+        "--engine", help="local: worker processes on this machine; ray: Ray tasks (pip install 'nsysq[ray]')."
     ),
 ]
 AddressOpt = Annotated[
@@ -260,7 +260,7 @@ def census_command(
     stddev from exact integer sums, median from merged histograms (relative error <= 0.5 %)."""
     kinds = _fail_on(fail_on)
     job = {"lineup": False, "span": False, "names": names.value, "cache": _cache(no_cache, build_cache),
-           "nsys": _text(nsys)}  # fmt: skip
+           "nsys": _text(nsys), "identity": False}  # fmt: skip
     if show_sql:
         return _show_sql(traces, **job)
     result = _ask(traces, engine, address, workers, limit=limit, **job)
@@ -286,7 +286,7 @@ def lineup_command(
     kinds = _fail_on(fail_on)
     rules_arg = str(rules) if rules else None
     job = {"census": False, "span": False, "rules": rules_arg, "cache": _cache(no_cache, build_cache),
-           "nsys": _text(nsys)}  # fmt: skip
+           "nsys": _text(nsys), "identity": False}  # fmt: skip
     if show_sql:
         return _show_sql(traces, **job)
     result = _ask(traces, engine, address, workers, **job)

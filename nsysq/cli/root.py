@@ -45,7 +45,7 @@ _FIRST_LINE_CHARS = 300
 
 EXIT_CODES: dict[int, str] = {
     0: "Success.",
-    1: "A query or the cache failed, or stdout was closed early (a broken pipe).",
+    1: "A query, the cache or a fleet worker process failed, or stdout was closed early (a broken pipe).",
     2: "Bad usage or input: an unknown option or bad value, a missing or unreadable file, a file that "
     "is not an nsys SQLite export, or a damaged one.",
     FAIL_EXIT_CODE: "`nsysq diff --fail-on`: a finding of the kinds asked for exists; `nsysq fleet "

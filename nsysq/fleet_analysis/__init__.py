@@ -2,7 +2,7 @@
 
 ``nsysq.fleet(paths, engine="local")`` maps one pure per-trace function
 (:func:`nsysq.fleet_analysis.partial.read_trace`) over the inputs with an engine
-(:mod:`nsysq.fleet_analysis.engines`: a local thread pool, or Ray tasks), folds the small reports on the
+(:mod:`nsysq.fleet_analysis.engines`: local worker processes, or Ray tasks), folds the small reports on the
 driver as they arrive (:mod:`nsysq.fleet_analysis.merge`, exact and order-free statistics from
 :mod:`nsysq.fleet_analysis.stats`), and scores the traces against each other with diff's robust method
 (:mod:`nsysq.fleet_analysis.stragglers`). :func:`collectives` matches NCCL collectives across
@@ -21,7 +21,7 @@ from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
 from nsysq.diffing.params import DEFAULT_MIN_TIME_MS, DEFAULT_THRESHOLD
 from nsysq.fleet_analysis.collectives import CollectivesResult, collectives
-from nsysq.fleet_analysis.engines import ENGINES, Engine, LocalEngine, RayEngine, make_engine
+from nsysq.fleet_analysis.engines import ENGINES, Engine, LocalEngine, RayEngine, held, make_engine
 from nsysq.fleet_analysis.inputs import expand
 from nsysq.fleet_analysis.merge import FleetFold, census_table, lineup_table
 from nsysq.fleet_analysis.partial import Job, TraceReport, read_trace
@@ -67,16 +67,19 @@ def fleet(
     threshold: float = DEFAULT_THRESHOLD,
     min_time_ms: float = DEFAULT_MIN_TIME_MS,
     nsys: str | Path | None = None,
+    identity: bool = True,
 ) -> FleetResult:
     """Answer one question over many traces; see :class:`FleetResult` for the tables.
 
-    ``engine``: "local" (a thread pool sized to this machine), "ray" (Ray tasks; ``address`` None
-    starts a local Ray instance, "auto" or "ray://host:10001" joins a cluster) or an Engine.
+    ``engine``: "local" (a thread and worker processes sized to this machine), "ray" (Ray tasks;
+    ``address`` None starts a local Ray instance, "auto" or "ray://host:10001" joins a cluster) or
+    an Engine.
     ``idle``: also measure busy and idle time per trace (nsysq gaps; slower); ``span``: the GPU
     span per trace (one more pass over the GPU tables). ``cache``: "reuse"
     (use cached copies when complete, build none), True, False or "build". ``nsys``: the nsys that
     exports a ``.nsys-rep`` input, found on the worker that opens it (else its NSYSQ_NSYS, PATH,
-    install folders).
+    install folders). ``identity=False`` skips each trace's GPU and nsys version (the per-trace
+    table's ``gpu`` and ``nsys_version`` are then empty; the merged tables do not show them).
     """
     if names not in ("short", "demangled"):
         raise UsageError(f"--names must be short or demangled, not {names!r}.")
@@ -85,13 +88,14 @@ def fleet(
     inputs = expand([paths] if isinstance(paths, (str, Path)) else paths)
     job = Job(
         census=census, lineup=lineup, idle=idle, span=span, names=names, rules=_rules(rules), cache=cache,
-        nsys=None if nsys is None else str(nsys),
+        nsys=None if nsys is None else str(nsys), identity=identity,
     )  # fmt: skip
     runner = engine if not isinstance(engine, str) else _engine(engine, address, workers, inputs)
     fold = FleetFold()
-    for index, report in runner.map(functools.partial(read_trace, job=job), inputs):
-        _check_version(report)
-        fold.add(index, report)
+    with held(runner):
+        for index, report in runner.map(functools.partial(read_trace, job=job), inputs):
+            _check_version(report)
+            fold.add(index, report)
     missing = set(range(len(inputs))) - set(fold.reports)
     if missing:  # an engine that lost an input must not give a quiet partial answer
         raise UsageError(f"the {runner.name} engine returned no answer for {len(missing)} trace(s).")

@@ -127,12 +127,12 @@ def use_rules(trace: Session, rules: str | None) -> None:
 
 def answer(trace: Session, job: CollectiveJob, report: CollectiveReport) -> None:
     """Fill ``report`` from an open trace (``--show-sql`` runs this on one trace and prints its SQL)."""
-    from nsysq.analyses.info import identity
+    from nsysq.analyses.info import nsys_version
     from nsysq.gputime.gpu_ops import COMPUTE, pair_classes
     from nsysq.gputime.overlap import COMM_CATEGORY, load_kind_rules
 
     trace.require_kernels()
-    report.nsys_version = str(identity(trace)["nsys_version"])
+    report.nsys_version = nsys_version(trace)
     report.clock = read_clock(trace.path, trace.schema)
     use_rules(trace, job.rules)
     kind_rules = load_kind_rules()

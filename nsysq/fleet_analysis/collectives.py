@@ -34,7 +34,7 @@ from nsysq.fleet_analysis.collective_partial import (
     read_collectives,
     read_phases,
 )
-from nsysq.fleet_analysis.engines import Engine, make_engine
+from nsysq.fleet_analysis.engines import Engine, held, make_engine
 from nsysq.fleet_analysis.inputs import expand
 
 if TYPE_CHECKING:
@@ -127,13 +127,14 @@ def collectives(
     job = CollectiveJob(rules=_rules(rules), cache=cache)
     runner = engine if not isinstance(engine, str) else _engine(engine, address, workers, inputs)
     reports: dict[int, CollectiveReport] = {}
-    for index, report in runner.map(functools.partial(read_collectives, job=job), inputs):
-        _check_version(report.nsysq_version)
-        reports[index] = report
-    if set(reports) != set(range(len(inputs))):
-        raise UsageError(f"the {runner.name} engine returned no answer for some trace(s).")
-    ordered = [reports[i] for i in range(len(inputs))]
-    return _answer(ordered, runner, job, limit)
+    with held(runner):  # the same workers read the blamed rank's phases
+        for index, report in runner.map(functools.partial(read_collectives, job=job), inputs):
+            _check_version(report.nsysq_version)
+            reports[index] = report
+        if set(reports) != set(range(len(inputs))):
+            raise UsageError(f"the {runner.name} engine returned no answer for some trace(s).")
+        ordered = [reports[i] for i in range(len(inputs))]
+        return _answer(ordered, runner, job, limit)
 
 
 def _rules(rules: str | Path | None) -> str | None:
@@ -225,16 +226,16 @@ def _groups(k: RankKernels, report: CollectiveReport, offset: int) -> dict[tuple
     before = np.maximum.accumulate(np.concatenate([np.asarray([FIRST], dtype=np.int64), ends[:-1]]))
     lo = np.empty(len(order), dtype=np.int64)
     lo[order] = np.where(before == FIRST, FIRST, np.minimum(before, k.start[order]))
-    first: dict[int, int] = {}
-    for stream in k.stream[order]:
-        first.setdefault(int(stream), len(first))
+    streams, seen = np.unique(k.stream[order], return_index=True)
+    first = {int(stream): slot for slot, stream in enumerate(streams[np.argsort(seen, kind="stable")])}
+    table = np.asarray(report.names, dtype=object)
     out: dict[tuple[int, str], tuple[Any, ...]] = {}
     for stream, slot in first.items():
         on = k.stream == stream
         for code in np.unique(k.kind[on]):
             rows = np.flatnonzero(on & (k.kind == code))
             rows = rows[np.argsort(k.start[rows], kind="stable")]
-            names = np.asarray([report.names[i] for i in k.name[rows]], dtype=object)
+            names = table[k.name[rows]] if len(table) else np.asarray([], dtype=object)
             out[(slot, report.kinds[int(code)])] = (
                 k.start[rows] + offset,
                 k.end[rows] + offset,

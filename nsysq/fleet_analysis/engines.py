@@ -1,10 +1,13 @@
 """Where the per-trace work runs: a small interface and two engines.
 
 An :class:`Engine` maps one picklable function over items and yields ``(index, result)`` pairs as
-they finish; it knows nothing about traces. :class:`LocalEngine` (the default) runs a thread pool
-on this machine: DuckDB releases the GIL, so threads give real parallelism without spawning or
-pickling; the number of threads is the number of cores, lowered so that the traces open at once fit
-in the memory available. :class:`RayEngine` submits the same function as Ray tasks (``pip install
+they finish; it knows nothing about traces. :class:`LocalEngine` (the default) runs on this
+machine: one slot on a thread of this process and the others in worker processes
+(:mod:`nsysq.fleet_analysis.pool`), each paying nsysq's per-process set-up once for many traces and
+sharing no lock (threads alone serialize on the GIL in each trace's Python set-up); the number of
+slots is the number of cores, lowered so that the traces open at once and the workers' interpreters
+fit in the memory available. A function that cannot be pickled (a closure) runs on threads only.
+:class:`RayEngine` submits the same function as Ray tasks (``pip install
 'nsysq[ray]'``) to a local Ray instance or a cluster; a task whose worker dies is retried.
 Both keep at most a bounded number of items in flight, so results are folded as they arrive.
 """
@@ -12,13 +15,16 @@ Both keep at most a bounded number of items in flight, so results are folded as 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
 from nsysq.base.errors import UsageError
 from nsysq.base.threads import before_threads
 from nsysq.export import engine
+from nsysq.fleet_analysis.pool import Pool, travels
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -28,6 +34,8 @@ PER_TRACE_BASE_BYTES = 96 * 1024**2
 """Memory one open trace needs beyond its file's size (DuckDB, decoded columns, partial rows)."""
 PER_TRACE_FILE_FACTOR = 1.5
 """Memory one open trace needs per byte of its file (its decoded kernel columns, at most)."""
+PER_WORKER_BYTES = 96 * 1024**2
+"""Memory a worker process needs beyond its open trace (its interpreter, nsysq, DuckDB, numpy)."""
 RAY_MAX_RETRIES = 3
 """Times Ray reruns a task whose worker process or node died."""
 
@@ -53,50 +61,91 @@ def available_memory() -> int:
 
 
 def pool_size(largest_trace_bytes: int, *, cores: int | None = None, memory: int | None = None) -> int:
-    """Threads for the local engine: one per core, but never more open traces than fit in half
-    the available memory (each estimated from the largest input)."""
+    """Slots for the local engine: one per core, but never more than fit in half the available
+    memory: each slot an open trace (estimated from the largest input), and each slot but the
+    first the interpreter of its worker process."""
     cores = cores or os.cpu_count() or 1
     budget = (memory if memory is not None else available_memory()) // 2
     per_trace = PER_TRACE_BASE_BYTES + int(PER_TRACE_FILE_FACTOR * largest_trace_bytes)
-    return max(1, min(cores, budget // per_trace))
+    return max(1, min(cores, (budget + PER_WORKER_BYTES) // (per_trace + PER_WORKER_BYTES)))
 
 
 class LocalEngine:
-    """A thread pool on this machine; ``workers`` threads, so ``workers`` traces open at most."""
+    """``workers`` slots on this machine, so ``workers`` traces open at most: one on a thread of
+    this process, the others in worker processes (threads only for a function that cannot be
+    pickled, or ``processes=False``). The workers live for one ``map``, or, inside ``with engine:``,
+    for every ``map`` of the block (nsysq fleet collectives asks its ranks twice)."""
 
     name = "local"
 
-    def __init__(self, workers: int = 1) -> None:
+    def __init__(self, workers: int = 1, *, processes: bool = True) -> None:
         if workers < 1:
             raise UsageError("--workers must be 1 or more.")
         self.workers = workers
+        self.processes = processes and bool(sys.executable)
+        self._held = 0
+        self._pool: Pool | None = None
+
+    def __enter__(self) -> LocalEngine:
+        self._held += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._held -= 1
+        if not self._held:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the worker processes (a later ``map`` starts new ones)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, R]]:
-        """``fn`` over ``items`` on the pool's threads; each thread's DuckDB gets its share of the
-        cores (export.engine.share_cores)."""
-        before_threads()  # each thread opens traces
+        """``fn`` over ``items`` on the slots; each slot's DuckDB gets its share of the cores
+        (export.engine.share_cores)."""
         share = max(1, (os.cpu_count() or 1) // max(1, min(self.workers, len(items))))
-        pool = ThreadPoolExecutor(
-            max_workers=self.workers,
-            thread_name_prefix="nsysq-fleet",
-            initializer=engine.share_cores,
-            initargs=(share,),
-        )
-        with pool:
-            running: dict[Future[R], int] = {}
-            queue = iter(enumerate(items))
-            for index, item in queue:
-                running[pool.submit(fn, item)] = index
-                if len(running) >= self.workers:
+        if self._pool is not None:
+            yield from self._pool.map(fn, items)
+        elif self.processes and self.workers > 1 and len(items) > 1 and travels(fn):
+            with self:
+                self._pool = Pool(min(self.workers, len(items)), share)
+                yield from self._pool.map(fn, items)
+        else:
+            yield from _thread_map(fn, items, self.workers, share)
+
+
+def held(runner: Engine) -> AbstractContextManager[object]:
+    """Keeps a local engine's worker processes for every ``map`` inside the block."""
+    return runner if isinstance(runner, LocalEngine) else nullcontext()
+
+
+def _thread_map(
+    fn: Callable[[T], R], items: Sequence[T], workers: int, share: int
+) -> Iterator[tuple[int, R]]:
+    """``fn`` over ``items`` on ``workers`` threads of this process."""
+    before_threads()  # each thread opens traces
+    pool = ThreadPoolExecutor(
+        max_workers=workers,
+        thread_name_prefix="nsysq-fleet",
+        initializer=engine.share_cores,
+        initargs=(share,),
+    )
+    with pool:
+        running: dict[Future[R], int] = {}
+        queue = iter(enumerate(items))
+        for index, item in queue:
+            running[pool.submit(fn, item)] = index
+            if len(running) >= workers:
+                break
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = running.pop(future)
+                for nxt_index, nxt in queue:
+                    running[pool.submit(fn, nxt)] = nxt_index
                     break
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    index = running.pop(future)
-                    for nxt_index, nxt in queue:
-                        running[pool.submit(fn, nxt)] = nxt_index
-                        break
-                    yield index, future.result()
+                yield index, future.result()
 
 
 class RayEngine:

@@ -89,32 +89,17 @@ class FleetFold:
         self._fold_buckets(report)
         self.category_ns[index] = self._fold_lineup(report)
         self.queries.update(dict.fromkeys(report.queries))
-        self.reports[index] = replace(report, buckets=[], lineup=[])
+        self.reports[index] = replace(report, kernels_by_name=[], lineup=[])
 
     def _fold_buckets(self, report: TraceReport) -> None:
-        """One report's bucket rows, grouped by name first (a dict append per row, not a fold)."""
-        by_name: dict[str, list[tuple[Any, ...]]] = {}
-        for row in report.buckets:
-            by_name.setdefault(row[0], []).append(row)
-        for name, rows in by_name.items():
+        """One report's kernels, grouped by name where the trace was read (partial.by_name)."""
+        for name, count, total, sum_sq, lo, hi, buckets in report.kernels_by_name:
             fold = self.kernels.get(name)
             if fold is None:
                 fold = self.kernels[name] = KernelFold()
-            _, buckets, counts, totals, sums_sq, los, his = zip(*rows, strict=True)
-            fold.moments.add(
-                sum(counts),
-                sum(t or 0 for t in totals),
-                sum(q or 0 for q in sums_sq),
-                min((lo for lo in los if lo is not None), default=None),
-                max((hi for hi in his if hi is not None), default=None),
-            )
-            known = [
-                (b, c, lo, hi)
-                for b, c, lo, hi in zip(buckets, counts, los, his, strict=True)
-                if b is not None and lo is not None and hi is not None
-            ]
-            if known:
-                fold.add_chunk(np.array(known, dtype=np.int64))
+            fold.moments.add(count, total, sum_sq, lo, hi)
+            if buckets is not None:
+                fold.add_chunk(buckets)
             fold.traces += 1
 
     def _fold_lineup(self, report: TraceReport) -> dict[str, int]:

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from nsysq.session import Session
 
 Row = tuple[Any, ...]
+KernelPart = tuple[str, int, int, int, "int | None", "int | None", Any]
+"""One kernel name in one trace: name, instances, total, sum of squares, min, max (exact Python
+integers), and its known buckets as an int64 array of rows (bucket, count, lo, hi), or None."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Job:
     rules: str | None = None
     cache: CacheMode = "reuse"
     nsys: str | None = None  # --nsys: resolved on the worker (nsysq.export.nsys_rep.find_nsys)
+    identity: bool = True  # the GPU and nsys version columns (fleet census and lineup show neither)
 
 
 @dataclass
@@ -56,7 +60,7 @@ class TraceReport:
     busy_ns: int | None = None
     idle_ns: int | None = None
     reader: str | None = None
-    buckets: list[Row] = field(default_factory=list)  # fleet_kernel_buckets rows
+    kernels_by_name: list[KernelPart] = field(default_factory=list)  # fleet_kernel_buckets, per name
     lineup: list[Row] = field(default_factory=list)  # fleet_lineup_kernels rows
     queries: tuple[str, ...] = ()
 
@@ -86,9 +90,10 @@ def answer(trace: Session, job: Job, report: TraceReport) -> None:
     from nsysq.analyses.info import identity
 
     trace.require_kernels()
-    who = identity(trace)
-    report.nsys_version = str(who["nsys_version"])
-    report.gpu = condensed(who["gpus"]) or None
+    if job.identity:
+        who = identity(trace)
+        report.nsys_version = str(who["nsys_version"])
+        report.gpu = condensed(who["gpus"]) or None
     queries: list[str] = []
     if job.span:
         span = trace.run("fleet_gpu_span")
@@ -96,18 +101,46 @@ def answer(trace: Session, job: Job, report: TraceReport) -> None:
         queries += span.queries
     if job.census:
         buckets = trace.run("fleet_kernel_buckets", names=job.names, log_gamma=LOG_GAMMA)
-        report.buckets = _ints(buckets.rows)
+        report.kernels_by_name = by_name(_ints(buckets.rows))
         queries += buckets.queries
     if job.lineup:
         queries += _lineup(trace, report, job.rules)
     if job.idle:
         queries += _idle(trace, report)
     # Launches and time come from rows already read (every launch is in one bucket and one category).
-    rows = [(r[2], r[3]) for r in report.buckets] or [(r[2], r[3]) for r in report.lineup]
+    rows = [(r[1], r[2]) for r in report.kernels_by_name] or [(r[2], r[3]) for r in report.lineup]
     report.kernels = sum(int(n) for n, _ in rows)
     report.kernel_ns = sum(int(ns or 0) for _, ns in rows)
     report.reader = trace.kernel_reader
     report.queries = tuple(dict.fromkeys(queries))
+
+
+def by_name(rows: Sequence[Row]) -> list[KernelPart]:
+    """The bucket rows grouped by kernel name, where the trace is read (the driver then adds a few
+    totals and one array per name and trace, not every row)."""
+    import numpy as np
+
+    grouped: dict[str, list[Row]] = {}
+    for row in rows:
+        grouped.setdefault(row[0], []).append(row)
+    parts: list[KernelPart] = []
+    for name, mine in grouped.items():
+        _, buckets, counts, totals, sums_sq, los, his = zip(*mine, strict=True)
+        known = [
+            (b, c, lo, hi)
+            for b, c, lo, hi in zip(buckets, counts, los, his, strict=True)
+            if b is not None and lo is not None and hi is not None
+        ]
+        parts.append((
+            name,
+            sum(counts),
+            sum(t or 0 for t in totals),
+            sum(q or 0 for q in sums_sq),
+            min((lo for lo in los if lo is not None), default=None),
+            max((hi for hi in his if hi is not None), default=None),
+            np.array(known, dtype=np.int64) if known else None,
+        ))  # fmt: skip
+    return parts
 
 
 def _lineup(trace: Session, report: TraceReport, rules: str | None) -> tuple[str, ...]:
