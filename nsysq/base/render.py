@@ -76,6 +76,38 @@ def cell(column: str, value: Any, unit: str, *, cut: bool = True) -> str:
     return text
 
 
+_SPECIAL = ("_pct", "_percent", "_score", "_ratio")
+
+
+def column_cells(column: str, values: list[Any], unit: str, *, cut: bool = True) -> list[str]:
+    """``[cell(column, v, unit, cut=cut) for v in values]``, the usual types (int, str, finite
+    float) formatted without the per-value checks of the column's name."""
+    if column in ("score", "ratio") or column.endswith(_SPECIAL):
+        return [cell(column, v, unit, cut=cut) for v in values]
+    is_id = column.endswith("id")
+    in_unit = column.endswith("_" + unit)
+    decimals = _DECIMALS[unit]
+    cut_names = cut and column in ("name", "demangled_name", "value")
+    out: list[str] = []
+    append = out.append
+    for v in values:
+        t = type(v)
+        if t is int:
+            append(str(v) if is_id else f"{v:,}")
+        elif t is str:
+            append(v[: _NAME_WIDTH - 1] + "…" if cut_names and len(v) > _NAME_WIDTH else v)
+        elif t is float and math.isfinite(v):
+            if in_unit:
+                append(f"{v:,.{decimals}f}")
+            elif v.is_integer() and abs(v) < 1e15:
+                append(f"{int(v):,}")
+            else:
+                append(f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.1f}")
+        else:
+            append(cell(column, v, unit, cut=cut))
+    return out
+
+
 def _footer_pairs(table: Table, *, labels: bool = True) -> list[tuple[str, str]]:
     """The footer's scalar entries as (label, text), the label the key with spaces for a person
     (``labels``) or the key itself; lists and tables are JSON only."""
@@ -152,10 +184,8 @@ def _rich(table: Table, out: IO[str], title: str | None) -> None:
     asked = view_in_force()  # --wide and --columns: what was asked is printed, however wide
     drop = at_terminal and not (asked.wide or asked.columns)
     shown, widths, numeric, texts = _fitted(table, columns, width, drop=drop, hidden=hidden)
-    rows = [
-        [_fit_text(c, text, w) for c, text, w in zip(shown, row, widths, strict=True)]
-        for row in zip(*texts, strict=True)
-    ] or [[] for _ in table.rows]
+    fitted = [_fit_column(c, col, w) for c, col, w in zip(shown, texts, widths, strict=True)]
+    rows = [list(row) for row in zip(*fitted, strict=True)] or [[] for _ in table.rows]
     lines = footer_lines(_footer_pairs(table), width)
     if hidden:
         names = ", ".join(h.replace("_", " ") for h in hidden)
@@ -300,7 +330,7 @@ def _print_plain_rows(
     PLAIN_ROWS); False, having printed nothing, when it might not."""
     if len(rows) < PLAIN_ROWS:
         return False
-    plain = [all(_one_line(t, w) for t, w in zip(cells, widths, strict=True)) for cells in rows]
+    plain = _plain_flags(rows, widths)
     if 2 * plain.count(True) < len(rows):
         return False
 
@@ -328,6 +358,29 @@ def _print_plain_rows(
     return True
 
 
+def _plain_flags(rows: list[list[str]], widths: list[int]) -> list[bool]:
+    """Per row: every cell is :func:`_one_line` in its column (a column whose every cell is, as a
+    whole, by joined texts: printable ASCII throughout, none too long, none with a leading,
+    trailing or double space; the others cell by cell)."""
+    flags = [True] * len(rows)
+    for k, width in enumerate(widths):
+        texts = [cells[k] for cells in rows]
+        if _column_one_line(texts, width):
+            continue
+        flags = [f and _one_line(t, width) for f, t in zip(flags, texts, strict=True)]
+    return flags
+
+
+def _column_one_line(texts: list[str], width: int) -> bool:
+    if not texts or max(map(len, texts)) > width:
+        return False
+    joined = "".join(texts).replace(ELLIPSIS, ".").replace(UNKNOWN, "-")
+    if not (joined.isascii() and joined.isprintable()):
+        return False
+    spaced = "\x00" + "\x00".join(texts) + "\x00"  # printable ASCII: the only whitespace is " "
+    return " \x00" not in spaced and "\x00 " not in spaced and "  " not in spaced
+
+
 def _one_line(text: str, width: int) -> bool:
     return len(text) <= width and _printable(text) and text == text.strip() and "  " not in text
 
@@ -351,7 +404,8 @@ def _fitted(
     """The columns that fit ``width``, their widths, which are numbers, and their cells' texts
     (uncut). Text columns shrink first; at a terminal (``drop``) the rightmost columns are then left
     out (added to ``hidden``) until the rest fit."""
-    texts = [[cell(c.source, c.value(row), table.unit, cut=False) for row in table.rows] for c in columns]
+    unit = table.unit
+    texts = [column_cells(c.source, [c.value(row) for row in table.rows], unit, cut=False) for c in columns]
     numeric = [_is_numeric([c.value(r) for r in table.rows[:200]]) for c in columns]
     floors = [max(len(w) for w in c.name.split("_")) for c in columns]
     naturals = [max([len(t) for t in col] + [floor]) for col, floor in zip(texts, floors, strict=True)]
@@ -386,6 +440,9 @@ def _is_numeric(values: list[Any]) -> bool:
     return bool(present) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
 
 
-def _fit_text(column: Column, text: str, width: int) -> str:
-    """A name cut in the middle to ``width``; a sentence (:data:`PROSE`) whole, rich wraps it."""
-    return text if column.source in PROSE else middle_ellipsis(text, width)
+def _fit_column(column: Column, texts: list[str], width: int) -> list[str]:
+    """A column's ``texts``, names cut in the middle to ``width``; a sentence (:data:`PROSE`)
+    whole, rich wraps it."""
+    if column.source in PROSE or not texts or max(map(len, texts)) <= width:
+        return texts
+    return [middle_ellipsis(text, width) for text in texts]

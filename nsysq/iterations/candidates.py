@@ -47,14 +47,14 @@ def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dic
     code = np.zeros(len(stacks.kept), dtype=np.int64)
     found = np.searchsorted(hashes[by_hash], np.asarray(np.ma.getdata(codes["h"]), dtype=np.uint64)[rows])
     code[rows] = by_hash[np.minimum(found, max(len(names) - 1, 0))]
-    tids, tid_code = np.unique(stacks.tid[rows], return_inverse=True)
-    doms, dom_code = np.unique(stacks.dom[rows], return_inverse=True)
+    tids, tid_code = _codes(stacks.tid[rows])
+    doms, dom_code = _codes(stacks.dom[rows])
     lvl = stacks.lvl[rows]
     width = int(lvl.max()) + 1 if len(rows) else 1
     if len(tids) * len(doms) * max(len(names), 1) * width >= 1 << 62:
         return None
     key = ((tid_code * len(doms) + dom_code) * len(names) + code[rows]) * width + lvl
-    _, group = np.unique(key, return_inverse=True)
+    _, group = _codes(key)
     order = np.argsort(group, kind="stable")  # rid order: by thread, domain and start already
     rows, group = rows[order], group[order]
     start = stacks.start[rows]
@@ -64,6 +64,24 @@ def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dic
     ranges = Ranges(group, stacks.tid[rows], stacks.start[rows], stacks.end[rows], stacks.pushpop[rows])
     profiler = np.asarray(np.ma.getdata(codes["profiler"]), dtype=bool)[rows]
     return _rows(stacks, names, code, rows, ranges, profiler, min_instances), ranges
+
+
+def _codes(values: Any) -> tuple[Any, Any]:
+    """``np.unique(values, return_inverse=True)`` without its sort when it can: sorted values (the
+    threads, in rid order) by their change points, small non-negative ones by a lookup table."""
+    if not len(values):
+        return np.unique(values, return_inverse=True)
+    if bool(np.all(values[1:] >= values[:-1])):
+        new = np.empty(len(values), dtype=bool)
+        new[0] = True
+        np.not_equal(values[1:], values[:-1], out=new[1:])
+        return values[new], np.cumsum(new) - 1
+    low, high = int(values.min()), int(values.max())
+    if low < 0 or high >= 4 * len(values) + 1024:
+        return np.unique(values, return_inverse=True)
+    present = np.zeros(high + 1, dtype=bool)
+    present[values] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
 
 
 def _rows(

@@ -209,13 +209,23 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
     threads = {}
     for tid in sorted({int(g["tid"]) for g in fits}):
         rows = np.flatnonzero(chosen[ranges.group] & (ranges.tid == tid))
-        pushpop = ranges.pushpop[rows]
         order = calls.thread(tid)
         threads[tid] = int(calls.gpu[order].sum())
-        at, pos = launches.held(calls, order, ranges.start[rows], ranges.end[rows], pushpop)
-        gpu += launches.gpu_of(calls, at, ranges.group[rows][pos], len(chosen), distinct=not pushpop.all())
+        gpu += _group_gpu(calls, order, ranges, rows, len(chosen))
     rows_out = [{**g, "gpu_ns": int(gpu[g["group"]]), "thread_gpu_ns": threads[int(g["tid"])]} for g in fits]
     return sorted(rows_out, key=_share_order)
+
+
+def _group_gpu(calls: launches.Calls, order: Any, ranges: candidates.Ranges, rows: Any, n: int) -> Any:
+    """Per group 0..n-1: the GPU time of the calls (``order``: one thread's) its ranges ``rows``
+    hold, each call once per group: a fit group's push/pop ranges are disjoint, so by a prefix sum
+    per range (launches.held_gpu) when the thread's calls do not overlap, else by the pairs."""
+    starts, ends, pushpop = ranges.start[rows], ranges.end[rows], ranges.pushpop[rows]
+    per_range = launches.held_gpu(calls, order, starts, ends) if pushpop.all() else None
+    if per_range is not None:
+        return np.rint(np.bincount(ranges.group[rows], weights=per_range, minlength=n)).astype(np.int64)
+    at, pos = launches.held(calls, order, starts, ends, pushpop)
+    return launches.gpu_of(calls, at, ranges.group[rows][pos], n, distinct=not pushpop.all())
 
 
 def _share_order(r: dict[str, Any]) -> tuple[Any, ...]:
