@@ -275,18 +275,33 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool) -> bool:
     return True
 
 
-def build_per_range(trace: Session) -> None:
+def build_per_range(trace: Session, *, lean: bool = False) -> None:
     """(Re)build ``nsysq_nvtx_per_range`` (each range's GPU work) from the pairs built last: from the
-    sweep's pairs when it built them, else by queries/nvtx/per_range.sql."""
+    sweep's pairs when it built them, else by queries/nvtx/per_range.sql. ``lean`` (`nsysq nvtx`,
+    which reads no other step): when the sweep's sums need no SQL, the GPU ops' and the pairs'
+    tables are let go first (memory; a later step builds them again)."""
     state = _swept(trace)
     rows = None
     if state is not None and state.pairs is not None and state.ops is not None:
+        if lean and _sums_by_sweep(trace, state):
+            trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
         rows = nvtx_sweep.per_range(state.ops, *state.pairs)
         state.ops = state.pairs = None  # memory: the next pairs read the ops again
     if rows is None:
         trace.materialize("nvtx_per_range", "nsysq_nvtx_per_range", rebuild=True)
     else:
         trace.keep_arrays("nvtx_per_range", "nsysq_nvtx_per_range", rows, note=nvtx_sweep.NOTE)
+
+
+def _sums_by_sweep(trace: Session, state: _Swept) -> bool:
+    """Whether the per-range sums and the totals come from the sweep's arrays (no query reads the
+    GPU ops' or the pairs' table)."""
+    ops, pairs = state.ops, state.pairs
+    if ops is None or pairs is None or state.op_totals is None:
+        return False
+    if nvtx_ranges.kept(trace, "nsysq_nvtx_ranges") is None:
+        return False
+    return nvtx_sweep.per_range_fits(ops, pairs[1])
 
 
 def unnested_ranges(trace: Session) -> int:
@@ -338,7 +353,7 @@ def nvtx(
         build_attribution(trace, release_events=True, extend_unended=extend_unended)
         unnested = unnested_ranges(trace)
         pairs = build_pairs(trace, innermost=innermost, window=window)
-        build_per_range(trace)
+        build_per_range(trace, lean=True)
         trace.materialize(
             "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
             group_names=group_names,

@@ -296,7 +296,8 @@ def expand(st: Stacks, op_idx: Any, range_idx: Any) -> tuple[Any, Any]:
 
 
 def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any] | None:
-    """per_range.sql's rows from the pairs (None when the busy offsets would not fit in 64 bits)."""
+    """per_range.sql's rows from the pairs (None when the busy offsets would not fit in 64 bits),
+    computed over runs of ranges of at most CHUNK_PAIRS pairs each (memory)."""
     import numpy as np
 
     if not len(op_idx):
@@ -305,11 +306,47 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     nops = len(ops.gs)
     if (int(range_idx.max()) + 1) * (nops + 1) >= _I64_SAFE:
         return None
-    rid, at = _sorted_pairs(op_idx, range_idx, rank, nops)
     by_time = np.empty(nops, dtype=np.int64)
     by_time[rank] = np.arange(nops, dtype=np.int64)
+    parts = []
+    for lo, hi in _range_chunks(range_idx, CHUNK_PAIRS):
+        if lo == 0 and hi > int(range_idx.max()):
+            part = _per_range_part(ops, op_idx, range_idx, rank, by_time)
+        else:
+            mine = np.flatnonzero((range_idx >= lo) & (range_idx < hi))
+            part = _per_range_part(ops, op_idx[mine], range_idx[mine], rank, by_time)
+        if part is None:
+            return None
+        parts.append(part)
+    if len(parts) == 1:
+        return parts[0]
+    return {c: np.concatenate([p[c] for p in parts]) for c in _PER_RANGE_COLUMNS}
+
+
+#: Pairs per run of :func:`per_range` (its sort keys and gathered GPU intervals: ~50 bytes each).
+CHUNK_PAIRS = 1 << 21
+
+
+def _range_chunks(range_idx: Any, size: int) -> list[tuple[int, int]]:
+    """Runs [lo, hi) of range indexes holding about ``size`` pairs each (a range is never split)."""
+    import numpy as np
+
+    if len(range_idx) <= size:
+        return [(0, int(range_idx.max()) + 1)]
+    ends = np.cumsum(np.bincount(range_idx))
+    cuts = np.unique(np.searchsorted(ends, np.arange(size, int(ends[-1]), size), side="left") + 1)
+    edges = [0, *(int(c) for c in cuts if 0 < c < len(ends)), len(ends)]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def _per_range_part(ops: Ops, op_idx: Any, range_idx: Any, rank: Any, by_time: Any) -> dict[str, Any] | None:
+    """per_range.sql's rows of the ranges of these pairs."""
+    import numpy as np
+
+    nops = len(ops.gs)
+    rid, at = _sorted_pairs(op_idx, range_idx, rank, nops)
     op = by_time[at]
-    del at, by_time
+    del at
     gs, ge, kind = ops.gs[op], ops.ge[op], ops.kind[op]
     del op
     first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
@@ -326,6 +363,20 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     out["gpu_span_ns"] = last_end - low
     out["gpu_busy_ns"] = _busy(gs, ge, first, rid, np.concatenate([[0], np.cumsum(widths)[:-1]]) - low)
     return {c: out[c] for c in _PER_RANGE_COLUMNS}
+
+
+def per_range_fits(ops: Ops, range_idx: Any) -> bool:
+    """Whether :func:`per_range` gives its rows (its 64-bit keys and busy offsets cannot overflow)
+    for pairs of these ranges, from bounds over every op."""
+    if not len(range_idx) or not len(ops.gs):
+        return True
+    ranges = int(range_idx.max()) + 1
+    if ranges * (len(ops.gs) + 1) >= _I64_SAFE:
+        return False
+    low, high = int(ops.gs.min()), max(int(ops.ge.max()), int(ops.gs.max()))
+    if max(abs(low), abs(high)) >= _I64_SAFE:
+        return False
+    return ranges * (high - low + 1) < _I64_SAFE
 
 
 def _sorted_pairs(op_idx: Any, range_idx: Any, rank: Any, nops: int) -> tuple[Any, Any]:

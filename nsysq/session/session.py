@@ -565,6 +565,16 @@ class Session:
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
 
+    def free_arrays(self, *tables: str) -> None:
+        """Let go of the arrays ``keep_arrays`` kept as ``tables`` (memory) without recording a DROP:
+        the --show-sql script keeps the table it built, and the rows it holds stay the same. The
+        tables count as not built from then on, so a later ``materialize`` (or ``keep_arrays``)
+        builds them again."""
+        for table in tables:
+            if table in self._array_views:
+                self._forget_arrays(table)
+                self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+
     def _forget_arrays(self, table: str) -> None:
         """Drop the view ``keep_arrays`` made as ``table`` and let its arrays go (if it made one)."""
         scratch = self._array_views.pop(table, None)
