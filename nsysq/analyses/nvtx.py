@@ -285,6 +285,8 @@ def build_per_range(trace: Session, *, lean: bool = False) -> None:
     if state is not None and state.pairs is not None and state.ops is not None:
         if lean and _sums_by_sweep(trace, state):
             trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
+            ops = state.ops  # the sums read the GPU intervals and kinds alone
+            state.ops = replace(ops, oid=None, called=None, tid=None, s=None, e=None)
         rows = nvtx_sweep.per_range(state.ops, *state.pairs)
         state.ops = state.pairs = None  # memory: the next pairs read the ops again
     if rows is None:

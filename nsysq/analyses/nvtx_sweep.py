@@ -499,13 +499,18 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
     if n and calls is not None:
         matched = _match_calls(calls, corr, has_corr, pid, has_pid)
         del calls
-        if release:
-            trace.release_columns("CUPTI_ACTIVITY_KIND_RUNTIME")
         if matched is None:
             return None
         at, call_tid, call_s, call_e = matched
+        del matched
         called = at >= 0
-        tid[called], s[called], e[called] = call_tid[at[called]], call_s[at[called]], call_e[at[called]]
+        np.maximum(at, 0, out=at)  # a gather per column, the unmatched ops' values zeroed after
+        tid, s, e = call_tid[at], call_s[at], call_e[at]
+        del at, call_tid, call_s, call_e
+        if not called.all():
+            tid[~called], s[~called], e[~called] = 0, 0, 0
+        if release:
+            trace.release_columns("CUPTI_ACTIVITY_KIND_RUNTIME")
     oid = np.arange(1, n + 1, dtype=np.int64)
     ops = Ops(oid, kind, gs, ge, called, tid, s, e)
     columns = {
@@ -531,7 +536,8 @@ def _match_calls(
 ) -> tuple[Any, Any, Any, Any] | None:
     """Per GPU op, the row of its launching call (-1: none) among the calls (one of eventClass 0 or
     1, with a correlation id, in the same process), and every call's thread, start and end; None
-    when two such calls share (process, correlation id) or one has no start or end."""
+    when two such calls share (process, correlation id) or one has no start or end. The ops are
+    looked up in runs of _MATCH_RUN (memory)."""
     import numpy as np
 
     m = calls["start"][0].shape[0]
@@ -540,14 +546,21 @@ def _match_calls(
     klass, klass_ok = _column(calls, "eventClass", m)
     gtid, gtid_ok = _column(calls, "globalTid", m)
     ccorr, ccorr_ok = _column(calls, "correlationId", m)
-    keep = klass_ok & ((klass == 0) | (klass == 1)) & ccorr_ok & gtid_ok
+    keep = (klass == 0) | (klass == 1)
+    keep &= klass_ok & ccorr_ok & gtid_ok
+    del klass, klass_ok, ccorr_ok, gtid_ok
     if not (start_ok[keep].all() and end_ok[keep].all()):
         return None
-    rows = np.flatnonzero(keep)
-    cpid, ckey = gtid[rows] & ~np.int64(16777215), ccorr[rows]
+    del start_ok, end_ok
+    rows = None if keep.all() else np.flatnonzero(keep)  # None: every call
+    del keep
+    cpid = gtid & ~np.int64(16777215) if rows is None else gtid[rows] & ~np.int64(16777215)
+    ckey = ccorr if rows is None else ccorr[rows]
     if not _strictly_sorted(cpid, ckey):  # nsys writes them in order: no sort then
         order = np.lexsort((ckey, cpid))
-        rows, cpid, ckey = rows[order], cpid[order], ckey[order]
+        rows = order if rows is None else rows[order]
+        cpid, ckey = cpid[order], ckey[order]
+        del order
         same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
         if same.any():
             return None
@@ -556,13 +569,21 @@ def _match_calls(
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         if lo == hi:
             continue
-        mine = np.flatnonzero(has_pid & has_corr & (pid == cpid[lo]))
-        pos = np.searchsorted(ckey[lo:hi], corr[mine])
-        pos = np.minimum(pos, hi - lo - 1)
-        hit = ckey[lo + pos] == corr[mine]
-        at[mine[hit]] = lo + pos[hit]
-    at[at >= 0] = rows[at[at >= 0]]  # the kept call's row among every call
+        for a in range(0, len(corr), _MATCH_RUN):
+            b = min(a + _MATCH_RUN, len(corr))
+            mine = np.flatnonzero(has_pid[a:b] & has_corr[a:b] & (pid[a:b] == cpid[lo]))
+            pos = np.searchsorted(ckey[lo:hi], corr[a:b][mine])
+            np.minimum(pos, hi - lo - 1, out=pos)
+            pos += lo
+            hit = ckey[pos] == corr[a:b][mine]
+            at[a:b][mine[hit]] = pos[hit]
+    if rows is not None:
+        found = at >= 0
+        at[found] = rows[at[found]]  # the kept call's row among every call
     return at, gtid, start, end
+
+
+_MATCH_RUN = 1 << 20
 
 
 def _strictly_sorted(major: Any, minor: Any) -> bool:
