@@ -356,10 +356,7 @@ def nvtx(
         unnested = unnested_ranges(trace)
         pairs = build_pairs(trace, innermost=innermost, window=window)
         build_per_range(trace, lean=True)
-        trace.materialize(
-            "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
-            group_names=group_names,
-        )  # fmt: skip
+        _build_rows(trace, depth=depth, like=like, domain=domain, group_names=group_names)
         totals = _totals(trace)
         table = trace.run("nvtx", limit=limit)
     mode = "window" if window else ("innermost" if innermost else "launch")
@@ -372,6 +369,47 @@ def nvtx(
         )
     labelled = replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
     return stamp(labelled, trace.scope).in_unit(unit)
+
+
+def _build_rows(trace: Session, **params: Any) -> None:
+    """(Re)build ``nsysq_nvtx_rows`` (queries/nvtx/rows.sql): from the kept range arrays with their
+    names and domains as codes (queries/nvtx/rows_coded.sql, no string read per range) when the
+    ranges came from the pages and the stacks from the sweep, else by the query."""
+    state = _swept(trace)
+    ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+    codes = ranges.codes if ranges is not None else None
+    if state is None or ranges is None or codes is None or len(state.stacks.lvl) != len(codes.name_code):
+        trace.materialize("nvtx_rows", "nsysq_nvtx_rows", rebuild=True, **params)
+        return
+    scratch = _coded_tables(ranges.columns, codes, state.stacks.lvl)
+    trace.materialize_via(
+        "nvtx_rows", "nsysq_nvtx_rows", "nvtx_rows_coded", scratch, note=_ROWS_NOTE, **params
+    )
+
+
+def _coded_tables(columns: dict[str, Any], codes: nvtx_ranges.Coded, lvl: Any) -> dict[str, dict[str, Any]]:
+    """The tables queries/nvtx/rows_coded.sql reads: the kept ranges, the names, the domains."""
+    import numpy as np
+
+    kept = np.flatnonzero(columns["dropped"] == 0)
+    small = np.int32 if max(len(codes.names), len(codes.domains)) < (1 << 31) else np.int64
+    coded = {
+        "rid": columns["rid"][kept], "lvl": lvl[kept], "name_code": codes.name_code[kept].astype(small),
+        "domain_code": codes.domain_code[kept].astype(small),
+        "cpu_ns": columns["end"][kept] - columns["start"][kept],
+    }  # fmt: skip
+    names = {"code": np.arange(len(codes.names), dtype=small), "name": np.asarray(codes.names, object)}
+    domains = {
+        "code": np.arange(len(codes.domains), dtype=small),
+        "domain": np.asarray(codes.domains, object),
+    }
+    return {"nsysq_nvtx_coded": coded, "nsysq_nvtx_coded_names": names, "nsysq_nvtx_coded_domains": domains}
+
+
+_ROWS_NOTE = (
+    "computed from the kept range arrays, names and domains as codes (queries/nvtx/rows_coded.sql); "
+    "this query gives the same rows"
+)
 
 
 def _totals(trace: Session) -> dict[str, Any]:

@@ -565,6 +565,32 @@ class Session:
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
 
+    def materialize_via(
+        self, name: str, table: str, via: str, arrays: dict[str, dict[str, Any]], *, note: str, **params: Any
+    ) -> None:
+        """Keep as temp table ``table`` the rows packaged query ``name`` (``params`` bound) gives, built
+        instead by packaged query ``via`` over ``arrays`` (per scratch table name, its numpy columns,
+        read in place and let go once it ran; ``via`` takes the params ``name`` takes). --show-sql
+        shows ``name`` in its place (``note`` says how it was built); ``is_materialized`` and
+        ``materialize`` treat the table as built from it."""
+        self._define_macros()
+        statement = self._materialize_statement(name, table, note, params)
+        query = catalog.get(via)
+        self._forget_arrays(table)
+        bound = {p: params[p] for p in query.params}
+        try:
+            with engine.pandas_free_binding():
+                for scratch, columns in arrays.items():
+                    self._con.register(scratch, columns)
+                self._con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{query.sql}", bound or None)
+        finally:
+            for scratch in arrays:
+                self._con.unregister(scratch)
+        self.executed.append(statement)
+        key = table if not params else f"{table} {sorted(params.items())!r}"
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+        self._materialized.add(key)
+
     def free_arrays(self, *tables: str) -> None:
         """Let go of the arrays ``keep_arrays`` kept as ``tables`` (memory) without recording a DROP:
         the --show-sql script keeps the table it built, and the rows it holds stay the same. The
