@@ -215,9 +215,11 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     code = np.minimum(code, max(len(tids) - 1, 0))
     on_stack = tids[code] == ops.tid[timed] if len(tids) else np.zeros(len(timed), bool)
     timed, code = timed[on_stack], code[on_stack]
+    del by_time, on_stack
     narrow = code.astype(np.uint16) if len(tids) <= 65535 else code
     grouped = timed[np.argsort(narrow, kind="stable")]  # radix sort: per thread, in GPU-time order
     edges = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=len(tids)))])
+    del timed, code, narrow
     index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
     op_parts, range_parts = [], []
     for t, _d, a, b in st.groups:

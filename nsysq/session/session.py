@@ -543,14 +543,23 @@ class Session:
         self.executed.append(self._materialize_statement(name, table, note, params))
 
     def keep_arrays(
-        self, name: str, table: str, arrays: dict[str, Any], *, select: str = "*", note: str, **params: Any
+        self,
+        name: str,
+        table: str,
+        arrays: dict[str, Any],
+        *,
+        select: str = "*",
+        note: str,
+        record: bool = True,
+        **params: Any,
     ) -> None:
         """Keep ``arrays`` (numpy columns of one length) as temp table ``table``, read through
         ``select`` (an SQL select list over them, e.g. to turn a sentinel into NULL): the rows packaged
         query ``name`` (``params`` bound) gives, computed outside SQL (``note`` says how). --show-sql
         shows that query in its place; ``is_materialized`` and ``materialize`` treat the table as
         built from it. The arrays are read in place (a view over them, no copy), held until the
-        table is dropped or built again."""
+        table is dropped or built again. ``record`` False: the statement is not recorded again (it
+        was, by ``note_materialized``, where the table was first needed)."""
         self._define_macros()
         statement = self._materialize_statement(name, table, note, params)
         self._forget_arrays(table)
@@ -560,7 +569,8 @@ class Session:
             self._con.register(scratch, arrays)  # read in place: no copy into DuckDB
         self._array_views[table] = scratch
         self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {scratch}")
-        self.executed.append(statement)
+        if record:
+            self.executed.append(statement)
         key = table if not params else f"{table} {sorted(params.items())!r}"
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
