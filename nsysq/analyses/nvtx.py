@@ -353,6 +353,7 @@ def build_per_range(trace: Session, *, lean: bool = False) -> None:
             trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
             ops = state.ops  # the sums read the GPU intervals and kinds alone
             state.ops = replace(ops, oid=None, called=None, tid=None, s=None, e=None)
+            del ops
         else:  # a query may read them (per_range.sql, totals.sql)
             _ensure_pairs(trace, state)
         rows = nvtx_sweep.per_range(state.ops, *state.pairs)

@@ -322,7 +322,7 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
         parts.append(part)
     if len(parts) == 1:
         return parts[0]
-    return {c: np.concatenate([p[c] for p in parts]) for c in _PER_RANGE_COLUMNS}
+    return {c: np.concatenate([p.pop(c) for p in parts]) for c in _PER_RANGE_COLUMNS}  # pop: memory
 
 
 #: Pairs per run of :func:`per_range` (its sort keys and gathered GPU intervals: ~50 bytes each).
