@@ -468,33 +468,18 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
 
     if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
         return None
-    parts = []
-    for code, table in enumerate(_OP_TABLES):
-        if not trace.schema.has(table):
-            continue
-        found = trace.decoded_arrays(table, _GPU_COLUMNS)
-        if found is None:
-            return None
-        n = found["start"][0].shape[0]
-        cols = {c: _column(found, c, n) for c in _GPU_COLUMNS}
-        if not (cols["start"][1].all() and cols["end"][1].all()):
-            return None
-        if release:
-            cols = {
-                c: (v.copy() if v.base is not None or v is found[c][0] else v, ok)
-                for c, (v, ok) in cols.items()
-            }
-            trace.release_columns(table)
-        parts.append((np.full(n, code, dtype=np.int8), cols))
-    calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if parts else None
-    if parts and calls is None:
+    found_of = {}
+    for table in _OP_TABLES:
+        if trace.schema.has(table):
+            found = trace.decoded_arrays(table, _GPU_COLUMNS)
+            if found is None or any(_has_null(found, c) for c in ("start", "end")):
+                return None
+            found_of[table] = found
+    calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if found_of else None
+    if found_of and calls is None:
         return None
-    kind = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int8)
-
-    gs, ge = _joined(parts, "start")[0], _joined(parts, "end")[0]
-    corr, has_corr = _joined(parts, "correlationId")
-    pid, has_pid = _joined(parts, "globalPid")
-    del parts  # memory: each table's columns are in the joined ones now
+    kind, gs, ge, corr, has_corr, pid, has_pid = _gathered(trace, found_of, release)
+    del found_of
     n = len(kind)
     called = np.zeros(n, dtype=bool)
     tid, s, e = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
@@ -522,15 +507,45 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
     return ops, columns
 
 
-def _joined(parts: list[tuple[Any, dict[str, tuple[Any, Any]]]], name: str) -> tuple[Any, Any]:
-    """Column ``name`` of every table's part, one after the other, with its validity."""
+def _has_null(found: dict[str, tuple[Any, Any]], name: str) -> bool:
+    """Whether decoded column ``name`` holds a NULL."""
     import numpy as np
 
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, bool)
-    if len(parts) == 1:
-        return parts[0][1][name]
-    return np.concatenate([p[1][name][0] for p in parts]), np.concatenate([p[1][name][1] for p in parts])
+    nulls = found[name][1]
+    return nulls is not None and bool(np.asarray(nulls, bool).any())
+
+
+def _gathered(
+    trace: Session, found_of: dict[str, dict[str, tuple[Any, Any]]], release: bool
+) -> tuple[Any, ...]:
+    """The GPU-op tables' columns one after the other (kind, start, end, correlation id and its
+    validity, process id and its validity), written into arrays of every op; with ``release``
+    each table's decoded columns are freed once written (memory)."""
+    import numpy as np
+
+    sizes = {t: f["start"][0].shape[0] for t, f in found_of.items()}
+    total = sum(sizes.values())
+    kind = np.empty(total, np.int8)
+    gs, ge, corr, pid = (np.empty(total, np.int64) for _ in range(4))
+    has_corr, has_pid = np.empty(total, bool), np.empty(total, bool)
+    at = 0
+    for table in list(found_of):
+        found, n = found_of.pop(table), sizes[table]
+        kind[at : at + n] = _OP_TABLES.index(table)
+        targets = (
+            ("start", gs, None), ("end", ge, None), ("correlationId", corr, has_corr),
+            ("globalPid", pid, has_pid),
+        )  # fmt: skip
+        for name, values, valid in targets:
+            v, ok = _column(found, name, n)
+            values[at : at + n] = v
+            if valid is not None:
+                valid[at : at + n] = ok
+        del found, v, ok
+        if release:
+            trace.release_columns(table)
+        at += n
+    return kind, gs, ge, corr, has_corr, pid, has_pid
 
 
 def _match_calls(
