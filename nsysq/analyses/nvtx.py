@@ -261,6 +261,8 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool, 
         )
     pending = ("nsysq_nvtx_ops",) if lean else ()
     ops = decoded[0] if decoded else None
+    if lean and ops is not None:  # oid is the op's index + 1 (decoded_ops): not kept (memory)
+        ops = replace(ops, oid=None)
     del decoded  # memory: without the table, the ops' process and correlation ids go
     _SWEPT[trace] = _Swept(_sweep_key(trace, extend_unended), stacks, ops, pending=pending)
     for name, table in _BASE_TABLES[5:]:  # ancestors, inner: their rows come with the pairs
@@ -323,7 +325,8 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool =
     op_idx, range_idx, rank = nvtx_sweep.attributed_pairs(stacks, ops, innermost=innermost)
     if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
         started = trace.run_arrays("nvtx_started", record=False)
-        found_op = np.searchsorted(ops.oid, np.asarray(started["oid"], np.int64)).astype(op_idx.dtype)
+        oid = ops.oid if ops.oid is not None else np.arange(1, len(ops.gs) + 1, dtype=np.int64)
+        found_op = np.searchsorted(oid, np.asarray(started["oid"], np.int64)).astype(op_idx.dtype)
         op_idx = np.concatenate([op_idx, found_op])
         range_idx = np.concatenate(
             [range_idx, (np.asarray(started["rid"], np.int64) - 1).astype(range_idx.dtype)]
@@ -332,7 +335,8 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool =
         trace.note_materialized("nvtx_pairs", "nsysq_nvtx_pairs", nvtx_sweep.NOTE, innermost=innermost)
         state.pending = (*state.pending, "nsysq_nvtx_pairs")
     else:
-        columns = {"oid": ops.oid[op_idx], "rid": range_idx + 1}
+        oids = ops.oid[op_idx] if ops.oid is not None else op_idx.astype(np.int64) + 1
+        columns = {"oid": oids, "rid": range_idx + 1}
         trace.keep_arrays(
             "nvtx_pairs", "nsysq_nvtx_pairs", columns, note=nvtx_sweep.NOTE, innermost=innermost
         )

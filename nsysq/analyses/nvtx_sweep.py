@@ -207,8 +207,8 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
 
     nops = len(ops.gs)
     by_time = np.lexsort((ops.ge, ops.gs))
-    rank = np.empty(nops, dtype=np.int64)
-    rank[by_time] = np.arange(nops, dtype=np.int64)
+    rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory
+    rank[by_time] = np.arange(nops, dtype=rank.dtype)
     tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
     timed = by_time[ops.called[by_time]]
     code = np.searchsorted(tids, ops.tid[timed]) if len(tids) else np.zeros(len(timed), np.int64)
