@@ -246,13 +246,14 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool, 
     if stacks is None:
         return False
     note = nvtx_sweep.NOTE
-    decoded = nvtx_sweep.decoded_ops(trace, release=release_events)
+    lean = lean and release_events and not bool(np.any(stacks.kept & ~stacks.pushpop))
+    decoded = nvtx_sweep.decoded_ops(trace, release=release_events, table=not lean)
     if decoded is None:
         trace.materialize("nvtx_ops", "nsysq_nvtx_ops")
     if release_events:  # before the ops' table is made from the arrays: memory
         for events in _EVENT_TABLES:
             trace.release_columns(events)
-    lean = lean and release_events and decoded is not None and not bool(np.any(stacks.kept & ~stacks.pushpop))
+    lean = lean and decoded is not None
     if decoded is not None and lean:
         trace.note_materialized("nvtx_ops", "nsysq_nvtx_ops", nvtx_sweep.OPS_NOTE)
     elif decoded is not None:

@@ -457,13 +457,16 @@ def _column(found: dict[str, tuple[Any, Any]], name: str, n: int) -> tuple[Any, 
     return out, valid
 
 
-def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str, Any]] | None:
+def decoded_ops(
+    trace: Session, *, release: bool = False, table: bool = True
+) -> tuple[Ops, dict[str, Any]] | None:
     """queries/nvtx/ops.sql's rows from the decoded columns of a direct, unscoped read: the ops for
     the sweep and the columns of nsysq_nvtx_ops (read with OPS_SELECT). None when a table is not
     read from pages, the export traced CUDA graphs whole, a GPU interval or a matched call's is
     NULL, or two calls share a launch (the join then repeats ops): the SQL path handles those.
     ``release``: free each table's decoded columns once copied (memory; a later query decodes
-    them again)."""
+    them again). ``table`` False: the ops alone, not the columns of the table (no process or
+    correlation id is kept; memory)."""
     import numpy as np
 
     if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
@@ -488,18 +491,31 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
         del calls
         if matched is None:
             return None
+        if not table:
+            corr = pid = has_corr = has_pid = None
+        runtime = "CUPTI_ACTIVITY_KIND_RUNTIME"
+        if release:
+            trace.release_columns(runtime, ("eventClass", "correlationId"))
         at, call_tid, call_s, call_e = matched
         del matched
         called = at >= 0
         np.maximum(at, 0, out=at)  # a gather per column, the unmatched ops' values zeroed after
-        tid, s, e = call_tid[at], call_s[at], call_e[at]
-        del at, call_tid, call_s, call_e
+        tid = call_tid[at]
+        del call_tid
+        if release:
+            trace.release_columns(runtime, ("globalTid",))
+        s = call_s[at]
+        del call_s
+        e = call_e[at]
+        del at, call_e
         if not called.all():
             tid[~called], s[~called], e[~called] = 0, 0, 0
         if release:
-            trace.release_columns("CUPTI_ACTIVITY_KIND_RUNTIME")
+            trace.release_columns(runtime)
     oid = np.arange(1, n + 1, dtype=np.int64)
     ops = Ops(oid, kind, gs, ge, called, tid, s, e)
+    if not table:
+        return ops, {}
     columns = {
         "oid": oid, "kind": kind, "gs": gs, "ge": ge, "pid": pid, "has_pid": has_pid, "corr": corr,
         "has_corr": has_corr, "called": called, "tid": tid, "s": s, "e": e,
