@@ -78,19 +78,22 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     gid = np.cumsum(change) - 1
     zero = end[pp] == start[pp]
     m = n + 1
-    ev_range = np.concatenate([pp, pp])
-    ev_g = np.concatenate([gid, gid])
+    small = np.int32 if m < (1 << 31) - 1 else np.int64  # range indexes and stack numbers (memory)
+    ev_range = np.concatenate([pp, pp]).astype(small)
+    ev_g = np.concatenate([gid, gid]).astype(small)
+    del gid, change
     ev_ts = np.concatenate([start[pp], end[pp]])
     # marks.sql's (grp, sub): ends (0, -rid) before starts (1, 2 rid); a zero-length end (1, 2 rid + 1)
     sub_start = 3 * m + 2 * pp + m
     sub_end = np.where(zero, 3 * m + 2 * pp + 1 + m, -pp + m)
     ev_sub = np.concatenate([sub_start, sub_end])
-    ev_d = np.concatenate([np.ones(len(pp), np.int64), -np.ones(len(pp), np.int64)])
+    del sub_start, sub_end, zero
+    ev_d = np.concatenate([np.ones(len(pp), np.int8), -np.ones(len(pp), np.int8)])
     order = lexsort_ties((ev_g, ev_ts), (ev_sub,))
     del ev_sub
     ev_range, ev_g, ev_ts, ev_d = ev_range[order], ev_g[order], ev_ts[order], ev_d[order]
     del order
-    depth = np.cumsum(ev_d)
+    depth = np.cumsum(ev_d, dtype=np.int64)
     lvl = np.full(n, -1, dtype=np.int64)
     prid = np.full(n, -1, dtype=np.int64)
     pushes = np.flatnonzero(ev_d == 1)
