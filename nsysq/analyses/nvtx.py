@@ -247,7 +247,7 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool, 
         return False
     note = nvtx_sweep.NOTE
     lean = lean and release_events and not bool(np.any(stacks.kept & ~stacks.pushpop))
-    decoded = nvtx_sweep.decoded_ops(trace, release=release_events, table=not lean)
+    decoded = nvtx_sweep.decoded_ops(trace, release=release_events, as_table=not lean)
     if decoded is None:
         trace.materialize("nvtx_ops", "nsysq_nvtx_ops")
     if release_events:  # before the ops' table is made from the arrays: memory

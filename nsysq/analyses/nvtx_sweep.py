@@ -461,14 +461,14 @@ def _column(found: dict[str, tuple[Any, Any]], name: str, n: int) -> tuple[Any, 
 
 
 def decoded_ops(
-    trace: Session, *, release: bool = False, table: bool = True
+    trace: Session, *, release: bool = False, as_table: bool = True
 ) -> tuple[Ops, dict[str, Any]] | None:
     """queries/nvtx/ops.sql's rows from the decoded columns of a direct, unscoped read: the ops for
     the sweep and the columns of nsysq_nvtx_ops (read with OPS_SELECT). None when a table is not
     read from pages, the export traced CUDA graphs whole, a GPU interval or a matched call's is
     NULL, or two calls share a launch (the join then repeats ops): the SQL path handles those.
     ``release``: free each table's decoded columns once copied (memory; a later query decodes
-    them again). ``table`` False: the ops alone, not the columns of the table (no process or
+    them again). ``as_table`` False: the ops alone, not the columns of the table (no process or
     correlation id is kept; memory)."""
     import numpy as np
 
@@ -494,7 +494,7 @@ def decoded_ops(
         del calls
         if matched is None:
             return None
-        if not table:
+        if not as_table:
             corr = pid = has_corr = has_pid = None
         runtime = "CUPTI_ACTIVITY_KIND_RUNTIME"
         if release:
@@ -517,7 +517,7 @@ def decoded_ops(
             trace.release_columns(runtime)
     oid = np.arange(1, n + 1, dtype=np.int64)
     ops = Ops(oid, kind, gs, ge, called, tid, s, e)
-    if not table:
+    if not as_table:
         return ops, {}
     columns = {
         "oid": oid, "kind": kind, "gs": gs, "ge": ge, "pid": pid, "has_pid": has_pid, "corr": corr,
