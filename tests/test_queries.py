@@ -97,11 +97,14 @@ BUILT |= set(ITERS_BUILT)
 # A scoped export's launching calls (nsysq.output.chrome_trace.collect).
 BUILT |= {"nsysq_export_launches"}
 DIFF_BUILT = {"side_kernels", "side_copies", "danger_rules", "kernel_rows", "score_input"}
+# Arrays nsysq.analyses.nvtx registers only while queries/nvtx/rows_coded.sql runs (materialize_via).
+NVTX_CODED = {"nsysq_nvtx_coded", "nsysq_nvtx_coded_names", "nsysq_nvtx_coded_domains"}
+BUILT |= NVTX_CODED
 # The queries that run on a trace (not a macro, not a diff/ file over the diff's scratch tables).
 QUERIES = sorted(
     name
     for name, q in catalog.all_queries().items()
-    if q.macro is None and not set(q.table_names) & DIFF_BUILT
+    if q.macro is None and not set(q.table_names) & (DIFF_BUILT | NVTX_CODED)
 )
 
 

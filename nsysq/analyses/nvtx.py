@@ -52,6 +52,10 @@ class _Swept:
     ops: nvtx_sweep.Ops | None = None
     pairs: tuple[Any, Any, Any] | None = None  # op index, range index, op rank by GPU time
     op_totals: dict[str, int] | None = None  # queries/nvtx/totals.sql's GPU-op columns, with the pairs
+    #: Tables recorded for --show-sql but not kept (`nsysq nvtx` reads them from the arrays): kept
+    #: when a step reads them (_ensure_ops, _ensure_pairs).
+    pending: tuple[str, ...] = ()
+    pairs_innermost: bool = False
 
 
 _SWEPT: weakref.WeakKeyDictionary[Session, _Swept] = weakref.WeakKeyDictionary()
@@ -115,14 +119,15 @@ def _range_rows(trace: Session) -> int:
 
 
 def build_attribution(
-    trace: Session, *, release_events: bool = False, extend_unended: bool | None = None
+    trace: Session, *, release_events: bool = False, extend_unended: bool | None = None, lean: bool = False
 ) -> None:
     """Build (once per Session) the temp tables every NVTX question reads: ranges, stacks, GPU
     operations with their launching calls, innermost ranges and ancestors. The sweep of stack
     boundaries is dropped once the stacks and innermost ranges are built (memory); with
     ``release_events`` the decoded GPU-op and CUDA API columns are freed once nvtx_ops holds what
     the attribution needs (for ``nsysq nvtx``, which reads nothing else; a --nvtx scope keeps them
-    for the command that follows). ``extend_unended``: ranges that never ended run to the last NVTX
+    for the command that follows; ``lean``, with it, also keeps no table of the GPU ops until a
+    step reads one, see _ensure_ops). ``extend_unended``: ranges that never ended run to the last NVTX
     timestamp (every step is built again when the other choice was built before; None: as built,
     else not). When the push/pop stacks nest, the stacks are computed by one sorted pass
     (nsysq.analyses.nvtx_sweep) and the innermost ranges and ancestors only when pairs are asked
@@ -137,7 +142,7 @@ def build_attribution(
         return
     if all(trace.is_materialized(table) for _, table in _BASE_TABLES if table != _SWEEP):
         return
-    if _build_by_sweep(trace, release_events, extend_unended):  # after stack_check too
+    if _build_by_sweep(trace, release_events, extend_unended, lean):  # after stack_check too
         return
     _build_by_sql(trace, release_events, extend_unended)
 
@@ -169,9 +174,44 @@ def _swept(trace: Session, extend_unended: bool | None = None) -> _Swept | None:
 
 
 def _sweep_built(trace: Session) -> bool:
+    state = _SWEPT.get(trace)
+    pending = state.pending if state is not None else ()
     return all(
-        trace.is_materialized(t) for t in ("nsysq_nvtx_stack", "nsysq_nvtx_unnested", "nsysq_nvtx_ops")
+        trace.is_materialized(t) or t in pending
+        for t in ("nsysq_nvtx_stack", "nsysq_nvtx_unnested", "nsysq_nvtx_ops")
     )
+
+
+def _ensure_ops(trace: Session) -> None:
+    """Keep nsysq_nvtx_ops when it was only recorded (lean): decoded again (or by its query)."""
+    state = _SWEPT.get(trace)
+    if state is None or "nsysq_nvtx_ops" not in state.pending:
+        return
+    state.pending = tuple(t for t in state.pending if t != "nsysq_nvtx_ops")
+    decoded = nvtx_sweep.decoded_ops(trace)
+    if decoded is None:
+        trace.materialize("nvtx_ops", "nsysq_nvtx_ops", rebuild=True)
+        return
+    trace.keep_arrays(
+        "nvtx_ops", "nsysq_nvtx_ops", decoded[1], select=nvtx_sweep.OPS_SELECT, note=nvtx_sweep.OPS_NOTE,
+        record=False,
+    )  # fmt: skip
+
+
+def _ensure_pairs(trace: Session, state: _Swept | None) -> None:
+    """Keep nsysq_nvtx_pairs (and the GPU ops) when they were only recorded (lean)."""
+    _ensure_ops(trace)
+    if state is None or "nsysq_nvtx_pairs" not in state.pending or state.pairs is None:
+        return
+    import numpy as np
+
+    state.pending = tuple(t for t in state.pending if t != "nsysq_nvtx_pairs")
+    op_idx, range_idx, _ = state.pairs
+    columns = {"oid": op_idx.astype(np.int64) + 1, "rid": range_idx + 1}
+    trace.keep_arrays(
+        "nvtx_pairs", "nsysq_nvtx_pairs", columns, note=nvtx_sweep.NOTE, record=False,
+        innermost=state.pairs_innermost,
+    )  # fmt: skip
 
 
 def swept_stacks(trace: Session) -> nvtx_sweep.Stacks | None:
@@ -196,25 +236,36 @@ def swept_stacks(trace: Session) -> nvtx_sweep.Stacks | None:
     return stacks
 
 
-def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool) -> bool:
+def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool, lean: bool = False) -> bool:
     """The stacks by the sweep, then the GPU ops; False (nothing built) when the push/pop ranges do
-    not nest: the SQL path then builds every step."""
+    not nest: the SQL path then builds every step. ``lean`` (with ``release_events``, and no
+    start/end range): the GPU ops' table is recorded, not kept (pending)."""
+    import numpy as np
 
     stacks = swept_stacks(trace)
     if stacks is None:
         return False
     note = nvtx_sweep.NOTE
-    decoded = nvtx_sweep.decoded_ops(trace, release=release_events)
+    lean = lean and release_events and not bool(np.any(stacks.kept & ~stacks.pushpop))
+    decoded = nvtx_sweep.decoded_ops(trace, release=release_events, as_table=not lean)
     if decoded is None:
         trace.materialize("nvtx_ops", "nsysq_nvtx_ops")
     if release_events:  # before the ops' table is made from the arrays: memory
         for events in _EVENT_TABLES:
             trace.release_columns(events)
-    if decoded is not None:
+    lean = lean and decoded is not None
+    if decoded is not None and lean:
+        trace.note_materialized("nvtx_ops", "nsysq_nvtx_ops", nvtx_sweep.OPS_NOTE)
+    elif decoded is not None:
         trace.keep_arrays(
             "nvtx_ops", "nsysq_nvtx_ops", decoded[1], select=nvtx_sweep.OPS_SELECT, note=nvtx_sweep.OPS_NOTE
         )
-    _SWEPT[trace] = _Swept(_sweep_key(trace, extend_unended), stacks, decoded[0] if decoded else None)
+    pending = ("nsysq_nvtx_ops",) if lean else ()
+    ops = decoded[0] if decoded else None
+    if lean and ops is not None:  # oid is the op's index + 1 (decoded_ops): not kept (memory)
+        ops = replace(ops, oid=None)
+    del decoded  # memory: without the table, the ops' process and correlation ids go
+    _SWEPT[trace] = _Swept(_sweep_key(trace, extend_unended), stacks, ops, pending=pending)
     for name, table in _BASE_TABLES[5:]:  # ancestors, inner: their rows come with the pairs
         trace.note_materialized(name, table, note)
     trace.drop_materialized(_SWEEP)
@@ -222,10 +273,17 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool) 
 
 
 def build_pairs(
-    trace: Session, *, innermost: bool = False, window: bool = False, extend_unended: bool | None = None
+    trace: Session,
+    *,
+    innermost: bool = False,
+    window: bool = False,
+    extend_unended: bool | None = None,
+    lean: bool = False,
 ) -> str:
     """(Re)build ``nsysq_nvtx_pairs``: (oid, rid) for every attribution in the mode asked for, over
-    the ranges as built (``extend_unended`` None) or as asked. Returns the packaged query."""
+    the ranges as built (``extend_unended`` None) or as asked. Returns the packaged query. ``lean``
+    (`nsysq nvtx`): pairs from the sweep are recorded, not kept as a table, until a step reads
+    them (_ensure_pairs)."""
     if innermost and window:
         raise UsageError(
             "--innermost and --window do not combine: the time window gives an operation to every "
@@ -235,12 +293,16 @@ def build_pairs(
     state = _swept(trace)
     if state is not None:
         state.pairs = state.op_totals = None
+        state.pending = tuple(t for t in state.pending if t != "nsysq_nvtx_pairs")
+    if window or not lean or state is None or state.ops is None:
+        _ensure_ops(trace)
     if window:
         query = "nvtx_window_pairs"
         trace.materialize(query, "nsysq_nvtx_pairs", rebuild=True)
-    elif state is not None and _pairs_by_sweep(trace, state, innermost):
+    elif state is not None and _pairs_by_sweep(trace, state, innermost, lean):
         query = "nvtx_pairs"
     else:
+        _ensure_ops(trace)
         query = "nvtx_interval_pairs" if unnested_ranges(trace) else "nvtx_pairs"
         if query == "nvtx_pairs" and state is not None:  # the sweep built no lookup tables
             trace.materialize("nvtx_marks", _SWEEP)
@@ -252,8 +314,9 @@ def build_pairs(
     return query
 
 
-def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool) -> bool:
-    """nsysq_nvtx_pairs from the sweep (False: a GPU interval is NULL; the SQL path builds them)."""
+def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool = False) -> bool:
+    """nsysq_nvtx_pairs from the sweep (False: a GPU interval is NULL; the SQL path builds them);
+    ``lean``, when the GPU ops' table is pending too: recorded, not kept."""
     import numpy as np
 
     ops = state.ops or nvtx_sweep.read_ops(trace)
@@ -263,30 +326,58 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool) -> bool:
     op_idx, range_idx, rank = nvtx_sweep.attributed_pairs(stacks, ops, innermost=innermost)
     if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
         started = trace.run_arrays("nvtx_started", record=False)
-        found_op = np.searchsorted(ops.oid, np.asarray(started["oid"], np.int64)).astype(op_idx.dtype)
+        oid = ops.oid if ops.oid is not None else np.arange(1, len(ops.gs) + 1, dtype=np.int64)
+        found_op = np.searchsorted(oid, np.asarray(started["oid"], np.int64)).astype(op_idx.dtype)
         op_idx = np.concatenate([op_idx, found_op])
         range_idx = np.concatenate(
             [range_idx, (np.asarray(started["rid"], np.int64) - 1).astype(range_idx.dtype)]
         )
-    columns = {"oid": ops.oid[op_idx], "rid": range_idx + 1}
-    trace.keep_arrays("nvtx_pairs", "nsysq_nvtx_pairs", columns, note=nvtx_sweep.NOTE, innermost=innermost)
-    state.ops, state.pairs = ops, (op_idx, range_idx, rank)
+    if lean and "nsysq_nvtx_ops" in state.pending:
+        trace.note_materialized("nvtx_pairs", "nsysq_nvtx_pairs", nvtx_sweep.NOTE, innermost=innermost)
+        state.pending = (*state.pending, "nsysq_nvtx_pairs")
+    else:
+        oids = ops.oid[op_idx] if ops.oid is not None else op_idx.astype(np.int64) + 1
+        columns = {"oid": oids, "rid": range_idx + 1}
+        trace.keep_arrays(
+            "nvtx_pairs", "nsysq_nvtx_pairs", columns, note=nvtx_sweep.NOTE, innermost=innermost
+        )
+    state.ops, state.pairs, state.pairs_innermost = ops, (op_idx, range_idx, rank), innermost
     state.op_totals = nvtx_sweep.op_totals(ops, op_idx)
     return True
 
 
-def build_per_range(trace: Session) -> None:
+def build_per_range(trace: Session, *, lean: bool = False) -> None:
     """(Re)build ``nsysq_nvtx_per_range`` (each range's GPU work) from the pairs built last: from the
-    sweep's pairs when it built them, else by queries/nvtx/per_range.sql."""
+    sweep's pairs when it built them, else by queries/nvtx/per_range.sql. ``lean`` (`nsysq nvtx`,
+    which reads no other step): when the sweep's sums need no SQL, the GPU ops' and the pairs'
+    tables are let go first (memory; a later step builds them again)."""
     state = _swept(trace)
     rows = None
     if state is not None and state.pairs is not None and state.ops is not None:
+        if lean and _sums_by_sweep(trace, state):
+            trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
+            ops = state.ops  # the sums read the GPU intervals and kinds alone
+            state.ops = replace(ops, oid=None, called=None, tid=None, s=None, e=None)
+            del ops
+        else:  # a query may read them (per_range.sql, totals.sql)
+            _ensure_pairs(trace, state)
         rows = nvtx_sweep.per_range(state.ops, *state.pairs)
         state.ops = state.pairs = None  # memory: the next pairs read the ops again
     if rows is None:
         trace.materialize("nvtx_per_range", "nsysq_nvtx_per_range", rebuild=True)
     else:
         trace.keep_arrays("nvtx_per_range", "nsysq_nvtx_per_range", rows, note=nvtx_sweep.NOTE)
+
+
+def _sums_by_sweep(trace: Session, state: _Swept) -> bool:
+    """Whether the per-range sums and the totals come from the sweep's arrays (no query reads the
+    GPU ops' or the pairs' table)."""
+    ops, pairs = state.ops, state.pairs
+    if ops is None or pairs is None or state.op_totals is None:
+        return False
+    if nvtx_ranges.kept(trace, "nsysq_nvtx_ranges") is None:
+        return False
+    return nvtx_sweep.per_range_fits(ops, pairs[1])
 
 
 def unnested_ranges(trace: Session) -> int:
@@ -335,14 +426,11 @@ def nvtx(
     if depth is not None and depth < 0:
         raise UsageError("--depth must be 0 (outermost ranges) or more.")
     with trace.bounded_memory(WORK_MEMORY):
-        build_attribution(trace, release_events=True, extend_unended=extend_unended)
+        build_attribution(trace, release_events=True, extend_unended=extend_unended, lean=not window)
         unnested = unnested_ranges(trace)
-        pairs = build_pairs(trace, innermost=innermost, window=window)
-        build_per_range(trace)
-        trace.materialize(
-            "nvtx_rows", "nsysq_nvtx_rows", rebuild=True, depth=depth, like=like, domain=domain,
-            group_names=group_names,
-        )  # fmt: skip
+        pairs = build_pairs(trace, innermost=innermost, window=window, lean=not window)
+        build_per_range(trace, lean=True)
+        _build_rows(trace, depth=depth, like=like, domain=domain, group_names=group_names)
         totals = _totals(trace)
         table = trace.run("nvtx", limit=limit)
     mode = "window" if window else ("innermost" if innermost else "launch")
@@ -355,6 +443,47 @@ def nvtx(
         )
     labelled = replace(table, footer=footer, notes=notes, queries=(*table.queries, *_pipeline_labels(pairs)))
     return stamp(labelled, trace.scope).in_unit(unit)
+
+
+def _build_rows(trace: Session, **params: Any) -> None:
+    """(Re)build ``nsysq_nvtx_rows`` (queries/nvtx/rows.sql): from the kept range arrays with their
+    names and domains as codes (queries/nvtx/rows_coded.sql, no string read per range) when the
+    ranges came from the pages and the stacks from the sweep, else by the query."""
+    state = _swept(trace)
+    ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+    codes = ranges.codes if ranges is not None else None
+    if state is None or ranges is None or codes is None or len(state.stacks.lvl) != len(codes.name_code):
+        trace.materialize("nvtx_rows", "nsysq_nvtx_rows", rebuild=True, **params)
+        return
+    scratch = _coded_tables(ranges.columns, codes, state.stacks.lvl)
+    trace.materialize_via(
+        "nvtx_rows", "nsysq_nvtx_rows", "nvtx_rows_coded", scratch, note=_ROWS_NOTE, **params
+    )
+
+
+def _coded_tables(columns: dict[str, Any], codes: nvtx_ranges.Coded, lvl: Any) -> dict[str, dict[str, Any]]:
+    """The tables queries/nvtx/rows_coded.sql reads: the kept ranges, the names, the domains."""
+    import numpy as np
+
+    kept = np.flatnonzero(columns["dropped"] == 0)
+    small = np.int32 if max(len(codes.names), len(codes.domains)) < (1 << 31) else np.int64
+    coded = {
+        "rid": columns["rid"][kept], "lvl": lvl[kept], "name_code": codes.name_code[kept].astype(small),
+        "domain_code": codes.domain_code[kept].astype(small),
+        "cpu_ns": columns["end"][kept] - columns["start"][kept],
+    }  # fmt: skip
+    names = {"code": np.arange(len(codes.names), dtype=small), "name": np.asarray(codes.names, object)}
+    domains = {
+        "code": np.arange(len(codes.domains), dtype=small),
+        "domain": np.asarray(codes.domains, object),
+    }
+    return {"nsysq_nvtx_coded": coded, "nsysq_nvtx_coded_names": names, "nsysq_nvtx_coded_domains": domains}
+
+
+_ROWS_NOTE = (
+    "computed from the kept range arrays, names and domains as codes (queries/nvtx/rows_coded.sql); "
+    "this query gives the same rows"
+)
 
 
 def _totals(trace: Session) -> dict[str, Any]:

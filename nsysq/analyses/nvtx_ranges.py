@@ -37,6 +37,7 @@ _DOMAIN_CREATE = 75
 _UNNAMED = "<unnamed range>"
 _PID_MASK = ~((1 << 24) - 1)
 #: queries/nvtx/totals.sql's test of a PyTorch emit_nvtx name (DuckDB's regexp_matches: a search).
+_SEP, _NULL = "\x1f", "\x1e"  # _texts' separator and NULL marker (SQLite's char(31), char(30))
 _EMIT_NVTX = re.compile(r", (seq|op_id) = [0-9]+")
 
 
@@ -47,6 +48,17 @@ class _Kept:
     key: str
     columns: dict[str, Any]
     names: list[str]  # the distinct names of the range rows
+    codes: Coded | None = None  # each row's name and domain as codes (rid order)
+
+
+@dataclass
+class Coded:
+    """Each range row's name and domain (rid order) as a code into a list of strings."""
+
+    name_code: Any
+    names: list[str]
+    domain_code: Any
+    domains: list[str]
 
 
 _KEPT: weakref.WeakKeyDictionary[Session, _Kept] = weakref.WeakKeyDictionary()
@@ -70,10 +82,10 @@ def keep_decoded(trace: Session, table: str, sorted_table: str, *, extend_unende
     ranges = _ranges(events, extend_unended)
     if ranges is None:
         return False
-    columns, names = ranges
+    columns, names, codes = ranges
     trace.note_materialized("nvtx_ranges_sorted", sorted_table, NOTE, extend_unended=extend_unended)
     trace.keep_arrays("nvtx_ranges", table, columns, select=SELECT, note=NOTE, extend_unended=extend_unended)
-    _KEPT[trace] = _Kept(_key(trace, extend_unended), columns, names)
+    _KEPT[trace] = _Kept(_key(trace, extend_unended), columns, names, codes)
     return True
 
 
@@ -151,19 +163,38 @@ def _read_events(trace: Session) -> dict[str, Any] | None:
 
 def _texts(trace: Session, rows: int) -> tuple[Any, list[str | None]] | bool:
     """Each row's text as a code into a list of the distinct texts (code 0: NULL), read through
-    SQLite in rowid order; False when SQLite's rows are not the decoder's."""
+    SQLite in rowid order; False when SQLite's rows are not the decoder's. SQLite joins every row's
+    text into one string (NULL as a marker character), split in one call: no Python object per row
+    but the pieces. A text holding the separator, or equal to the marker, falls back to a read per
+    row."""
     import numpy as np
 
     con = connect_readonly(trace.path)
     try:
-        seen: dict[str | None, int] = {None: 0}
-        cursor = con.execute(f"SELECT text FROM {schema.quote(schema.NVTX)} ORDER BY rowid")
-        codes = np.fromiter((seen.setdefault(t, len(seen)) for (t,) in cursor), dtype=np.int64)
+        table = schema.quote(schema.NVTX)
+        count, texts, joined = con.execute(  # NOT INDEXED: the table's own b-tree, in rowid order
+            f"SELECT count(*), count(text), group_concat(IFNULL(text, char(30)), char(31)) "
+            f"FROM {table} NOT INDEXED"
+        ).fetchone()
+        pieces = joined.split(_SEP) if joined is not None else []
+        coded = _coded(pieces, _NULL) if len(pieces) == count else None
+        if coded is None or int(np.count_nonzero(coded[0] == 0)) != count - texts:  # ambiguous
+            cursor = con.execute(f"SELECT text FROM {table} ORDER BY rowid")
+            coded = _coded([t for (t,) in cursor], None)
     finally:
         con.close()
-    if len(codes) != rows:
+    if len(coded[0]) != rows:
         return False
-    return codes, list(seen)
+    return coded[0], [None, *coded[1][1:]]
+
+
+def _coded(pieces: list[Any], null: str | None) -> tuple[Any, list[Any]]:
+    """Each piece's code into the distinct pieces in order of first appearance, ``null`` first."""
+    import numpy as np
+
+    first: dict[Any, int] = {null: -1}  # each piece's first row
+    at = np.fromiter(map(first.setdefault, pieces, range(len(pieces))), dtype=np.int64, count=len(pieces))
+    return np.searchsorted(np.fromiter(first.values(), dtype=np.int64), at), list(first)  # firsts increase
 
 
 def _strings(trace: Session) -> dict[int, str]:
@@ -175,7 +206,7 @@ def _strings(trace: Session) -> dict[int, str]:
         con.close()
 
 
-def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], list[str]] | None:
+def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], list[str], Coded] | None:
     """The columns of nsysq_nvtx_ranges in rid order and the distinct names (None: a range row
     without a thread or a start)."""
     import numpy as np
@@ -200,14 +231,16 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     order = nvtx_sweep.lexsort_ties((tid, dom, start, end_key), (~pushpop, _rank(names)[name_of]))
     pid = tid & np.int64(_PID_MASK)
     dropped = np.where(other, 1, np.where(ended, 0, 2)).astype(np.int8)
+    domain, domain_code, domains = _domains(ev, pid[order], dom[order])
+    name_code = name_of[order]
     columns = {
         "rid": np.arange(1, len(rows) + 1, dtype=np.int64), "pid": pid[order], "tid": tid[order],
-        "dom": dom[order], "domain": _domains(ev, pid[order], dom[order]),
-        "name": np.asarray(names, dtype=object)[name_of[order]], "pushpop": pushpop[order],
+        "dom": dom[order], "domain": domain,
+        "name": np.asarray(names, dtype=object)[name_code], "pushpop": pushpop[order],
         "start": start[order], "end": np.where(ended, end, 0)[order], "ended": ended[order],
         "extended": extended[order], "dropped": dropped[order],
     }  # fmt: skip
-    return columns, [names[i] for i in np.unique(name_of)]
+    return columns, [names[i] for i in np.unique(name_of)], Coded(name_code, names, domain_code, domains)
 
 
 def _any_of(values: Any, wanted: tuple[int, ...]) -> Any:
@@ -254,9 +287,10 @@ def _rank(names: list[str]) -> Any:
     return rank
 
 
-def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> Any:
+def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, Any, list[str]]:
     """ranges_sorted.sql's domain of each row: '' for domain 0, the name its process's DomainCreate
-    row gives (the least, when several), else 'domain N'."""
+    row gives (the least, when several), else 'domain N'; and each row's code into the distinct
+    domains, which follow."""
     import numpy as np
 
     etype = np.where(ev["eventType?"], -1, ev["eventType"])
@@ -268,10 +302,15 @@ def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> Any:
         if name is not None:
             named[key] = min(named.get(key, name), name)
     out = np.full(len(pid), "", dtype=object)
+    code = np.zeros(len(pid), dtype=np.int64)
+    labels = {"": 0}
     for p, d in {(int(p), int(d)) for p, d in zip(pid[dom != 0], dom[dom != 0], strict=True)}:
         label = named.get((p, d))
-        out[(pid == p) & (dom == d)] = label if label is not None else f"domain {d}"
-    return out
+        label = label if label is not None else f"domain {d}"
+        mine = (pid == p) & (dom == d)
+        out[mine] = label
+        code[mine] = labels.setdefault(label, len(labels))
+    return out, code, list(labels)
 
 
 def _row_name(ev: dict[str, Any], r: int) -> str | None:

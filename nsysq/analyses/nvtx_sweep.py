@@ -78,19 +78,22 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     gid = np.cumsum(change) - 1
     zero = end[pp] == start[pp]
     m = n + 1
-    ev_range = np.concatenate([pp, pp])
-    ev_g = np.concatenate([gid, gid])
+    small = np.int32 if m < (1 << 31) - 1 else np.int64  # range indexes and stack numbers (memory)
+    ev_range = np.concatenate([pp, pp]).astype(small)
+    ev_g = np.concatenate([gid, gid]).astype(small)
+    del gid, change
     ev_ts = np.concatenate([start[pp], end[pp]])
     # marks.sql's (grp, sub): ends (0, -rid) before starts (1, 2 rid); a zero-length end (1, 2 rid + 1)
     sub_start = 3 * m + 2 * pp + m
     sub_end = np.where(zero, 3 * m + 2 * pp + 1 + m, -pp + m)
     ev_sub = np.concatenate([sub_start, sub_end])
-    ev_d = np.concatenate([np.ones(len(pp), np.int64), -np.ones(len(pp), np.int64)])
+    del sub_start, sub_end, zero
+    ev_d = np.concatenate([np.ones(len(pp), np.int8), -np.ones(len(pp), np.int8)])
     order = lexsort_ties((ev_g, ev_ts), (ev_sub,))
     del ev_sub
     ev_range, ev_g, ev_ts, ev_d = ev_range[order], ev_g[order], ev_ts[order], ev_d[order]
     del order
-    depth = np.cumsum(ev_d)
+    depth = np.cumsum(ev_d, dtype=np.int64)
     lvl = np.full(n, -1, dtype=np.int64)
     prid = np.full(n, -1, dtype=np.int64)
     pushes = np.flatnonzero(ev_d == 1)
@@ -207,17 +210,19 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
 
     nops = len(ops.gs)
     by_time = np.lexsort((ops.ge, ops.gs))
-    rank = np.empty(nops, dtype=np.int64)
-    rank[by_time] = np.arange(nops, dtype=np.int64)
+    rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory
+    rank[by_time] = np.arange(nops, dtype=rank.dtype)
     tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
     timed = by_time[ops.called[by_time]]
     code = np.searchsorted(tids, ops.tid[timed]) if len(tids) else np.zeros(len(timed), np.int64)
     code = np.minimum(code, max(len(tids) - 1, 0))
     on_stack = tids[code] == ops.tid[timed] if len(tids) else np.zeros(len(timed), bool)
     timed, code = timed[on_stack], code[on_stack]
+    del by_time, on_stack
     narrow = code.astype(np.uint16) if len(tids) <= 65535 else code
     grouped = timed[np.argsort(narrow, kind="stable")]  # radix sort: per thread, in GPU-time order
     edges = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=len(tids)))])
+    del timed, code, narrow
     index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
     op_parts, range_parts = [], []
     for t, _d, a, b in st.groups:
@@ -296,7 +301,8 @@ def expand(st: Stacks, op_idx: Any, range_idx: Any) -> tuple[Any, Any]:
 
 
 def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any] | None:
-    """per_range.sql's rows from the pairs (None when the busy offsets would not fit in 64 bits)."""
+    """per_range.sql's rows from the pairs (None when the busy offsets would not fit in 64 bits),
+    computed over runs of ranges of at most CHUNK_PAIRS pairs each (memory)."""
     import numpy as np
 
     if not len(op_idx):
@@ -305,11 +311,47 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     nops = len(ops.gs)
     if (int(range_idx.max()) + 1) * (nops + 1) >= _I64_SAFE:
         return None
-    rid, at = _sorted_pairs(op_idx, range_idx, rank, nops)
     by_time = np.empty(nops, dtype=np.int64)
     by_time[rank] = np.arange(nops, dtype=np.int64)
+    parts = []
+    for lo, hi in _range_chunks(range_idx, CHUNK_PAIRS):
+        if lo == 0 and hi > int(range_idx.max()):
+            part = _per_range_part(ops, op_idx, range_idx, rank, by_time)
+        else:
+            mine = np.flatnonzero((range_idx >= lo) & (range_idx < hi))
+            part = _per_range_part(ops, op_idx[mine], range_idx[mine], rank, by_time)
+        if part is None:
+            return None
+        parts.append(part)
+    if len(parts) == 1:
+        return parts[0]
+    return {c: np.concatenate([p.pop(c) for p in parts]) for c in _PER_RANGE_COLUMNS}  # pop: memory
+
+
+#: Pairs per run of :func:`per_range` (its sort keys and gathered GPU intervals: ~50 bytes each).
+CHUNK_PAIRS = 1 << 21
+
+
+def _range_chunks(range_idx: Any, size: int) -> list[tuple[int, int]]:
+    """Runs [lo, hi) of range indexes holding about ``size`` pairs each (a range is never split)."""
+    import numpy as np
+
+    if len(range_idx) <= size:
+        return [(0, int(range_idx.max()) + 1)]
+    ends = np.cumsum(np.bincount(range_idx))
+    cuts = np.unique(np.searchsorted(ends, np.arange(size, int(ends[-1]), size), side="left") + 1)
+    edges = [0, *(int(c) for c in cuts if 0 < c < len(ends)), len(ends)]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def _per_range_part(ops: Ops, op_idx: Any, range_idx: Any, rank: Any, by_time: Any) -> dict[str, Any] | None:
+    """per_range.sql's rows of the ranges of these pairs."""
+    import numpy as np
+
+    nops = len(ops.gs)
+    rid, at = _sorted_pairs(op_idx, range_idx, rank, nops)
     op = by_time[at]
-    del at, by_time
+    del at
     gs, ge, kind = ops.gs[op], ops.ge[op], ops.kind[op]
     del op
     first = np.concatenate([[0], np.flatnonzero(rid[1:] != rid[:-1]) + 1])
@@ -326,6 +368,20 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     out["gpu_span_ns"] = last_end - low
     out["gpu_busy_ns"] = _busy(gs, ge, first, rid, np.concatenate([[0], np.cumsum(widths)[:-1]]) - low)
     return {c: out[c] for c in _PER_RANGE_COLUMNS}
+
+
+def per_range_fits(ops: Ops, range_idx: Any) -> bool:
+    """Whether :func:`per_range` gives its rows (its 64-bit keys and busy offsets cannot overflow)
+    for pairs of these ranges, from bounds over every op."""
+    if not len(range_idx) or not len(ops.gs):
+        return True
+    ranges = int(range_idx.max()) + 1
+    if ranges * (len(ops.gs) + 1) >= _I64_SAFE:
+        return False
+    low, high = int(ops.gs.min()), max(int(ops.ge.max()), int(ops.gs.max()))
+    if max(abs(low), abs(high)) >= _I64_SAFE:
+        return False
+    return ranges * (high - low + 1) < _I64_SAFE
 
 
 def _sorted_pairs(op_idx: Any, range_idx: Any, rank: Any, nops: int) -> tuple[Any, Any]:
@@ -404,59 +460,65 @@ def _column(found: dict[str, tuple[Any, Any]], name: str, n: int) -> tuple[Any, 
     return out, valid
 
 
-def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str, Any]] | None:
+def decoded_ops(
+    trace: Session, *, release: bool = False, as_table: bool = True
+) -> tuple[Ops, dict[str, Any]] | None:
     """queries/nvtx/ops.sql's rows from the decoded columns of a direct, unscoped read: the ops for
     the sweep and the columns of nsysq_nvtx_ops (read with OPS_SELECT). None when a table is not
     read from pages, the export traced CUDA graphs whole, a GPU interval or a matched call's is
     NULL, or two calls share a launch (the join then repeats ops): the SQL path handles those.
     ``release``: free each table's decoded columns once copied (memory; a later query decodes
-    them again)."""
+    them again). ``as_table`` False: the ops alone, not the columns of the table (no process or
+    correlation id is kept; memory)."""
     import numpy as np
 
     if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
         return None
-    parts = []
-    for code, table in enumerate(_OP_TABLES):
-        if not trace.schema.has(table):
-            continue
-        found = trace.decoded_arrays(table, _GPU_COLUMNS)
-        if found is None:
-            return None
-        n = found["start"][0].shape[0]
-        cols = {c: _column(found, c, n) for c in _GPU_COLUMNS}
-        if not (cols["start"][1].all() and cols["end"][1].all()):
-            return None
-        if release:
-            cols = {
-                c: (v.copy() if v.base is not None or v is found[c][0] else v, ok)
-                for c, (v, ok) in cols.items()
-            }
-            trace.release_columns(table)
-        parts.append((np.full(n, code, dtype=np.int8), cols))
-    calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if parts else None
-    if parts and calls is None:
+    found_of = {}
+    for table in _OP_TABLES:
+        if trace.schema.has(table):
+            found = trace.decoded_arrays(table, _GPU_COLUMNS)
+            if found is None or any(_has_null(found, c) for c in ("start", "end")):
+                return None
+            found_of[table] = found
+    calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if found_of else None
+    if found_of and calls is None:
         return None
-    kind = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int8)
-
-    gs, ge = _joined(parts, "start")[0], _joined(parts, "end")[0]
-    corr, has_corr = _joined(parts, "correlationId")
-    pid, has_pid = _joined(parts, "globalPid")
-    del parts  # memory: each table's columns are in the joined ones now
+    kind, gs, ge, corr, has_corr, pid, has_pid = _gathered(trace, found_of, release)
+    del found_of
     n = len(kind)
     called = np.zeros(n, dtype=bool)
     tid, s, e = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     if n and calls is not None:
         matched = _match_calls(calls, corr, has_corr, pid, has_pid)
         del calls
-        if release:
-            trace.release_columns("CUPTI_ACTIVITY_KIND_RUNTIME")
         if matched is None:
             return None
+        if not as_table:
+            corr = pid = has_corr = has_pid = None
+        runtime = "CUPTI_ACTIVITY_KIND_RUNTIME"
+        if release:
+            trace.release_columns(runtime, ("eventClass", "correlationId"))
         at, call_tid, call_s, call_e = matched
+        del matched
         called = at >= 0
-        tid[called], s[called], e[called] = call_tid[at[called]], call_s[at[called]], call_e[at[called]]
+        np.maximum(at, 0, out=at)  # a gather per column, the unmatched ops' values zeroed after
+        tid = call_tid[at]
+        del call_tid
+        if release:
+            trace.release_columns(runtime, ("globalTid",))
+        s = call_s[at]
+        del call_s
+        e = call_e[at]
+        del at, call_e
+        if not called.all():
+            tid[~called], s[~called], e[~called] = 0, 0, 0
+        if release:
+            trace.release_columns(runtime)
     oid = np.arange(1, n + 1, dtype=np.int64)
     ops = Ops(oid, kind, gs, ge, called, tid, s, e)
+    if not as_table:
+        return ops, {}
     columns = {
         "oid": oid, "kind": kind, "gs": gs, "ge": ge, "pid": pid, "has_pid": has_pid, "corr": corr,
         "has_corr": has_corr, "called": called, "tid": tid, "s": s, "e": e,
@@ -464,15 +526,45 @@ def decoded_ops(trace: Session, *, release: bool = False) -> tuple[Ops, dict[str
     return ops, columns
 
 
-def _joined(parts: list[tuple[Any, dict[str, tuple[Any, Any]]]], name: str) -> tuple[Any, Any]:
-    """Column ``name`` of every table's part, one after the other, with its validity."""
+def _has_null(found: dict[str, tuple[Any, Any]], name: str) -> bool:
+    """Whether decoded column ``name`` holds a NULL."""
     import numpy as np
 
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, bool)
-    if len(parts) == 1:
-        return parts[0][1][name]
-    return np.concatenate([p[1][name][0] for p in parts]), np.concatenate([p[1][name][1] for p in parts])
+    nulls = found[name][1]
+    return nulls is not None and bool(np.asarray(nulls, bool).any())
+
+
+def _gathered(
+    trace: Session, found_of: dict[str, dict[str, tuple[Any, Any]]], release: bool
+) -> tuple[Any, ...]:
+    """The GPU-op tables' columns one after the other (kind, start, end, correlation id and its
+    validity, process id and its validity), written into arrays of every op; with ``release``
+    each table's decoded columns are freed once written (memory)."""
+    import numpy as np
+
+    sizes = {t: f["start"][0].shape[0] for t, f in found_of.items()}
+    total = sum(sizes.values())
+    kind = np.empty(total, np.int8)
+    gs, ge, corr, pid = (np.empty(total, np.int64) for _ in range(4))
+    has_corr, has_pid = np.empty(total, bool), np.empty(total, bool)
+    at = 0
+    for table in list(found_of):
+        found, n = found_of.pop(table), sizes[table]
+        kind[at : at + n] = _OP_TABLES.index(table)
+        targets = (
+            ("start", gs, None), ("end", ge, None), ("correlationId", corr, has_corr),
+            ("globalPid", pid, has_pid),
+        )  # fmt: skip
+        for name, values, valid in targets:
+            v, ok = _column(found, name, n)
+            values[at : at + n] = v
+            if valid is not None:
+                valid[at : at + n] = ok
+        del found, v, ok
+        if release:
+            trace.release_columns(table)
+        at += n
+    return kind, gs, ge, corr, has_corr, pid, has_pid
 
 
 def _match_calls(
@@ -480,7 +572,8 @@ def _match_calls(
 ) -> tuple[Any, Any, Any, Any] | None:
     """Per GPU op, the row of its launching call (-1: none) among the calls (one of eventClass 0 or
     1, with a correlation id, in the same process), and every call's thread, start and end; None
-    when two such calls share (process, correlation id) or one has no start or end."""
+    when two such calls share (process, correlation id) or one has no start or end. The ops are
+    looked up in runs of _MATCH_RUN (memory)."""
     import numpy as np
 
     m = calls["start"][0].shape[0]
@@ -489,14 +582,21 @@ def _match_calls(
     klass, klass_ok = _column(calls, "eventClass", m)
     gtid, gtid_ok = _column(calls, "globalTid", m)
     ccorr, ccorr_ok = _column(calls, "correlationId", m)
-    keep = klass_ok & ((klass == 0) | (klass == 1)) & ccorr_ok & gtid_ok
+    keep = (klass == 0) | (klass == 1)
+    keep &= klass_ok & ccorr_ok & gtid_ok
+    del klass, klass_ok, ccorr_ok, gtid_ok
     if not (start_ok[keep].all() and end_ok[keep].all()):
         return None
-    rows = np.flatnonzero(keep)
-    cpid, ckey = gtid[rows] & ~np.int64(16777215), ccorr[rows]
+    del start_ok, end_ok
+    rows = None if keep.all() else np.flatnonzero(keep)  # None: every call
+    del keep
+    cpid = gtid & ~np.int64(16777215) if rows is None else gtid[rows] & ~np.int64(16777215)
+    ckey = ccorr if rows is None else ccorr[rows]
     if not _strictly_sorted(cpid, ckey):  # nsys writes them in order: no sort then
         order = np.lexsort((ckey, cpid))
-        rows, cpid, ckey = rows[order], cpid[order], ckey[order]
+        rows = order if rows is None else rows[order]
+        cpid, ckey = cpid[order], ckey[order]
+        del order
         same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
         if same.any():
             return None
@@ -505,13 +605,21 @@ def _match_calls(
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         if lo == hi:
             continue
-        mine = np.flatnonzero(has_pid & has_corr & (pid == cpid[lo]))
-        pos = np.searchsorted(ckey[lo:hi], corr[mine])
-        pos = np.minimum(pos, hi - lo - 1)
-        hit = ckey[lo + pos] == corr[mine]
-        at[mine[hit]] = lo + pos[hit]
-    at[at >= 0] = rows[at[at >= 0]]  # the kept call's row among every call
+        for a in range(0, len(corr), _MATCH_RUN):
+            b = min(a + _MATCH_RUN, len(corr))
+            mine = np.flatnonzero(has_pid[a:b] & has_corr[a:b] & (pid[a:b] == cpid[lo]))
+            pos = np.searchsorted(ckey[lo:hi], corr[a:b][mine])
+            np.minimum(pos, hi - lo - 1, out=pos)
+            pos += lo
+            hit = ckey[pos] == corr[a:b][mine]
+            at[a:b][mine[hit]] = pos[hit]
+    if rows is not None:
+        found = at >= 0
+        at[found] = rows[at[found]]  # the kept call's row among every call
     return at, gtid, start, end
+
+
+_MATCH_RUN = 1 << 20
 
 
 def _strictly_sorted(major: Any, minor: Any) -> bool:

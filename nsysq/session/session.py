@@ -543,14 +543,23 @@ class Session:
         self.executed.append(self._materialize_statement(name, table, note, params))
 
     def keep_arrays(
-        self, name: str, table: str, arrays: dict[str, Any], *, select: str = "*", note: str, **params: Any
+        self,
+        name: str,
+        table: str,
+        arrays: dict[str, Any],
+        *,
+        select: str = "*",
+        note: str,
+        record: bool = True,
+        **params: Any,
     ) -> None:
         """Keep ``arrays`` (numpy columns of one length) as temp table ``table``, read through
         ``select`` (an SQL select list over them, e.g. to turn a sentinel into NULL): the rows packaged
         query ``name`` (``params`` bound) gives, computed outside SQL (``note`` says how). --show-sql
         shows that query in its place; ``is_materialized`` and ``materialize`` treat the table as
         built from it. The arrays are read in place (a view over them, no copy), held until the
-        table is dropped or built again."""
+        table is dropped or built again. ``record`` False: the statement is not recorded again (it
+        was, by ``note_materialized``, where the table was first needed)."""
         self._define_macros()
         statement = self._materialize_statement(name, table, note, params)
         self._forget_arrays(table)
@@ -560,10 +569,47 @@ class Session:
             self._con.register(scratch, arrays)  # read in place: no copy into DuckDB
         self._array_views[table] = scratch
         self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {scratch}")
+        if record:
+            self.executed.append(statement)
+        key = table if not params else f"{table} {sorted(params.items())!r}"
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+        self._materialized.add(key)
+
+    def materialize_via(
+        self, name: str, table: str, via: str, arrays: dict[str, dict[str, Any]], *, note: str, **params: Any
+    ) -> None:
+        """Keep as temp table ``table`` the rows packaged query ``name`` (``params`` bound) gives, built
+        instead by packaged query ``via`` over ``arrays`` (per scratch table name, its numpy columns,
+        read in place and let go once it ran; ``via`` takes the params ``name`` takes). --show-sql
+        shows ``name`` in its place (``note`` says how it was built); ``is_materialized`` and
+        ``materialize`` treat the table as built from it."""
+        self._define_macros()
+        statement = self._materialize_statement(name, table, note, params)
+        query = catalog.get(via)
+        self._forget_arrays(table)
+        bound = {p: params[p] for p in query.params}
+        try:
+            with engine.pandas_free_binding():
+                for scratch, columns in arrays.items():
+                    self._con.register(scratch, columns)
+                self._con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS\n{query.sql}", bound or None)
+        finally:
+            for scratch in arrays:
+                self._con.unregister(scratch)
         self.executed.append(statement)
         key = table if not params else f"{table} {sorted(params.items())!r}"
         self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
         self._materialized.add(key)
+
+    def free_arrays(self, *tables: str) -> None:
+        """Let go of the arrays ``keep_arrays`` kept as ``tables`` (memory) without recording a DROP:
+        the --show-sql script keeps the table it built, and the rows it holds stay the same. The
+        tables count as not built from then on, so a later ``materialize`` (or ``keep_arrays``)
+        builds them again."""
+        for table in tables:
+            if table in self._array_views:
+                self._forget_arrays(table)
+                self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
 
     def _forget_arrays(self, table: str) -> None:
         """Drop the view ``keep_arrays`` made as ``table`` and let its arrays go (if it made one)."""
