@@ -228,7 +228,7 @@ def swept_stacks(trace: Session) -> nvtx_sweep.Stacks | None:
     note = nvtx_sweep.NOTE
     trace.note_materialized("nvtx_marks", _SWEEP, note)
     kept = np.flatnonzero(stacks.kept)
-    columns = {"rid": kept + 1, "lvl": stacks.lvl[kept], "prid": stacks.prid[kept] + 1}
+    columns = {"rid": kept + 1, "lvl": stacks.lvl[kept], "prid": stacks.prid[kept].astype(np.int64) + 1}
     trace.keep_arrays(
         "nvtx_stack", "nsysq_nvtx_stack", columns, select="rid, lvl, NULLIF(prid, 0) AS prid", note=note
     )

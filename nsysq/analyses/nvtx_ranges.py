@@ -232,7 +232,8 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     pid = tid & np.int64(_PID_MASK)
     dropped = np.where(other, 1, np.where(ended, 0, 2)).astype(np.int8)
     domain, domain_code, domains = _domains(ev, pid[order], dom[order])
-    name_code = name_of[order]
+    code = np.int32 if max(len(names), len(domains)) < (1 << 31) else np.int64  # memory
+    name_code, domain_code = name_of[order].astype(code), domain_code.astype(code, copy=False)
     columns = {
         "rid": np.arange(1, len(rows) + 1, dtype=np.int64), "pid": pid[order], "tid": tid[order],
         "dom": dom[order], "domain": domain,
@@ -302,7 +303,7 @@ def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, Any, list[str
         if name is not None:
             named[key] = min(named.get(key, name), name)
     out = np.full(len(pid), "", dtype=object)
-    code = np.zeros(len(pid), dtype=np.int64)
+    code = np.zeros(len(pid), dtype=np.int32 if len(pid) < (1 << 31) else np.int64)  # memory
     labels = {"": 0}
     for p, d in {(int(p), int(d)) for p, d in zip(pid[dom != 0], dom[dom != 0], strict=True)}:
         label = named.get((p, d))

@@ -53,7 +53,7 @@ class Stacks:
     prid: Any  # index of the parent range, -1 for none
     unnested: int
     ev_ts: Any  # boundaries, sorted per stack as marks.sql does
-    ev_depth: Any
+    ev_depth: Any  # None once the levels are set (build_stacks)
     ev_inner: Any  # the innermost open range after the boundary (index; -1 when the stack is empty)
     groups: list[tuple[int, int, int, int]]  # (tid, dom, first boundary, end) per stack
 
@@ -95,7 +95,7 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     del order
     depth = np.cumsum(ev_d, dtype=np.int64)
     lvl = np.full(n, -1, dtype=np.int64)
-    prid = np.full(n, -1, dtype=np.int64)
+    prid = np.full(n, -1, dtype=small)  # as the boundaries' range indexes: their innermost ranges too
     pushes = np.flatnonzero(ev_d == 1)
     lvl[ev_range[pushes]] = depth[pushes] - 1
     _parents(pushes, depth[pushes] - 1, ev_g, ev_range, prid)
@@ -112,6 +112,7 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     ]
     stacks = Stacks(tid, dom, start, end, kept, pushpop, lvl, prid, unnested, ev_ts, depth, ev_inner, groups)
     _start_end_levels(stacks)
+    stacks.ev_depth = None  # read by the levels above alone (memory)
     return stacks
 
 
