@@ -221,10 +221,10 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     timed, code = timed[on_stack], code[on_stack]
     del by_time, on_stack
     narrow = code.astype(np.uint16) if len(tids) <= 65535 else code
-    grouped = timed[np.argsort(narrow, kind="stable")]  # radix sort: per thread, in GPU-time order
+    index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
+    grouped = timed[np.argsort(narrow, kind="stable")].astype(index)  # radix sort: per thread, GPU-time order
     edges = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=len(tids)))])
     del timed, code, narrow
-    index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
     op_parts, range_parts = [], []
     for t, _d, a, b in st.groups:
         k = int(np.searchsorted(tids, t))
@@ -246,7 +246,9 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
         range_parts.append(inner)
     if not op_parts:
         return np.zeros(0, index), np.zeros(0, index), rank
-    return np.concatenate(op_parts), np.concatenate(range_parts), rank
+    op_idx = np.concatenate(op_parts)
+    op_parts.clear()  # memory: one column's parts and its whole at a time
+    return op_idx, np.concatenate(range_parts), rank
 
 
 def op_totals(ops: Ops, op_idx: Any) -> dict[str, int] | None:
@@ -312,8 +314,8 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     nops = len(ops.gs)
     if (int(range_idx.max()) + 1) * (nops + 1) >= _I64_SAFE:
         return None
-    by_time = np.empty(nops, dtype=np.int64)
-    by_time[rank] = np.arange(nops, dtype=np.int64)
+    by_time = np.empty(nops, dtype=rank.dtype)
+    by_time[rank] = np.arange(nops, dtype=rank.dtype)
     parts = []
     for lo, hi in _range_chunks(range_idx, CHUNK_PAIRS):
         if lo == 0 and hi > int(range_idx.max()):
@@ -330,7 +332,7 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
 
 
 #: Pairs per run of :func:`per_range` (its sort keys and gathered GPU intervals: ~50 bytes each).
-CHUNK_PAIRS = 1 << 21
+CHUNK_PAIRS = 1 << 20
 
 
 def _range_chunks(range_idx: Any, size: int) -> list[tuple[int, int]]:
@@ -601,7 +603,7 @@ def _match_calls(
         same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
         if same.any():
             return None
-    at = np.full(len(corr), -1, dtype=np.int64)
+    at = np.full(len(corr), -1, dtype=np.int32 if m < (1 << 31) else np.int64)  # memory
     edges = np.concatenate([[0], np.flatnonzero(cpid[1:] != cpid[:-1]) + 1, [len(cpid)]])
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         if lo == hi:
