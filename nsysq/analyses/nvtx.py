@@ -322,7 +322,7 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool =
     ops = state.ops or nvtx_sweep.read_ops(trace)
     if ops is None:
         return False
-    stacks = state.stacks
+    stacks = _whole_stacks(trace, state)
     op_idx, range_idx, rank = nvtx_sweep.attributed_pairs(stacks, ops, innermost=innermost)
     if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
         started = trace.run_arrays("nvtx_started", record=False)
@@ -346,11 +346,20 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool =
     return True
 
 
+def _whole_stacks(trace: Session, state: _Swept) -> nvtx_sweep.Stacks:
+    """The sweep's stacks, built again when build_per_range let go of what only pairs read."""
+    if state.stacks.ev_ts is None:
+        decoded_ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+        arrays = nvtx_ranges.stack_arrays(decoded_ranges.columns) if decoded_ranges is not None else None
+        state.stacks = nvtx_sweep.build_stacks(trace, arrays)
+    return state.stacks
+
+
 def build_per_range(trace: Session, *, lean: bool = False) -> None:
     """(Re)build ``nsysq_nvtx_per_range`` (each range's GPU work) from the pairs built last: from the
     sweep's pairs when it built them, else by queries/nvtx/per_range.sql. ``lean`` (`nsysq nvtx`,
     which reads no other step): when the sweep's sums need no SQL, the GPU ops' and the pairs'
-    tables are let go first (memory; a later step builds them again)."""
+    tables and the stacks' boundaries are let go first (memory; a later step builds them again)."""
     state = _swept(trace)
     rows = None
     if state is not None and state.pairs is not None and state.ops is not None:
@@ -358,7 +367,8 @@ def build_per_range(trace: Session, *, lean: bool = False) -> None:
             trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
             ops = state.ops  # the sums read the GPU intervals and kinds alone
             state.ops = replace(ops, oid=None, called=None, tid=None, s=None, e=None)
-            del ops
+            del ops  # and what only pairs read of the stacks (_whole_stacks builds them again)
+            state.stacks = replace(state.stacks, end=None, prid=None, ev_ts=None, ev_inner=None)
         else:  # a query may read them (per_range.sql, totals.sql)
             _ensure_pairs(trace, state)
         rows = nvtx_sweep.per_range(state.ops, *state.pairs)

@@ -487,12 +487,13 @@ def decoded_ops(
     calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if found_of else None
     if found_of and calls is None:
         return None
-    kind, gs, ge, corr, has_corr, pid, has_pid = _gathered(trace, found_of, release)
+    kind, gs, ge, corr, has_corr, pid, has_pid = _gathered(trace, found_of, release, one_pid=not as_table)
     del found_of
     n = len(kind)
-    called = np.zeros(n, dtype=bool)
-    tid, s, e = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    if n and calls is not None:
+    if not n or calls is None:
+        called = np.zeros(n, dtype=bool)
+        tid, s, e = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    else:
         matched = _match_calls(calls, corr, has_corr, pid, has_pid)
         del calls
         if matched is None:
@@ -538,25 +539,31 @@ def _has_null(found: dict[str, tuple[Any, Any]], name: str) -> bool:
 
 
 def _gathered(
-    trace: Session, found_of: dict[str, dict[str, tuple[Any, Any]]], release: bool
+    trace: Session, found_of: dict[str, dict[str, tuple[Any, Any]]], release: bool, *, one_pid: bool = False
 ) -> tuple[Any, ...]:
     """The GPU-op tables' columns one after the other (kind, start, end, correlation id and its
     validity, process id and its validity), written into arrays of every op; with ``release``
-    each table's decoded columns are freed once written (memory)."""
+    each table's decoded columns are freed once written (memory). ``one_pid``: when every op has
+    the same process, its process id and validity are read-only views of one value (memory)."""
     import numpy as np
 
     sizes = {t: f["start"][0].shape[0] for t, f in found_of.items()}
     total = sum(sizes.values())
     kind = np.empty(total, np.int8)
-    gs, ge, corr, pid = (np.empty(total, np.int64) for _ in range(4))
-    has_corr, has_pid = np.empty(total, bool), np.empty(total, bool)
+    gs, ge, corr = (np.empty(total, np.int64) for _ in range(3))
+    has_corr = np.empty(total, bool)
+    same = _one_value(found_of, "globalPid") if one_pid else None
+    if same is None:
+        pid, has_pid = np.empty(total, np.int64), np.empty(total, bool)
+    else:
+        pid, has_pid = np.broadcast_to(np.int64(same), (total,)), np.broadcast_to(True, (total,))
     at = 0
     for table in list(found_of):
         found, n = found_of.pop(table), sizes[table]
         kind[at : at + n] = _OP_TABLES.index(table)
         targets = (
             ("start", gs, None), ("end", ge, None), ("correlationId", corr, has_corr),
-            ("globalPid", pid, has_pid),
+            *((("globalPid", pid, has_pid),) if same is None else ()),
         )  # fmt: skip
         for name, values, valid in targets:
             v, ok = _column(found, name, n)
@@ -568,6 +575,21 @@ def _gathered(
             trace.release_columns(table)
         at += n
     return kind, gs, ge, corr, has_corr, pid, has_pid
+
+
+def _one_value(found_of: dict[str, dict[str, tuple[Any, Any]]], name: str) -> int | None:
+    """The one value column ``name`` holds in every table, without a NULL (None: not so)."""
+    from nsysq.export import pages
+
+    values = set()
+    for found in found_of.values():
+        if name not in found:
+            return None
+        column, nulls = found[name]
+        if nulls is not None or not pages.is_constant(column):
+            return None
+        values.add(int(column[0]))
+    return values.pop() if len(values) == 1 else None
 
 
 def _match_calls(
