@@ -625,7 +625,7 @@ def _match_calls(
         same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
         if same.any():
             return None
-    at = np.full(len(corr), -1, dtype=np.int32 if m < (1 << 31) else np.int64)  # memory
+    at: Any = np.full(len(corr), -1, dtype=np.int32 if m < (1 << 31) else np.int64)  # memory
     edges = np.concatenate([[0], np.flatnonzero(cpid[1:] != cpid[:-1]) + 1, [len(cpid)]])
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         if lo == hi:
