@@ -5,8 +5,10 @@ examples and the real exports."""
 
 from __future__ import annotations
 
+import builtins
 import io
 import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,15 @@ COLUMN_NAMES = [
     "name", "total_ns", "instances", "advice", "value", "rank", "share_pct", "a_very_long_column_name",
     "x", "ratio", "underfilled_kernel_share_pct", "id",
 ]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def no_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test run earlier in the session may have imported IPython (the notebook card's tests): the
+    hand path stands aside under a notebook, so the comparison runs as a plain CLI process does."""
+    for module in ("IPython", "idlelib"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.delattr(builtins, "get_ipython", raising=False)
 
 
 def both(table: Table, title: str | None, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, bool]:
