@@ -63,17 +63,30 @@ def cell(column: str, value: Any, unit: str, *, cut: bool = True) -> str:
     if column == "ratio" or column.endswith("_ratio"):
         return f"{value:.2f}x"
     if isinstance(value, float):
-        if column.endswith("_" + unit):
-            return f"{value:,.{_DECIMALS[unit]}f}"
-        if value.is_integer() and abs(value) < 1e15:
-            return f"{int(value):,}"
-        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.1f}"
+        return _float_text(value, column.endswith("_" + unit), _DECIMALS[unit])
     if isinstance(value, int):
-        return str(value) if column.endswith("id") else f"{value:,}"
-    text = str(value)
-    if cut and column in ("name", "demangled_name", "value") and len(text) > _NAME_WIDTH:
-        return text[: _NAME_WIDTH - 1] + "…"
-    return text
+        return _int_text(value, column.endswith("id"))
+    return _name_text(str(value), cut and column in _CUT_NAMES)
+
+
+_CUT_NAMES = ("name", "demangled_name", "value")
+"""The columns whose long texts :func:`cell` ends in an ellipsis."""
+
+
+def _float_text(value: float, in_unit: bool, decimals: int) -> str:
+    if in_unit:
+        return f"{value:,.{decimals}f}"
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.1f}"
+
+
+def _int_text(value: int, is_id: bool) -> str:
+    return str(value) if is_id else f"{value:,}"
+
+
+def _name_text(text: str, cut: bool) -> str:
+    return text[: _NAME_WIDTH - 1] + "…" if cut and len(text) > _NAME_WIDTH else text
 
 
 _SPECIAL = ("_pct", "_percent", "_score", "_ratio")
@@ -87,22 +100,17 @@ def column_cells(column: str, values: list[Any], unit: str, *, cut: bool = True)
     is_id = column.endswith("id")
     in_unit = column.endswith("_" + unit)
     decimals = _DECIMALS[unit]
-    cut_names = cut and column in ("name", "demangled_name", "value")
+    cut_names = cut and column in _CUT_NAMES
     out: list[str] = []
     append = out.append
     for v in values:
         t = type(v)
         if t is int:
-            append(str(v) if is_id else f"{v:,}")
+            append(_int_text(v, is_id))
         elif t is str:
-            append(v[: _NAME_WIDTH - 1] + "…" if cut_names and len(v) > _NAME_WIDTH else v)
+            append(_name_text(v, cut_names))
         elif t is float and math.isfinite(v):
-            if in_unit:
-                append(f"{v:,.{decimals}f}")
-            elif v.is_integer() and abs(v) < 1e15:
-                append(f"{int(v):,}")
-            else:
-                append(f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.1f}")
+            append(_float_text(v, in_unit, decimals))
         else:
             append(cell(column, v, unit, cut=cut))
     return out

@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar
 from nsysq.base.errors import UsageError
 from nsysq.base.threads import before_threads
 from nsysq.export import engine
-from nsysq.fleet_analysis.pool import Pool, travels
+from nsysq.fleet_analysis.pool import Pool, travels, windowed
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -133,19 +133,17 @@ def _thread_map(
     )
     with pool:
         running: dict[Future[R], int] = {}
-        queue = iter(enumerate(items))
-        for index, item in queue:
+
+        def submit(index: int, item: T) -> None:
             running[pool.submit(fn, item)] = index
-            if len(running) >= workers:
-                break
-        while running:
+
+        def take() -> tuple[int, Future[R]]:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                index = running.pop(future)
-                for nxt_index, nxt in queue:
-                    running[pool.submit(fn, nxt)] = nxt_index
-                    break
-                yield index, future.result()
+            future = next(iter(done))
+            return running.pop(future), future
+
+        for index, future in windowed(items, workers, submit, take):
+            yield index, future.result()
 
 
 class RayEngine:
@@ -176,17 +174,15 @@ class RayEngine:
         task = ray.remote(num_cpus=1, max_retries=RAY_MAX_RETRIES)(_apply)
         window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         running: dict[Any, int] = {}
-        queue = iter(enumerate(items))
-        for index, item in queue:
+
+        def submit(index: int, item: T) -> None:
             running[task.remote(fn, item)] = index
-            if len(running) >= window:
-                break
-        while running:
+
+        def take() -> tuple[int, Any]:
             (ref,), _ = ray.wait(list(running), num_returns=1)
-            index = running.pop(ref)
-            for nxt_index, nxt in queue:
-                running[task.remote(fn, nxt)] = nxt_index
-                break
+            return running.pop(ref), ref
+
+        for index, ref in windowed(items, window, submit, take):
             yield index, ray.get(ref)
 
 

@@ -15,6 +15,7 @@ an error naming the item. An exception ``fn`` raises comes back and is raised on
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import queue
@@ -24,11 +25,35 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from nsysq.base.errors import WorkerLostError
 from nsysq.base.threads import before_threads
 from nsysq.export import engine
+
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+def windowed(
+    items: Sequence[T], window: int, submit: Callable[[int, T], object], take: Callable[[], D]
+) -> Iterator[D]:
+    """Every item submitted (``submit(index, item)``) with at most ``window`` in flight: yields what
+    ``take()`` returns for each one finished, after submitting the next item in its place. The one
+    bounded queue of the local engine's threads and processes and of Ray's tasks."""
+    queue_ = iter(enumerate(items))
+    running = 0
+    for index, item in itertools.islice(queue_, max(1, window)):
+        submit(index, item)
+        running += 1
+    while running:
+        done = take()
+        running -= 1
+        for index, item in itertools.islice(queue_, 1):
+            submit(index, item)
+            running += 1
+        yield done
+
 
 _BOOT = "import sys; sys.path[:] = sys.argv[1:]; from nsysq.fleet_analysis.pool import serve; serve()"
 STOP_GRACE_S = 2.0
@@ -144,21 +169,12 @@ class Pool:
         """``(index, fn(items[index]))`` in completion order; at most ``slots`` tasks in flight."""
         results: queue.SimpleQueue[tuple[int, bool, Any]] = queue.SimpleQueue()
         cancelled = threading.Event()
-        queue_ = iter(enumerate(items))
-        running = 0
+
+        def submit(index: int, item: Any) -> None:
+            self._tasks.put(_Task(fn, index, item, results, cancelled))
+
         try:
-            for index, item in queue_:
-                self._tasks.put(_Task(fn, index, item, results, cancelled))
-                running += 1
-                if running >= self.slots:
-                    break
-            while running:
-                index, ok, value = results.get()
-                running -= 1
-                for nxt_index, nxt in queue_:
-                    self._tasks.put(_Task(fn, nxt_index, nxt, results, cancelled))
-                    running += 1
-                    break
+            for index, ok, value in windowed(items, self.slots, submit, results.get):
                 if not ok:
                     raise value
                 yield index, value

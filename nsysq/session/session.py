@@ -505,8 +505,7 @@ class Session:
         it again: for a table made from another one that was rebuilt)."""
         import duckdb
 
-        key = table if not params else f"{table} {sorted(params.items())!r}"
-        if key in self._materialized and not rebuild:
+        if _built_key(table, params) in self._materialized and not rebuild:
             return
         query = catalog.get(name)
         missing = set(query.params) - set(params)
@@ -524,8 +523,7 @@ class Session:
                 f"query {name} (queries/{query.filename}) failed on {self.path.name}: "
                 f"{str(exc).splitlines()[0]}"
             ) from None
-        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
-        self._materialized.add(key)
+        self._mark_built(table, params)
 
     def _materialize_statement(self, name: str, table: str, note: str, params: dict[str, Any]) -> Statement:
         query = catalog.get(name)
@@ -571,9 +569,7 @@ class Session:
         self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {scratch}")
         if record:
             self.executed.append(statement)
-        key = table if not params else f"{table} {sorted(params.items())!r}"
-        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
-        self._materialized.add(key)
+        self._mark_built(table, params)
 
     def materialize_via(
         self, name: str, table: str, via: str, arrays: dict[str, dict[str, Any]], *, note: str, **params: Any
@@ -597,9 +593,7 @@ class Session:
             for scratch in arrays:
                 self._con.unregister(scratch)
         self.executed.append(statement)
-        key = table if not params else f"{table} {sorted(params.items())!r}"
-        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
-        self._materialized.add(key)
+        self._mark_built(table, params)
 
     def free_arrays(self, *tables: str) -> None:
         """Let go of the arrays ``keep_arrays`` kept as ``tables`` (memory) without recording a DROP:
@@ -609,7 +603,7 @@ class Session:
         for table in tables:
             if table in self._array_views:
                 self._forget_arrays(table)
-                self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] != table}
+                self._unmark(table)
 
     def _forget_arrays(self, table: str) -> None:
         """Drop the view ``keep_arrays`` made as ``table`` and let its arrays go (if it made one)."""
@@ -618,11 +612,20 @@ class Session:
             self._con.execute(f"DROP VIEW IF EXISTS {table}")
             self._con.unregister(scratch)
 
+    def _mark_built(self, table: str, params: dict[str, Any]) -> None:
+        """Temp table ``table`` now holds the rows of its query with ``params`` (and no others)."""
+        self._unmark(table)
+        self._materialized.add(_built_key(table, params))
+
+    def _unmark(self, *tables: str) -> None:
+        """``tables`` count as not built (whatever their parameters were)."""
+        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] not in tables}
+
     def is_materialized(self, table: str, **params: Any) -> bool:
         """Whether ``materialize`` has built temp table ``table`` in this scope: with ``params``,
         from exactly those parameters; without, from any."""
         if params:
-            return f"{table} {sorted(params.items())!r}" in self._materialized
+            return _built_key(table, params) in self._materialized
         return any(k.split(" ", 1)[0] == table for k in self._materialized)
 
     def drop_materialized(self, *tables: str) -> None:
@@ -634,7 +637,12 @@ class Session:
                 self._forget_arrays(table)
                 continue
             self._record(Statement(f"DROP TABLE IF EXISTS {table}", note="no longer needed"))
-        self._materialized = {k for k in self._materialized if k.split(" ", 1)[0] not in tables}
+        self._unmark(*tables)
+
+
+def _built_key(table: str, params: dict[str, Any]) -> str:
+    """How ``_materialized`` names ``table`` built from ``params``."""
+    return table if not params else f"{table} {sorted(params.items())!r}"
 
 
 WHOLE_GRAPH_NOTE = (
