@@ -34,7 +34,12 @@ _COUNT_SLICE = 1 << 18
 
 @dataclass(frozen=True)
 class Sorted:
-    """One interval set: its starts sorted, and its ends sorted (separately)."""
+    """One interval set: its starts sorted, and its ends sorted (separately).
+
+    Sorting is numpy's stable sort (timsort): an export's timestamps come in long ascending runs
+    (each table nearly in time order, the tables concatenated), which it merges in linear time,
+    where the default introsort takes 4-10x longer on them (and is only ~1.2x faster on random
+    input)."""
 
     starts: Ints
     ends: Ints
@@ -42,13 +47,13 @@ class Sorted:
     @staticmethod
     def of(starts: Ints, ends: Ints) -> Sorted:
         """Sort ``starts`` and ``ends`` (copies; ends before starts must be clipped already)."""
-        return Sorted(np.sort(starts), np.sort(ends))
+        return Sorted(np.sort(starts, kind="stable"), np.sort(ends, kind="stable"))
 
     @staticmethod
     def owned(starts: Ints, ends: Ints) -> Sorted:
         """Sort ``starts`` and ``ends`` in place (arrays nobody else holds) and keep them."""
-        starts.sort()
-        ends.sort()
+        starts.sort(kind="stable")
+        ends.sort(kind="stable")
         return Sorted(starts, ends)
 
     def merged(self, *others: Sorted) -> Sorted:
