@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from nsysq.base.errors import DamagedTraceError
 from nsysq.export import pages, schema
+from nsysq.export.check import read_schema, sqlite_reading
 from nsysq.export.decoded import CORE as DECODED
 from nsysq.session import Session
 from tests.conftest import REAL_TRACES, sha256
@@ -824,3 +826,111 @@ def test_an_invalid_page_size_is_damage(tmp_path: Path) -> None:
     with pytest.raises(pages.PagesDamaged, match="invalid page size") as caught:
         pages.read_columns(path, "t", ["a"])
     assert (caught.value.table, caught.value.page) == ("t", 1)
+
+
+# -- the text check of a table read through DuckDB's sqlite scanner (pages.check_text) -------------
+
+# Byte strings Python's strict decoder refuses (the oracle), each hidden in otherwise ASCII text.
+INVALID_UTF8 = [
+    b"\x80", b"\xc3", b"\xc3(", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80", b"\xff", b"\xe2\x82", b"\xf0\x9f\x98",
+]  # fmt: skip
+VALID_UTF8 = ["plain", "é", "日本語", "😀", "\u07ff\u0800\uffff\U00010000\U0010ffff", "a\x00b", ""]
+
+
+def _texts(path: Path, values: list[object], *, key: bool = False, page_size: int = 4096) -> None:
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA page_size = {page_size}")
+    ident = "id INTEGER PRIMARY KEY" if key else "id INTEGER"
+    con.execute(f"CREATE TABLE t ({ident}, n INTEGER, text TEXT, other BLOB)")
+    rows = [(i, i * 3, values[i % len(values)], b"\xff" if i % 5 == 0 else None) for i in range(3000)]
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    con.commit()
+    con.close()
+
+
+def _sqlite_count(path: Path, table: str) -> int:
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        return int(con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("key", [False, True], ids=["rowid", "integer-primary-key"])
+def test_text_check_counts_valid_text_as_sqlite_does(tmp_path: Path, key: bool) -> None:
+    path = tmp_path / "t.sqlite"
+    _texts(path, [*VALID_UTF8, 7, 1.5, None], key=key)
+    assert pages.check_text(path, "t", ["text"]) == _sqlite_count(path, "t") == 3000
+    assert pages.check_text(path, "t", []) == 3000
+    first = 0 if key else 1  # the first row's rowid: its id, or SQLite's own numbering
+    with pytest.raises(pages.PagesDamaged, match=f"the other value of row {first} is not valid UTF-8"):
+        pages.check_text(path, "t", ["text", "other"])  # a blob is read as text too, as GLOB does
+
+
+@pytest.mark.parametrize("bad", INVALID_UTF8, ids=[b.hex() for b in INVALID_UTF8])
+def test_text_check_refuses_what_python_refuses(tmp_path: Path, bad: bytes) -> None:
+    with pytest.raises(UnicodeDecodeError):
+        (b"ok " + bad + b" ok").decode("utf-8")
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (n INTEGER, text TEXT)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, "fine") for i in range(2000)])
+    con.execute("UPDATE t SET text = CAST(? AS TEXT) WHERE rowid = 1234", (b"ok " + bad + b" ok",))
+    con.commit()
+    con.close()
+    with pytest.raises(pages.PagesDamaged, match="the text value of row 1234 is not valid UTF-8") as caught:
+        pages.check_text(path, "t", ["text"])
+    assert caught.value.page is not None
+    with pytest.raises(DamagedTraceError, match="row 1234 is not valid UTF-8"):
+        pages.verified_rows(path, "t", ["text"])
+    assert pages.check_text(path, "t", ["n"]) == 2000  # the column not asked for is not read
+
+
+def test_text_check_leaves_overflow_and_utf16_to_sqlite(tmp_path: Path) -> None:
+    """A record spilling into overflow pages, or a UTF-16 file (nsys writes UTF-8): PagesUnsupported;
+    verified_rows then answers through SQLite's own reading (the count, for the overflow file)."""
+    spill = tmp_path / "spill.sqlite"
+    _texts(spill, ["short", "é" * 3000])
+    wide = tmp_path / "utf16.sqlite"
+    con = sqlite3.connect(wide)
+    con.execute("PRAGMA encoding = 'UTF-16le'")
+    con.execute("CREATE TABLE t (n INTEGER, text TEXT)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, "é") for i in range(500)])
+    con.commit()
+    con.close()
+    for path in (spill, wide):
+        with pytest.raises(pages.PagesUnsupported):
+            pages.check_text(path, "t", ["text"])
+    assert pages.verified_rows(spill, "t", ["text"]) == 3000
+
+
+def test_text_check_finds_the_tree_damage_check_tree_finds(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite"
+    image, root, leaves = _btree(path)
+    for kind in TREE_KINDS:
+        edits, page, message = _leaf_kinds(image, root, leaves)[kind]
+        damaged = tmp_path / f"{kind.replace(' ', '_')}.sqlite"
+        shutil.copy(path, damaged)
+        _patch(damaged, edits)
+        with pytest.raises(pages.PagesDamaged, match=message) as caught:
+            pages.check_text(damaged, "t", [])
+        assert (caught.value.table, caught.value.page) == ("t", page), kind
+
+
+@pytest.mark.skipif(not REAL_TRACES, reason="no real exports beside the checkout")
+@pytest.mark.parametrize("path", REAL_TRACES, ids=[p.stem for p in REAL_TRACES])
+def test_real_text_tables_check_as_sqlite_reads_them(path: Path) -> None:
+    """Every table of a real export with text columns: the text check's count is SQLite's, or it
+    leaves the table to SQLite (overflow records)."""
+    source = read_schema(path)
+    checked = 0
+    for table in (t for t in schema.CANONICAL if source.has(t)):
+        texts = schema.text_columns(table, source)
+        try:
+            rows = pages.check_text(path, table, texts)
+        except pages.PagesUnsupported:
+            continue
+        assert rows == sqlite_reading(path, table, texts), table
+        checked += 1
+    assert checked

@@ -8,7 +8,9 @@
  * file yields an error code, never a read outside the buffer. Each code says whether the page
  * contradicts the file format (the file is damaged) or is valid but not handled here (overflow
  * pages, a real/text/blob value in a requested column, a column absent from a record whose default
- * is not NULL: the caller reads the table through SQLite instead). File format:
+ * is not NULL: the caller reads the table through SQLite instead). nsysq_check_text walks the same
+ * cells with the same checks and validates the UTF-8 of text columns (the guard of a table DuckDB's
+ * sqlite scanner reads, nsysq/export/reader.py). File format:
  * https://sqlite.org/fileformat2.html
  */
 #include "_pages.h"
@@ -165,6 +167,103 @@ static inline int decode_record(const struct request *rq, const uint8_t *rec, co
     return 0;
 }
 
+/* Whether `n` bytes at s are valid UTF-8 (Unicode's well-formed sequences, as Python's strict
+ * decoder: no overlong form, no surrogate, nothing above U+10FFFF). ASCII is skipped 8 bytes at a time. */
+static int valid_utf8(const uint8_t *s, int64_t n) {
+    int64_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t w = 0;
+            for (int b = 0; b < 8; b++) w |= (uint64_t)s[i + b] << (8 * b);
+            if (!(w & 0x8080808080808080ULL)) {
+                i += 8;
+                continue;
+            }
+        }
+        const uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int64_t len = 4;
+        uint8_t lo = 0x80, hi = 0xBF; /* the range of the second byte */
+        if (c >= 0xC2 && c <= 0xDF) len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) len = 3;
+        else if (c > 0xF4 || c < 0xF0) return 0;
+        if (c == 0xE0) lo = 0xA0;
+        else if (c == 0xED) hi = 0x9F;
+        else if (c == 0xF0) lo = 0x90;
+        else if (c == 0xF4) hi = 0x8F;
+        if (len > n - i || s[i + 1] < lo || s[i + 1] > hi) return 0;
+        for (int64_t k = 2; k < len; k++)
+            if ((s[i + k] & 0xC0) != 0x80) return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* Check the text and blob values of the columns `cols` of the record [rec, rend): 0, or an error
+ * code with *col the column of an invalid value. */
+static inline int check_record(const int32_t *cols, int32_t n_cols, const uint8_t *rec,
+                               const uint8_t *rend, int32_t *col) {
+    uint64_t header_len;
+    const int lh = varint(rec, rend, &header_len);
+    if (lh < 0) return NSYSQ_ERR_VARINT;
+    if (header_len > (uint64_t)(rend - rec) || header_len < (uint64_t)lh) return NSYSQ_ERR_RECORD;
+    const uint8_t *hp = rec + lh;
+    const uint8_t *hend = rec + header_len;
+    const uint8_t *body = hend;
+    int32_t k = 0;
+    for (int32_t j = 0; k < n_cols && hp < hend; j++) {
+        uint64_t t;
+        const int lt = varint(hp, hend, &t);
+        if (lt < 0) return NSYSQ_ERR_VARINT;
+        hp += lt;
+        const int64_t size = serial_size(t);
+        if (size < 0) return NSYSQ_ERR_SERIAL;
+        if (size > rend - body) return NSYSQ_ERR_BODY;
+        if (j == cols[k]) {
+            if (t >= 12 && !valid_utf8(body, size)) {
+                *col = j;
+                return NSYSQ_ERR_TEXT;
+            }
+            k++;
+        }
+        body += size;
+    }
+    return 0;
+}
+
+/* The cell count of leaf page `page`: 0 or more, or an error code. */
+static inline int64_t leaf_cells(const uint8_t *page, int64_t usable) {
+    if (page[0] != 0x0D) return NSYSQ_ERR_NOT_LEAF;
+    const int64_t ncell = ((int64_t)page[3] << 8) | page[4];
+    return 8 + 2 * ncell > usable ? NSYSQ_ERR_CELL_COUNT : ncell;
+}
+
+/* Cell i of a leaf page of `ncell` cells: its payload size, rowid and record start; 0 or an error code. */
+static inline int leaf_cell(const uint8_t *page, const uint8_t *pend, int64_t ncell, int64_t i,
+                            int64_t usable, uint64_t *payload, int64_t *rowid, const uint8_t **rec) {
+    const int64_t cp = ((int64_t)page[8 + 2 * i] << 8) | page[9 + 2 * i];
+    if (cp < 8 + 2 * ncell || cp >= usable) return NSYSQ_ERR_CELL_OFFSET;
+    const uint8_t *cell = page + cp;
+    uint64_t id;
+    const int l1 = varint(cell, pend, payload);
+    if (l1 < 0) return NSYSQ_ERR_VARINT;
+    const int l2 = varint(cell + l1, pend, &id);
+    if (l2 < 0) return NSYSQ_ERR_VARINT;
+    *rowid = (int64_t)id;
+    *rec = cell + l1 + l2;
+    return 0;
+}
+
+/* Whether a record of `payload` bytes at rec is held whole by its page: 0 or an error code. */
+static inline int record_in_page(uint64_t payload, int64_t usable, const uint8_t *rec, const uint8_t *pend) {
+    if (payload > (uint64_t)(usable - 35))
+        return overflow_fits(payload, usable, rec, pend) ? NSYSQ_ERR_OVERFLOW : NSYSQ_ERR_RECORD;
+    return payload > (uint64_t)(pend - rec) ? NSYSQ_ERR_RECORD : 0;
+}
+
 #define FAIL(code)          \
     do {                    \
         *failed_page = p;   \
@@ -184,30 +283,24 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
         first[k] = 0;
         written[k] = 0;
     }
-    const uint64_t max_local = (uint64_t)(usable - 35);
     int64_t row = row0;
     int64_t prev = INT64_MIN;
     *failed_page = -1;
     for (int64_t p = 0; p < n_pages; p++) {
         const uint8_t *page = buf + p * page_size;
         const uint8_t *pend = page + usable;
-        if (page[0] != 0x0D) FAIL(NSYSQ_ERR_NOT_LEAF);
-        const int64_t ncell = ((int64_t)page[3] << 8) | page[4];
-        if (8 + 2 * ncell > usable) FAIL(NSYSQ_ERR_CELL_COUNT);
+        const int64_t ncell = leaf_cells(page, usable);
+        if (ncell < 0) FAIL(ncell);
         if (ncell > cap - row) FAIL(NSYSQ_ERR_CAPACITY);
         const int bounded = min_rowid != NULL && max_rowid != NULL;
         const int64_t lo = bounded ? min_rowid[p] : INT64_MIN;
         const int64_t hi = bounded ? max_rowid[p] : INT64_MAX;
         for (int64_t i = 0; i < ncell; i++, row++) {
-            const int64_t cp = ((int64_t)page[8 + 2 * i] << 8) | page[9 + 2 * i];
-            if (cp < 8 + 2 * ncell || cp >= usable) FAIL(NSYSQ_ERR_CELL_OFFSET);
-            const uint8_t *cell = page + cp;
-            uint64_t payload, rowid;
-            const int l1 = varint(cell, pend, &payload);
-            if (l1 < 0) FAIL(NSYSQ_ERR_VARINT);
-            const int l2 = varint(cell + l1, pend, &rowid);
-            if (l2 < 0) FAIL(NSYSQ_ERR_VARINT);
-            const int64_t id = (int64_t)rowid;
+            uint64_t payload;
+            int64_t id;
+            const uint8_t *rec;
+            const int bad = leaf_cell(page, pend, ncell, i, usable, &payload, &id, &rec);
+            if (bad != 0) FAIL(bad);
             if (id <= prev && row != row0) {
                 *last_rowid = id;
                 FAIL(NSYSQ_ERR_ROWID_ORDER);
@@ -218,16 +311,48 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
             }
             if (row == row0) *first_rowid = id;
             prev = id;
-            const uint8_t *rec = cell + l1 + l2;
-            if (payload > max_local)
-                FAIL(overflow_fits(payload, usable, rec, pend) ? NSYSQ_ERR_OVERFLOW : NSYSQ_ERR_RECORD);
-            if (payload > (uint64_t)(pend - rec)) FAIL(NSYSQ_ERR_RECORD);
+            const int fits = record_in_page(payload, usable, rec, pend);
+            if (fits != 0) FAIL(fits);
             const int err = decode_record(&rq, rec, rec + payload, pend, row);
             if (err != 0) FAIL(err);
         }
     }
     if (row > row0) *last_rowid = prev;
     return row - row0;
+}
+
+int64_t nsysq_check_text(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
+                         const int32_t *cols, int32_t n_cols, int64_t *failed_page,
+                         int64_t *failed_rowid, int32_t *failed_col, const int64_t *min_rowid,
+                         const int64_t *max_rowid) {
+    int64_t rows = 0;
+    int64_t prev = INT64_MIN;
+    *failed_page = -1;
+    for (int64_t p = 0; p < n_pages; p++) {
+        const uint8_t *page = buf + p * page_size;
+        const uint8_t *pend = page + usable;
+        const int64_t ncell = leaf_cells(page, usable);
+        if (ncell < 0) FAIL(ncell);
+        const int bounded = min_rowid != NULL && max_rowid != NULL;
+        const int64_t lo = bounded ? min_rowid[p] : INT64_MIN;
+        const int64_t hi = bounded ? max_rowid[p] : INT64_MAX;
+        for (int64_t i = 0; i < ncell; i++, rows++) {
+            uint64_t payload;
+            int64_t id;
+            const uint8_t *rec;
+            const int bad = leaf_cell(page, pend, ncell, i, usable, &payload, &id, &rec);
+            if (bad != 0) FAIL(bad);
+            *failed_rowid = id;
+            if (id <= prev && rows > 0) FAIL(NSYSQ_ERR_ROWID_ORDER);
+            if (id < lo || id > hi) FAIL(NSYSQ_ERR_ROWID_BOUNDS);
+            prev = id;
+            const int fits = record_in_page(payload, usable, rec, pend);
+            if (fits != 0) FAIL(fits);
+            const int err = check_record(cols, n_cols, rec, rec + payload, failed_col);
+            if (err != 0) FAIL(err);
+        }
+    }
+    return rows;
 }
 
 #define NSYSQ_MESSAGE(name, code, cls, msg) \

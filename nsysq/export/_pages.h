@@ -19,7 +19,7 @@
 
 /* Raised whenever a prototype, an error code or the meaning of an argument changes: pages.py
  * refuses a library built from another version of this file (a stale build in a source tree). */
-#define NSYSQ_ABI_VERSION 4
+#define NSYSQ_ABI_VERSION 5
 
 /* written[k] bits of nsysq_decode_leaves. */
 #define NSYSQ_WROTE_VALUES 1 /* values[k] holds every row of the call */
@@ -31,7 +31,7 @@
 #define NSYSQ_DAMAGED 1     /* the page contradicts the SQLite file format: the file is damaged */
 #define NSYSQ_TOO_NARROW 2  /* a value needs 64 bits: decode again with every column int64 */
 
-/* X(name, code, class, message): every error nsysq_decode_leaves returns. */
+/* X(name, code, class, message): every error nsysq_decode_leaves and nsysq_check_text return. */
 #define NSYSQ_ERRORS(X)                                                                              \
     X(NOT_LEAF, -2, NSYSQ_DAMAGED, "a page the b-tree lists as a leaf is not a table leaf page")       \
     X(CELL_COUNT, -3, NSYSQ_DAMAGED, "a leaf page's cell pointer array does not fit the page")          \
@@ -47,7 +47,8 @@
     X(NARROW, -15, NSYSQ_TOO_NARROW, "a value too large for its 32-bit column")                       \
     X(NULL_VALUE, -16, NSYSQ_DAMAGED, "a NULL in a column declared NOT NULL")                          \
     X(ROWID_ORDER, -17, NSYSQ_DAMAGED, "rowids out of order")                                         \
-    X(ROWID_BOUNDS, -18, NSYSQ_DAMAGED, "a rowid outside the key range its parent page gives")
+    X(ROWID_BOUNDS, -18, NSYSQ_DAMAGED, "a rowid outside the key range its parent page gives")      \
+    X(TEXT, -19, NSYSQ_DAMAGED, "a text value is not valid UTF-8")
 
 #define NSYSQ_ENUM(name, code, cls, msg) NSYSQ_ERR_##name = (code),
 enum nsysq_error { NSYSQ_ERRORS(NSYSQ_ENUM) };
@@ -87,6 +88,24 @@ NSYSQ_API int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64
                                       int64_t *failed_page, int64_t *first_rowid,
                                       int64_t *last_rowid, const int64_t *min_rowid,
                                       const int64_t *max_rowid);
+
+/*
+ * Check the text columns of n_pages table leaf pages (in rowid order) from buf, as SQLite would hand
+ * them to a reader: every text or blob value of the n_cols columns cols (strictly ascending indexes)
+ * valid UTF-8 (as Python's strict decoder: no overlong form, no surrogate, nothing above U+10FFFF),
+ * with the page, cell, record and rowid checks of nsysq_decode_leaves (integers, reals and NULLs
+ * pass; a column missing from a record holds its default and passes).
+ *
+ * buf, page_size, usable, min_rowid, max_rowid: as for nsysq_decode_leaves. Returns the number of
+ * rows (cells) of the buffer, or a negative NSYSQ_ERR_ code (NSYSQ_ERR_TEXT: invalid UTF-8;
+ * NSYSQ_ERR_OVERFLOW: a record spills into overflow pages, check it through SQLite). *failed_page:
+ * the index in buf of the page at fault (-1 on success); *failed_rowid: the rowid of the record at
+ * fault, *failed_col: the column of the invalid text (for NSYSQ_ERR_TEXT).
+ */
+NSYSQ_API int64_t nsysq_check_text(const uint8_t *buf, int64_t n_pages, int64_t page_size,
+                                   int64_t usable, const int32_t *cols, int32_t n_cols,
+                                   int64_t *failed_page, int64_t *failed_rowid, int32_t *failed_col,
+                                   const int64_t *min_rowid, const int64_t *max_rowid);
 
 /* The message for an error code, or NULL for a code nsysq_decode_leaves never returns. */
 NSYSQ_API const char *nsysq_error_message(int64_t code);

@@ -43,7 +43,7 @@ from nsysq import catalog
 from nsysq.base.errors import CacheError, DamagedTraceError
 from nsysq.base.units import fmt_file_size
 from nsysq.export import engine, pages, schema
-from nsysq.export.check import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
+from nsysq.export.check import SourceSchema, checked_count, connect_readonly, damage_message
 from nsysq.export.progress import ProgressBar, progress_wanted
 
 if TYPE_CHECKING:
@@ -423,11 +423,11 @@ def _copy_table(con: duckdb.DuckDBPyConnection, path: Path, src: SourceSchema, t
     """Copy one table through DuckDB's sqlite scanner, then check it holds SQLite's own count of
     rows, its text checked for valid UTF-8 first (the scanner's parallel scan skips rows of a
     malformed b-tree, and DuckDB mangles or trips on invalid UTF-8, without saying so), and that
-    its b-tree is well formed (``pages.verify_tree``: SQLite's count does not look at the keys)."""
+    its b-tree is well formed (``pages.verified_rows``: SQLite's count does not look at the keys)."""
     import duckdb
 
     select = schema.view_sql(table, src, "src") + _ORDER.get(table, "")
-    expected = sqlite_reading(path, table, schema.text_columns(table, src))
+    expected = pages.verified_rows(path, table, schema.text_columns(table, src))
     try:
         con.execute(f"CREATE TABLE main.{schema.quote(table)} AS {select}")
         row = con.execute(f"SELECT count(*) FROM main.{schema.quote(table)}").fetchone()
@@ -437,7 +437,6 @@ def _copy_table(con: duckdb.DuckDBPyConnection, path: Path, src: SourceSchema, t
             raise DamagedTraceError(path, table, None, first) from None
         raise
     checked_count(path, table, expected, int(row[0]) if row else 0, "DuckDB's sqlite scanner")
-    pages.verify_tree(path, table)
 
 
 # Kernels stored grouped by name, shortest first: per-name statistics (census, stakeout, the

@@ -10,11 +10,13 @@ Three readers, tried in this order::
 Every table whose rows come through DuckDB's sqlite scanner is checked before DuckDB reads it
 (:class:`ScannerGuard`, once per table a query declares or, for ad-hoc SQL, names): the scanner
 splits a table into rowid ranges read in parallel and, on a malformed b-tree, quietly skips rows;
-DuckDB cuts or trips on text that is not valid UTF-8. SQLite must read the table whole, its text
-must be valid UTF-8, its single-threaded count must equal the scanner's, and its b-tree must pass
-the page decoder's structural checks (``pages.verify_tree``: interior keys in order, every leaf's
-rowids within the range its parent's keys give, which SQLite's rowid seeks trust and its count
-does not look at); otherwise the file is damaged (:class:`~nsysq.base.errors.DamagedTraceError`).
+DuckDB cuts or trips on text that is not valid UTF-8. The table's b-tree must pass the page
+decoder's structural checks (interior keys in order, every leaf's rowids in order and within the
+range its parent's keys give, which SQLite's rowid seeks trust and its count does not look at),
+its text must be valid UTF-8, and its row count must equal the scanner's (``pages.verified_rows``:
+one pass of the compiled decoder over the leaves; where it cannot, SQLite reads the table whole and
+``pages.verify_tree`` checks the b-tree); otherwise the file is damaged
+(:class:`~nsysq.base.errors.DamagedTraceError`).
 Tables decoded from pages are not checked this way: the decoder itself refuses pages that
 contradict the format (``pages.PagesDamaged``), with the same checks of the b-tree.
 Damage found anywhere (pages, scanner, SQLite) ends the read with that error, never a fallback, and
@@ -34,7 +36,7 @@ from nsysq.base.errors import CorruptTraceError, DamagedTraceError
 from nsysq.base.threads import before_threads
 from nsysq.export import cache as cache_mod
 from nsysq.export import engine, pages, schema
-from nsysq.export.check import SourceSchema, checked_count, connect_readonly, damage_message, sqlite_reading
+from nsysq.export.check import SourceSchema, checked_count, connect_readonly, damage_message
 from nsysq.export.decoded import DecodedTables
 
 if TYPE_CHECKING:
@@ -243,8 +245,8 @@ def read_tables(sql: str, declared: Declared | None) -> list[str]:
 
 class ScannerGuard:
     """Checks each table read through DuckDB's sqlite scanner once, before DuckDB reads its rows:
-    SQLite reads it whole, its text is valid UTF-8, the scanner counts SQLite's rows, and its b-tree
-    is well formed (``pages.verify_tree``)."""
+    its b-tree is well formed, its text is valid UTF-8 and the scanner counts its rows
+    (``pages.verified_rows``: the page decoder's pass, or SQLite's reading and ``pages.verify_tree``)."""
 
     def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, source: SourceSchema) -> None:
         self.path = path
@@ -259,14 +261,12 @@ class ScannerGuard:
         todo = [t for t in dict.fromkeys(tables) if t not in self.verified and t in present]
         if not todo:
             return
-        # SQLite's reading runs in a thread (sqlite3 releases the GIL) while DuckDB counts the same
-        # table through the scanner: a count(*) reads no text, so the order does not matter.
+        # The pages' check runs in a thread (ctypes and sqlite3 release the GIL) while DuckDB counts
+        # the same table through the scanner: a count(*) reads no text, so the order does not matter.
         with ThreadPoolExecutor(1, thread_name_prefix="nsysq-guard") as pool:
-            readings = [
-                pool.submit(sqlite_reading, self.path, t, schema.text_columns(t, self.source)) for t in todo
-            ]
-            trees = [pool.submit(pages.verify_tree, self.path, t) for t in todo]
-            for table, reading, tree in zip(todo, readings, trees, strict=True):
+            texts = {t: schema.text_columns(t, self.source) for t in todo}
+            readings = [pool.submit(pages.verified_rows, self.path, t, c) for t, c in texts.items()]
+            for table, reading in zip(todo, readings, strict=True):
                 try:
                     row = self.con.execute(f"SELECT count(*) FROM src.{schema.quote(table)}").fetchone()
                 except duckdb.Error as exc:
@@ -274,7 +274,6 @@ class ScannerGuard:
                     raise DamagedTraceError(self.path, table, None, str(exc).splitlines()[0]) from None
                 scanned = int(row[0]) if row else 0
                 checked_count(self.path, table, reading.result(), scanned, "DuckDB's sqlite scanner")
-                tree.result()
                 self.verified.add(table)
 
 

@@ -12,6 +12,9 @@
  *     decoded with a random column request, reserved tail, row offset, output capacity and, half
  *     of the time, a rowid range per page (arrays of exactly one entry per page).
  *
+ * Each buffer is also given to nsysq_check_text with the same columns (the text check of a table read
+ * through SQLite), under the same contract.
+ *
  * Each buffer is allocated at its exact size and its reserved tail is poisoned, and each output
  * array is allocated at exactly `cap` rows, so any access outside them is an AddressSanitizer
  * report. The decoder's contract is checked too (a row count within the capacity, or a known error
@@ -27,7 +30,7 @@
 #define MAX_COLS 64
 
 struct outcome {
-    long decoded, damaged, unsupported, narrow;
+    long decoded, damaged, unsupported, narrow, text_valid, text_invalid;
 };
 
 static uint64_t rng_state;
@@ -58,6 +61,30 @@ struct request {
     int with_nulls;
 };
 
+/* Check the text of the columns of `rq` in `n_pages` pages of `buf` (nsysq_check_text), and the
+ * contract: a row count, or a known error code with the failing page inside the buffer (and, for
+ * invalid text, one of the requested columns). */
+static void check_text(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
+                       const struct request *rq, const int64_t *min_rowid, const int64_t *max_rowid,
+                       struct outcome *out) {
+    int64_t failed_page = -7, rowid = 0;
+    int32_t col = -1;
+    const int64_t got = nsysq_check_text(buf, n_pages, page_size, usable, rq->cols, rq->n_cols,
+                                         &failed_page, &rowid, &col, min_rowid, max_rowid);
+    if (got >= 0) {
+        if (got > n_pages * ((usable - 8) / 2) || failed_page != -1) abort();
+        out->text_valid++;
+        return;
+    }
+    if (nsysq_error_message(got) == NULL || failed_page < 0 || failed_page >= n_pages) abort();
+    if (got == NSYSQ_ERR_TEXT) {
+        int32_t k = 0;
+        while (k < rq->n_cols && rq->cols[k] != col) k++;
+        if (k == rq->n_cols) abort();
+        out->text_invalid++;
+    }
+}
+
 /* Decode `n_pages` pages of `buf` with `rq` into freshly allocated outputs of `cap` rows; with
  * `bounded`, each page gets a rowid range (arrays of exactly n_pages), random or unbounded. */
 static void decode(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
@@ -79,6 +106,7 @@ static void decode(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64
             max_rowid[p] = wide_open ? INT64_MAX : min_rowid[p] + below(4000);
         }
     }
+    check_text(buf, n_pages, page_size, usable, rq, min_rowid, max_rowid, out);
     int64_t failed_page = -7, first = 0, last = 0;
     int64_t first_values[MAX_COLS];
     uint8_t written[MAX_COLS];
@@ -251,7 +279,7 @@ int main(int argc, char **argv) {
     }
     const int n_files = argc - arg;
     struct file *files = checked_malloc(sizeof *files * (size_t)n_files);
-    struct outcome out = {0, 0, 0, 0};
+    struct outcome out = {0, 0, 0, 0, 0, 0};
     for (int i = 0; i < n_files; i++) {
         if (load(argv[arg + i], &files[i]) != 0) {
             fprintf(stderr, "fuzz_pages: cannot use %s\n", argv[arg + i]);
@@ -260,8 +288,8 @@ int main(int argc, char **argv) {
         every_page(&files[i], &out);
     }
     mutations(files, n_files, iterations, &out);
-    printf("decoded=%ld damaged=%ld unsupported=%ld narrow=%ld\n", out.decoded, out.damaged,
-           out.unsupported, out.narrow);
+    printf("decoded=%ld damaged=%ld unsupported=%ld narrow=%ld text_valid=%ld text_invalid=%ld\n",
+           out.decoded, out.damaged, out.unsupported, out.narrow, out.text_valid, out.text_invalid);
     for (int i = 0; i < n_files; i++) free(files[i].data);
     free(files);
     return 0;
