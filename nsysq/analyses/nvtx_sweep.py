@@ -141,12 +141,22 @@ def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> N
     key = levels * span + pushes
     order = np.argsort(key, kind="stable")
     skey = key[order]
+    del key  # memory: each temporary goes once used (millions of pushes)
     child = np.flatnonzero(levels > 0)
-    j = np.searchsorted(skey, (levels[child] - 1) * span + pushes[child], side="left") - 1
+    needle = levels[child] - 1
+    needle *= span
+    needle += pushes[child]
+    j = np.searchsorted(skey, needle, side="left")
+    del skey, needle
+    j -= 1
     ok = j >= 0
-    jj = np.where(ok, j, 0)
-    parent_push = pushes[order[jj]]
-    ok &= (levels[order[jj]] == levels[child] - 1) & (ev_g[parent_push] == ev_g[pushes[child]])
+    np.maximum(j, 0, out=j)
+    parent_at = order[j]
+    del order, j
+    parent_push = pushes[parent_at]
+    ok &= levels[parent_at] == levels[child] - 1
+    del parent_at
+    ok &= ev_g[parent_push] == ev_g[pushes[child]]
     prid[ev_range[pushes[child[ok]]]] = ev_range[parent_push[ok]]
 
 
@@ -215,16 +225,15 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     rank[by_time] = np.arange(nops, dtype=rank.dtype)
     tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
     timed = by_time[ops.called[by_time]]
-    code = np.searchsorted(tids, ops.tid[timed]) if len(tids) else np.zeros(len(timed), np.int64)
-    code = np.minimum(code, max(len(tids) - 1, 0))
-    on_stack = tids[code] == ops.tid[timed] if len(tids) else np.zeros(len(timed), bool)
+    del by_time
+    code, on_stack = _thread_codes(tids, ops.tid, timed)
     timed, code = timed[on_stack], code[on_stack]
-    del by_time, on_stack
-    narrow = code.astype(np.uint16) if len(tids) <= 65535 else code
+    del on_stack
     index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
-    grouped = timed[np.argsort(narrow, kind="stable")].astype(index)  # radix sort: per thread, GPU-time order
+    timed = timed.astype(index)  # memory: the gather below then writes the narrow type
+    grouped = timed[np.argsort(code, kind="stable")]  # radix sort: per thread, GPU-time order
     edges = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=len(tids)))])
-    del timed, code, narrow
+    del timed, code
     op_parts, range_parts = [], []
     for t, _d, a, b in st.groups:
         k = int(np.searchsorted(tids, t))
@@ -251,13 +260,32 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     return op_idx, np.concatenate(range_parts), rank
 
 
+def _thread_codes(tids: Any, tid: Any, timed: Any) -> tuple[Any, Any]:
+    """Per op of ``timed`` (indexes into ``tid``, the launching threads): its thread's position in
+    ``tids`` (sorted), uint16 when that fits, and whether its thread is there at all; computed
+    _MATCH_RUN ops at a time, so that no temporary is as long as the ops (memory)."""
+    import numpy as np
+
+    n = len(timed)
+    code = np.zeros(n, dtype=np.uint16 if len(tids) <= 65535 else np.int64)
+    on_stack = np.zeros(n, dtype=bool)
+    if not len(tids):
+        return code, on_stack
+    for a in range(0, n, _MATCH_RUN):
+        mine = tid[timed[a : a + _MATCH_RUN]]
+        at = np.minimum(np.searchsorted(tids, mine), len(tids) - 1)
+        code[a : a + len(at)] = at
+        on_stack[a : a + len(at)] = tids[at] == mine
+    return code, on_stack
+
+
 def op_totals(ops: Ops, op_idx: Any) -> dict[str, int] | None:
     """queries/nvtx/totals.sql's columns over the GPU ops, ``op_idx`` the ops of the pairs (None
     when the durations could overflow 64 bits: the SQL sums them)."""
     import numpy as np
 
     dur = ops.ge - ops.gs
-    if len(dur) and int(np.abs(dur).max()) >= _I64_SAFE // len(dur):
+    if len(dur) and max(int(dur.max()), -int(dur.min())) >= _I64_SAFE // len(dur):  # no |dur| array
         return None
     unattributed = np.ones(len(dur), dtype=bool)
     unattributed[op_idx] = False
@@ -451,16 +479,12 @@ OPS_SELECT = (
 )
 
 
-def _column(found: dict[str, tuple[Any, Any]], name: str, n: int) -> tuple[Any, Any]:
-    """A decoded column as int64 values and a validity mask (all valid when it has no NULL)."""
+def _as_int64(values: Any, n: int) -> Any:
+    """A decoded column's values as ``n`` int64 (a copy only when it is narrower; one value in
+    every row stays a read-only view of it)."""
     import numpy as np
 
-    values, nulls = found[name]
-    out = np.asarray(values, dtype=np.int64)
-    if out.shape != (n,):
-        out = np.broadcast_to(out, (n,)).copy()
-    valid = np.ones(n, dtype=bool) if nulls is None else ~np.broadcast_to(np.asarray(nulls, bool), (n,))
-    return out, valid
+    return np.broadcast_to(np.asarray(values, dtype=np.int64), (n,))
 
 
 def decoded_ops(
@@ -543,7 +567,7 @@ def _gathered(
 ) -> tuple[Any, ...]:
     """The GPU-op tables' columns one after the other (kind, start, end, correlation id and its
     validity, process id and its validity), written into arrays of every op; with ``release``
-    each table's decoded columns are freed once written (memory). ``one_pid``: when every op has
+    each table's decoded columns are freed as they are written (memory). ``one_pid``: when every op has
     the same process, its process id and validity are read-only views of one value (memory)."""
     import numpy as np
 
@@ -565,16 +589,28 @@ def _gathered(
             ("start", gs, None), ("end", ge, None), ("correlationId", corr, has_corr),
             *((("globalPid", pid, has_pid),) if same is None else ()),
         )  # fmt: skip
-        for name, values, valid in targets:
-            v, ok = _column(found, name, n)
-            values[at : at + n] = v
-            if valid is not None:
-                valid[at : at + n] = ok
-        del found, v, ok
-        if release:
+        if release:  # the columns not copied go now, each copied one once written (memory)
             trace.release_columns(table)
+        for name, values, valid in targets:
+            _write(found.pop(name), values, valid, at, n)
+        del found
         at += n
     return kind, gs, ge, corr, has_corr, pid, has_pid
+
+
+def _write(column: tuple[Any, Any], values: Any, valid: Any, at: int, n: int) -> None:
+    """A decoded column (values, NULL mask or None) into ``values[at:at+n]`` (cast, broadcast: no
+    temporary copy) and, when ``valid`` is given, its validity into ``valid[at:at+n]``."""
+    import numpy as np
+
+    decoded, nulls = column
+    values[at : at + n] = decoded
+    if valid is None:
+        return
+    if nulls is None:
+        valid[at : at + n] = True
+    else:
+        np.logical_not(np.asarray(nulls, bool), out=valid[at : at + n])
 
 
 def _one_value(found_of: dict[str, dict[str, tuple[Any, Any]]], name: str) -> int | None:
@@ -602,17 +638,18 @@ def _match_calls(
     import numpy as np
 
     m = calls["start"][0].shape[0]
-    start, start_ok = _column(calls, "start", m)
-    end, end_ok = _column(calls, "end", m)
-    klass, klass_ok = _column(calls, "eventClass", m)
-    gtid, gtid_ok = _column(calls, "globalTid", m)
-    ccorr, ccorr_ok = _column(calls, "correlationId", m)
+    start, end, gtid = (_as_int64(calls[c][0], m) for c in ("start", "end", "globalTid"))
+    # compared, never returned: in their decoded type (int32 saves a copy of every call's)
+    klass, ccorr = (np.broadcast_to(np.asarray(calls[c][0]), (m,)) for c in ("eventClass", "correlationId"))
     keep = (klass == 0) | (klass == 1)
-    keep &= klass_ok & ccorr_ok & gtid_ok
-    del klass, klass_ok, ccorr_ok, gtid_ok
-    if not (start_ok[keep].all() and end_ok[keep].all()):
-        return None
-    del start_ok, end_ok
+    for name in ("eventClass", "correlationId", "globalTid"):
+        if calls[name][1] is not None:
+            keep &= ~np.broadcast_to(np.asarray(calls[name][1], bool), (m,))
+    del klass
+    for name in ("start", "end"):
+        nulls = calls[name][1]
+        if nulls is not None and np.broadcast_to(np.asarray(nulls, bool), (m,))[keep].any():
+            return None
     rows = None if keep.all() else np.flatnonzero(keep)  # None: every call
     del keep
     cpid = gtid & ~np.int64(16777215) if rows is None else gtid[rows] & ~np.int64(16777215)
@@ -633,10 +670,11 @@ def _match_calls(
         for a in range(0, len(corr), _MATCH_RUN):
             b = min(a + _MATCH_RUN, len(corr))
             mine = np.flatnonzero(has_pid[a:b] & has_corr[a:b] & (pid[a:b] == cpid[lo]))
-            pos = np.searchsorted(ckey[lo:hi], corr[a:b][mine])
+            needles = corr[a:b][mine]
+            pos = np.searchsorted(ckey[lo:hi], _probe(needles, ckey.dtype))
             np.minimum(pos, hi - lo - 1, out=pos)
             pos += lo
-            hit = ckey[pos] == corr[a:b][mine]
+            hit = ckey[pos] == needles
             at[a:b][mine[hit]] = pos[hit]
     if rows is not None:
         found = at >= 0
@@ -645,6 +683,18 @@ def _match_calls(
 
 
 _MATCH_RUN = 1 << 20
+
+
+def _probe(needles: Any, dtype: Any) -> Any:
+    """``needles`` (int64) to search for in a sorted array of ``dtype``: clipped to its range and
+    cast to it, so that numpy does not convert the whole array to int64 per search (a needle out
+    of range lands beside the ends, where the equality check after the search rejects it)."""
+    import numpy as np
+
+    if dtype == needles.dtype:
+        return needles
+    info = np.iinfo(dtype)
+    return np.clip(needles, info.min, info.max).astype(dtype)
 
 
 def _strictly_sorted(major: Any, minor: Any) -> bool:

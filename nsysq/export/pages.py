@@ -78,9 +78,10 @@ MAX_DEPTH = 40  # SQLite itself stops at 20 levels
 # Columns decoded as int32 (ids, launch dimensions, sizes); the rest are int64. A value that does
 # not fit makes the read start again with every column int64.
 NARROW = frozenset(
-    "deviceId contextId greenContextId streamId correlationId nameId demangledName shortName mangledName "
-    "launchType cacheConfig registersPerThread gridX gridY gridZ blockX blockY blockZ staticSharedMemory "
-    "dynamicSharedMemory localMemoryPerThread sharedMemoryExecuted sharedMemoryLimitConfig".split()
+    "deviceId contextId greenContextId streamId correlationId nameId eventClass demangledName shortName "
+    "mangledName launchType cacheConfig registersPerThread gridX gridY gridZ blockX blockY blockZ "
+    "staticSharedMemory dynamicSharedMemory localMemoryPerThread sharedMemoryExecuted "
+    "sharedMemoryLimitConfig".split()
 )
 _LIB_NAME = "_pages.so"
 

@@ -1,9 +1,12 @@
 -- name: nvtx_rows_coded
--- version: 1
+-- version: 2
 -- returns: queries/nvtx/rows.sql's rows (same columns, types and order) from the kept ranges as numeric arrays (nsysq.analyses.nvtx): per kept range its rid, level, CPU-side duration, and its name and domain as codes into two small tables, so that no string is read per range.
 -- tables: nsysq_nvtx_coded (rid, lvl, name_code, domain_code, cpu_ns: one row per kept range), nsysq_nvtx_coded_names (code, name), nsysq_nvtx_coded_domains (code, domain), nsysq_nvtx_per_range (queries/nvtx/per_range.sql)
 -- params: depth (integer or NULL); like (pattern or NULL); domain (name or NULL); group_names (boolean)
 -- dialect: duckdb
+-- Ranges are grouped by integer codes (each folded name and each domain stands for the smallest
+-- code carrying it) and the strings joined to the groups at the end: no string per range, in the
+-- join or in the grouping's hash table.
 WITH names AS (
     SELECT
         code,
@@ -13,23 +16,32 @@ WITH names AS (
         END AS name
     FROM nsysq_nvtx_coded_names
 ),
+name_groups AS (
+    SELECT code, name, min(code) OVER (PARTITION BY name) AS name_group
+    FROM names
+    WHERE $like IS NULL OR name ILIKE $like
+),
+domain_groups AS (
+    SELECT code, domain, min(code) OVER (PARTITION BY domain) AS domain_group
+    FROM nsysq_nvtx_coded_domains
+    WHERE $domain IS NULL OR domain = $domain
+),
 instances AS (
     SELECT
-        d.domain,
-        n.name,
+        d.domain_group,
+        n.name_group,
         r.cpu_ns,
         p.kernels, p.kernel_ns, p.memcpys, p.memsets, p.graph_executions, p.graph_ns,
         p.gpu_span_ns, p.gpu_busy_ns
     FROM nsysq_nvtx_coded AS r
-    JOIN names AS n ON n.code = r.name_code
-    JOIN nsysq_nvtx_coded_domains AS d ON d.code = r.domain_code
+    JOIN name_groups AS n ON n.code = r.name_code
+    JOIN domain_groups AS d ON d.code = r.domain_code
     LEFT JOIN nsysq_nvtx_per_range AS p ON p.rid = r.rid
-    WHERE ($depth IS NULL OR r.lvl = $depth)
-      AND ($domain IS NULL OR d.domain = $domain)
+    WHERE $depth IS NULL OR r.lvl = $depth
 ),
-named AS (
+grouped AS (
     SELECT
-        domain, name,
+        domain_group, name_group,
         count(*) AS instances,
         sum(cpu_ns) AS total_ns,
         avg(cpu_ns) AS avg_ns,
@@ -45,8 +57,13 @@ named AS (
         COALESCE(sum(graph_executions), 0) AS graph_executions,
         COALESCE(sum(graph_ns), 0) AS graph_ns
     FROM instances
-    WHERE $like IS NULL OR name ILIKE $like
-    GROUP BY domain, name
+    GROUP BY domain_group, name_group
+),
+named AS (
+    SELECT d.domain, n.name, g.* EXCLUDE (domain_group, name_group)
+    FROM grouped AS g
+    JOIN domain_groups AS d ON d.code = g.domain_group
+    JOIN name_groups AS n ON n.code = g.name_group
 )
 SELECT
     row_number() OVER (ORDER BY kernel_ns + graph_ns DESC, total_ns DESC, domain, name) AS rank,
