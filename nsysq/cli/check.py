@@ -29,9 +29,11 @@ from nsysq.cli.common import (
 )
 
 TITLES = {"rules": "rules", "findings": "findings (the longest --rows of each rule)"}
-PREFETCH = ("gap_ops", "check_copies", "check_underfilled")
-"""The queries whose columns a check starts decoding at once (the GPU ops, the copies, the launch
-grids): one pass over each table's pages for every rule."""
+PREFETCH = ("check_underfilled", "check_danger", "check_copies")
+"""The queries whose columns a check starts decoding at once, kernels first (the launch grids, the
+kernel names, the copies with their calls; the GPU ops' times, devices and processes among them):
+one pass over each table's pages for every rule, the GPU ops' lanes gathered while the CUDA API
+calls decode."""
 
 
 class CheckSection(StrEnum):

@@ -64,10 +64,13 @@ class Calls:
     timed: Any
 
 
-def read_ops(trace: Session) -> list[Part]:
-    """Every GPU op row (kernels, memcpys, memsets, graph executions), one Part per source."""
+def read_ops(trace: Session, *, ids: bool = True) -> list[Part]:
+    """Every GPU op row (kernels, memcpys, memsets, graph executions), one Part per source. ``ids``
+    False: the decoded columns are read without the stream and correlation ids (None in the parts;
+    memory, and two columns of every op not decoded)."""
     tables = (schema.KERNEL, schema.MEMCPY, schema.MEMSET)
-    decoded = [trace.decoded_arrays(t, _OP_COLUMNS) for t in tables]
+    columns = _OP_COLUMNS if ids else tuple(c for c in _OP_COLUMNS if c not in ("streamId", "correlationId"))
+    decoded = [trace.decoded_arrays(t, columns) for t in tables]
     if any(d is None for d in decoded):
         return [_part(_from_query(trace.run_arrays("gap_ops")))]
     trace.note_query("gap_ops", "kernels, memcpys and memsets read from the decoded columns")

@@ -40,11 +40,12 @@ class Lane:
 
 
 def parts(ctx: Context) -> list[Part]:
-    """The GPU op rows of the scope, one Part per source table, read once per check run."""
+    """The GPU op rows of the scope, one Part per source table, read once per check run (without
+    their stream and correlation ids: launch_bound's host side reads its own, gap_unions.read_ops)."""
     from nsysq.gputime import gap_unions as gu
 
     if "parts" not in ctx.memo:
-        ctx.memo["parts"] = gu.read_ops(ctx.trace)
+        ctx.memo["parts"] = gu.read_ops(ctx.trace, ids=False)
     every: list[Part] = ctx.memo["parts"]
     return every
 

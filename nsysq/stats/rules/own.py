@@ -64,7 +64,7 @@ def _launching(ctx: Context) -> dict[int, tuple[int, int, int]]:
     calls) without the rest of the gaps analysis (streams, sync calls, the listed gaps). A device
     whose whole idle time is under --launch-bound % of its span cannot be, so its host side (the
     API calls, its feeding threads) is never read."""
-    from nsysq.gputime import gaps
+    from nsysq.gputime import gap_unions, gaps
 
     unions = ops.devices(ctx)
     if not unions:
@@ -79,7 +79,7 @@ def _launching(ctx: Context) -> dict[int, tuple[int, int, int]]:
         return out
     with ctx.trace.bounded_memory(gaps.WORK_MEMORY):  # the feeders' SQL, if the ids repeat
         fed_by, covers = gaps.host_side(
-            ctx.trace, list(ops.parts(ctx)), list(out), gaps.load_call_rules(), ("launch_bound",)
+            ctx.trace, gap_unions.read_ops(ctx.trace), list(out), gaps.load_call_rules(), ("launch_bound",)
         )
     for device, (first, span, _) in out.items():
         launch = covers[fed_by[device]][0] if fed_by[device] else None
