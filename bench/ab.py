@@ -67,6 +67,7 @@ def commands() -> list[tuple[str, list[str], dict[str, bool]]]:
         ("diff A B (first, cold)", ["diff", "{big}", "{other}"], cold),
         ("gaps (first, cold cache)", ["gaps", "{big}"], cold),
         ("check (first, cold cache)", ["check", "{big}"], cold),
+        ("stats (first, cold cache)", ["stats", "{big}"], cold),
         ("--help", ["--help"], {}),
         ("census, 2 MB trace", ["census", "{small}", "--no-cache"], {}),
         ("census, nested-NVTX trace (first, cold cache)", ["census", "{nested}"], cold),
