@@ -106,13 +106,13 @@ def stats_command(
     """NVIDIA's nsys stats reports, number for number: the CUDA API, kernel, memory, OS runtime and
     NVTX summaries and the GPU and API traces (docs/stats.md)."""
     from nsysq.base.errors import NoDataError
-    from nsysq.stats.reports import prefetch, stats
+    from nsysq.stats.reports import parse_reports, stats
 
-    decoded = prefetch(report)  # a bad name fails before the trace opens
+    parse_reports(report)  # a bad name fails before the trace opens
     if output is not None:
         _check_prefix(output, fmt)
     time_unit = unit.value if unit is not None else "ns"
-    with open_trace(trace, options, prefetch=decoded or None) as t:
+    with open_trace(trace, options, prefetch="stats_kernels") as t:
         reports = stats(t, report, unit=time_unit, start_ms=start, end_ms=end)
         sql = sql_if(show_sql, t)
     if sql is not None:

@@ -28,9 +28,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ReportSpec:
     """One report: its names (2023.1+ and before), titles, the tables it needs (any one; without
-    them nsys prints ``SKIPPED: FILE does not contain <what>.``), its options, its builder, and the
-    packaged queries it runs over the decoded event tables (``reads``: their columns start decoding
-    as the trace opens, see :func:`prefetch`)."""
+    them nsys prints ``SKIPPED: FILE does not contain <what>.``), its options, its builder."""
 
     report: str
     old: str
@@ -40,7 +38,6 @@ class ReportSpec:
     what: str
     build: Callable[[Context], Built]
     options: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
 
 
 def _groups(table: Table, count: str) -> list[dict[str, Any]]:
@@ -133,25 +130,21 @@ REPORTS: tuple[ReportSpec, ...] = (
     ReportSpec("osrt_sum", "osrtsum", "OS Runtime Summary", "Operating System Runtime API Statistics",
                (schema.OSRT,), "OS Runtime trace data", _calls("stats_osrt", "osrt_sum")),
     ReportSpec("cuda_api_sum", "cudaapisum", "CUDA API Summary", "CUDA API Statistics",
-               (schema.RUNTIME,), "CUDA trace data", _calls("stats_api", "cuda_api_sum"),
-               reads=("stats_api",)),
+               (schema.RUNTIME,), "CUDA trace data", _calls("stats_api", "cuda_api_sum")),
     ReportSpec("cuda_gpu_kern_sum", "gpukernsum", "CUDA GPU Kernel Summary", "CUDA Kernel Statistics",
-               (schema.KERNEL,), "CUDA kernel data", _kernels, ("base", "mangled"), ("stats_kernels",)),
+               (schema.KERNEL,), "CUDA kernel data", _kernels, ("base", "mangled")),
     ReportSpec("cuda_gpu_mem_time_sum", "gpumemtimesum", "CUDA GPU MemOps Summary (by Time)",
-               "CUDA Memory Operation Statistics (by time)", _MEMORY, "GPU memory data", _mem_time,
-               reads=("stats_memory",)),
+               "CUDA Memory Operation Statistics (by time)", _MEMORY, "GPU memory data", _mem_time),
     ReportSpec("cuda_gpu_mem_size_sum", "gpumemsizesum", "CUDA GPU MemOps Summary (by Size)",
-               "CUDA Memory Operation Statistics (by size)", _MEMORY, "GPU memory data", _mem_size,
-               reads=("stats_memory",)),
+               "CUDA Memory Operation Statistics (by size)", _MEMORY, "GPU memory data", _mem_size),
     ReportSpec("nvtx_pushpop_sum", "nvtxppsum", "NVTX Push/Pop Range Summary",
                "NVTX Push-Pop Range Statistics", (schema.NVTX,), _NVTX_WHAT, _nvtx_pushpop),
     ReportSpec("cuda_gpu_sum", "gpusum", "CUDA GPU Summary (Kernels/MemOps)", "CUDA Summary (Kernels/MemOps)",
-               _GPU_TABLES, "CUDA kernel or GPU memory data", _gpu_sum,
-               reads=("stats_kernels", "stats_memory")),
+               _GPU_TABLES, "CUDA kernel or GPU memory data", _gpu_sum),
     ReportSpec("cuda_gpu_trace", "gputrace", "CUDA GPU Trace", "CUDA GPU Trace",
-               _GPU_TABLES, "CUDA kernel or GPU memory data", traces.gpu_trace, reads=("stats_gpu_trace",)),
+               _GPU_TABLES, "CUDA kernel or GPU memory data", traces.gpu_trace),
     ReportSpec("cuda_api_trace", "cudaapitrace", "CUDA API Trace", "CUDA API Trace",
-               (schema.RUNTIME,), "CUDA trace data", traces.api_trace, reads=("stats_api_trace",)),
+               (schema.RUNTIME,), "CUDA trace data", traces.api_trace),
 )  # fmt: skip
 #: What ``nsys profile --stats=true`` prints, in its order: nsysq stats without --report.
 DEFAULT_REPORTS: tuple[str, ...] = (
@@ -187,13 +180,6 @@ def parse_reports(names: str | Sequence[str] | None) -> list[tuple[ReportSpec, t
             raise UsageError(f"report {spec.report} takes no option :{bad[0]} (its options: {allowed}).")
         out.append((spec, tuple(options)))
     return out
-
-
-def prefetch(names: str | Sequence[str] | None) -> tuple[str, ...]:
-    """The packaged queries the reports ``names`` run over the decoded event tables, in the order
-    the reports run (what ``nsysq stats`` starts decoding as the trace opens: the CUDA API calls
-    decode on a thread while the NVTX summary, read through SQLite, runs)."""
-    return tuple(dict.fromkeys(q for spec, _ in parse_reports(names) for q in spec.reads))
 
 
 def stats(
