@@ -62,7 +62,11 @@ class Calls:
 
 def read_calls(trace: Session) -> Calls | None:
     """The calls with their ops' GPU time (see the module doc; None: take the SQL path)."""
-    calls = trace.run_arrays("iters_call_arrays")
+    calls = _decoded_calls(trace)
+    if calls is None:
+        calls = trace.run_arrays("iters_call_arrays")
+    else:
+        trace.note_query("iters_call_arrays", DECODED_NOTE)
     if any(np.ma.isMaskedArray(calls[k]) for k in ("k", "s", "e")):
         return None
     keys = np.asarray(calls["k"], dtype=np.int64)
@@ -81,6 +85,54 @@ def read_calls(trace: Session) -> Calls | None:
         e=np.asarray(calls["e"], dtype=np.int64), gpu=np.rint(gpu).astype(np.int64), launched=launched,
         op_call=found, op_ns=np.maximum(raw, 0, out=raw), op_timed=timed,
     )  # fmt: skip
+
+
+DECODED_NOTE = "read from the decoded columns (nsysq.iterations.launches); this query gives the same rows"
+_CALL_COLUMNS = ("start", "end", "eventClass", "globalTid", "correlationId")
+
+
+def _decoded_calls(trace: Session) -> dict[str, Any] | None:
+    """queries/iters/call_arrays.sql's columns (tid, k, s, e; masked where NULL, in row order) from
+    the runtime table's decoded columns on a direct read (views of them where it can: memory);
+    None when it is not one."""
+    found = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
+    if found is None or len(found) != len(_CALL_COLUMNS):
+        return None
+    klass = np.asarray(found["eventClass"][0])
+    keep = (klass == 0) | (klass == 1)
+    for column in ("eventClass", "globalTid", "correlationId"):
+        if found[column][1] is not None:
+            keep &= ~np.asarray(found[column][1], dtype=bool)
+    rows = None if keep.all() else np.flatnonzero(keep)
+    del keep
+
+    def pick(column: str) -> tuple[Any, Any]:
+        values, nulls = found[column]
+        values = np.asarray(values, dtype=np.int64)
+        valid = None if nulls is None else ~np.asarray(nulls, dtype=bool)
+        if rows is None:
+            return values, valid
+        return values[rows], None if valid is None else valid[rows]
+
+    (tid, _), (corr, _) = pick("globalTid"), pick("correlationId")
+    out = {"tid": tid, "k": _launch_keys(tid, corr)}
+    for name, column in (("s", "start"), ("e", "end")):
+        values, valid = pick(column)
+        out[name] = values if valid is None or valid.all() else np.ma.masked_array(values, ~valid)
+    return out
+
+
+def _launch_keys(tid: Any, corr: Any) -> Any:
+    """call_arrays.sql's k: (globalTid >> 24) << 32 | correlationId, masked where either does not fit."""
+    key = tid >> 24
+    key <<= 32
+    key |= corr
+    if not len(tid) or (
+        tid.min() >= 0 and tid.max() >> 24 < 1 << 31 and corr.min() >= 0 and corr.max() < 1 << 32
+    ):
+        return key
+    fits = (tid >= 0) & ((tid >> 24) < (1 << 31)) & (corr >= 0) & (corr < (1 << 32))
+    return np.ma.masked_array(key, ~fits)
 
 
 def _values(column: Any) -> tuple[Any, Any]:
