@@ -628,6 +628,19 @@ def _one_value(found_of: dict[str, dict[str, tuple[Any, Any]]], name: str) -> in
     return values.pop() if len(values) == 1 else None
 
 
+def launch_rows(calls: dict[str, tuple[Any, Any]], m: int) -> Any:
+    """Which of the ``m`` decoded CUDA API calls (values, NULL mask per column) can launch a GPU op:
+    eventClass 0 or 1, with a thread and a correlation id. None for every call, else their rows."""
+    import numpy as np
+
+    klass = np.broadcast_to(np.asarray(calls["eventClass"][0]), (m,))  # its decoded type: no copy
+    keep = (klass == 0) | (klass == 1)
+    for name in ("eventClass", "correlationId", "globalTid"):
+        if calls[name][1] is not None:
+            keep &= ~np.broadcast_to(np.asarray(calls[name][1], bool), (m,))
+    return None if keep.all() else np.flatnonzero(keep)
+
+
 def _match_calls(
     calls: dict[str, tuple[Any, Any]], corr: Any, has_corr: Any, pid: Any, has_pid: Any
 ) -> tuple[Any, Any, Any, Any] | None:
@@ -639,19 +652,14 @@ def _match_calls(
 
     m = calls["start"][0].shape[0]
     start, end, gtid = (_as_int64(calls[c][0], m) for c in ("start", "end", "globalTid"))
-    # compared, never returned: in their decoded type (int32 saves a copy of every call's)
-    klass, ccorr = (np.broadcast_to(np.asarray(calls[c][0]), (m,)) for c in ("eventClass", "correlationId"))
-    keep = (klass == 0) | (klass == 1)
-    for name in ("eventClass", "correlationId", "globalTid"):
-        if calls[name][1] is not None:
-            keep &= ~np.broadcast_to(np.asarray(calls[name][1], bool), (m,))
-    del klass
+    ccorr = np.broadcast_to(np.asarray(calls["correlationId"][0]), (m,))  # compared only: its own type
+    rows = launch_rows(calls, m)  # None: every call
     for name in ("start", "end"):
         nulls = calls[name][1]
-        if nulls is not None and np.broadcast_to(np.asarray(nulls, bool), (m,))[keep].any():
-            return None
-    rows = None if keep.all() else np.flatnonzero(keep)  # None: every call
-    del keep
+        if nulls is not None:
+            null = np.broadcast_to(np.asarray(nulls, bool), (m,))
+            if (null if rows is None else null[rows]).any():
+                return None
     cpid = gtid & ~np.int64(16777215) if rows is None else gtid[rows] & ~np.int64(16777215)
     ckey = ccorr if rows is None else ccorr[rows]
     if not _strictly_sorted(cpid, ckey):  # nsys writes them in order: no sort then

@@ -234,29 +234,6 @@ static inline int check_record(const int32_t *cols, int32_t n_cols, const uint8_
     return 0;
 }
 
-/* The cell count of leaf page `page`: 0 or more, or an error code. */
-static inline int64_t leaf_cells(const uint8_t *page, int64_t usable) {
-    if (page[0] != 0x0D) return NSYSQ_ERR_NOT_LEAF;
-    const int64_t ncell = ((int64_t)page[3] << 8) | page[4];
-    return 8 + 2 * ncell > usable ? NSYSQ_ERR_CELL_COUNT : ncell;
-}
-
-/* Cell i of a leaf page of `ncell` cells: its payload size, rowid and record start; 0 or an error code. */
-static inline int leaf_cell(const uint8_t *page, const uint8_t *pend, int64_t ncell, int64_t i,
-                            int64_t usable, uint64_t *payload, int64_t *rowid, const uint8_t **rec) {
-    const int64_t cp = ((int64_t)page[8 + 2 * i] << 8) | page[9 + 2 * i];
-    if (cp < 8 + 2 * ncell || cp >= usable) return NSYSQ_ERR_CELL_OFFSET;
-    const uint8_t *cell = page + cp;
-    uint64_t id;
-    const int l1 = varint(cell, pend, payload);
-    if (l1 < 0) return NSYSQ_ERR_VARINT;
-    const int l2 = varint(cell + l1, pend, &id);
-    if (l2 < 0) return NSYSQ_ERR_VARINT;
-    *rowid = (int64_t)id;
-    *rec = cell + l1 + l2;
-    return 0;
-}
-
 /* Whether a record of `payload` bytes at rec is held whole by its page: 0 or an error code. */
 static inline int record_in_page(uint64_t payload, int64_t usable, const uint8_t *rec, const uint8_t *pend) {
     if (payload > (uint64_t)(usable - 35))
@@ -264,11 +241,70 @@ static inline int record_in_page(uint64_t payload, int64_t usable, const uint8_t
     return payload > (uint64_t)(pend - rec) ? NSYSQ_ERR_RECORD : 0;
 }
 
-#define FAIL(code)          \
-    do {                    \
-        *failed_page = p;   \
-        return (code);      \
-    } while (0)
+/* A walk over the cells of n_pages table leaf pages in rowid order, with the checks both entry
+ * points make: each page a table leaf whose cell pointer array fits, at most `room` rows in all
+ * (NSYSQ_ERR_CAPACITY past it), each cell's pointer, varints and record inside its page, rowids
+ * strictly increasing and within the page's range (min_rowid/max_rowid, NULL: unchecked). */
+struct walk {
+    const uint8_t *buf;
+    int64_t n_pages, page_size, usable, room;
+    const int64_t *min_rowid, *max_rowid;
+    int64_t p;     /* the page of the current cell (the failing one on an error) */
+    int64_t rows;  /* cells walked so far */
+    int64_t rowid; /* the current cell's rowid (the one at fault on a rowid error) */
+    int64_t i, ncell, lo, hi;
+};
+
+static struct walk walk_start(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
+                              int64_t room, const int64_t *min_rowid, const int64_t *max_rowid) {
+    const struct walk w = {buf, n_pages, page_size, usable, room, min_rowid, max_rowid, -1, 0, 0, 0, 0, 0, 0};
+    return w;
+}
+
+/* Move to the next page's cells: 0, or an error code. */
+static inline int walk_page(struct walk *w) {
+    const uint8_t *page = w->buf + w->p * w->page_size;
+    if (page[0] != 0x0D) return NSYSQ_ERR_NOT_LEAF;
+    w->ncell = ((int64_t)page[3] << 8) | page[4];
+    if (8 + 2 * w->ncell > w->usable) return NSYSQ_ERR_CELL_COUNT;
+    if (w->ncell > w->room - w->rows) return NSYSQ_ERR_CAPACITY;
+    const int bounded = w->min_rowid != NULL && w->max_rowid != NULL;
+    w->lo = bounded ? w->min_rowid[w->p] : INT64_MIN;
+    w->hi = bounded ? w->max_rowid[w->p] : INT64_MAX;
+    w->i = 0;
+    return 0;
+}
+
+/* The next cell's record [*rec, *rend) (and w->rowid): 1, 0 when every page is walked, or an error
+ * code (w->p its page). */
+static inline int walk_next(struct walk *w, const uint8_t **rec, const uint8_t **rend) {
+    while (w->p < 0 || w->i == w->ncell) {
+        if (++w->p == w->n_pages) return 0;
+        const int bad = walk_page(w);
+        if (bad != 0) return bad;
+    }
+    const uint8_t *page = w->buf + w->p * w->page_size;
+    const uint8_t *pend = page + w->usable;
+    const int64_t cp = ((int64_t)page[8 + 2 * w->i] << 8) | page[9 + 2 * w->i];
+    if (cp < 8 + 2 * w->ncell || cp >= w->usable) return NSYSQ_ERR_CELL_OFFSET;
+    const uint8_t *cell = page + cp;
+    uint64_t payload, id;
+    const int l1 = varint(cell, pend, &payload);
+    if (l1 < 0) return NSYSQ_ERR_VARINT;
+    const int l2 = varint(cell + l1, pend, &id);
+    if (l2 < 0) return NSYSQ_ERR_VARINT;
+    const int64_t prev = w->rowid;
+    w->rowid = (int64_t)id;
+    if (w->rowid <= prev && w->rows > 0) return NSYSQ_ERR_ROWID_ORDER;
+    if (w->rowid < w->lo || w->rowid > w->hi) return NSYSQ_ERR_ROWID_BOUNDS;
+    *rec = cell + l1 + l2;
+    const int fits = record_in_page(payload, w->usable, *rec, pend);
+    if (fits != 0) return fits;
+    *rend = *rec + payload;
+    w->i++;
+    w->rows++;
+    return 1;
+}
 
 int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
                             const int32_t *cols, int32_t n_cols, const uint8_t *absent_null,
@@ -283,76 +319,43 @@ int64_t nsysq_decode_leaves(const uint8_t *buf, int64_t n_pages, int64_t page_si
         first[k] = 0;
         written[k] = 0;
     }
-    int64_t row = row0;
-    int64_t prev = INT64_MIN;
+    struct walk w = walk_start(buf, n_pages, page_size, usable, cap - row0, min_rowid, max_rowid);
+    const uint8_t *rec, *rend;
+    int got;
     *failed_page = -1;
-    for (int64_t p = 0; p < n_pages; p++) {
-        const uint8_t *page = buf + p * page_size;
-        const uint8_t *pend = page + usable;
-        const int64_t ncell = leaf_cells(page, usable);
-        if (ncell < 0) FAIL(ncell);
-        if (ncell > cap - row) FAIL(NSYSQ_ERR_CAPACITY);
-        const int bounded = min_rowid != NULL && max_rowid != NULL;
-        const int64_t lo = bounded ? min_rowid[p] : INT64_MIN;
-        const int64_t hi = bounded ? max_rowid[p] : INT64_MAX;
-        for (int64_t i = 0; i < ncell; i++, row++) {
-            uint64_t payload;
-            int64_t id;
-            const uint8_t *rec;
-            const int bad = leaf_cell(page, pend, ncell, i, usable, &payload, &id, &rec);
-            if (bad != 0) FAIL(bad);
-            if (id <= prev && row != row0) {
-                *last_rowid = id;
-                FAIL(NSYSQ_ERR_ROWID_ORDER);
-            }
-            if (id < lo || id > hi) {
-                *last_rowid = id;
-                FAIL(NSYSQ_ERR_ROWID_BOUNDS);
-            }
-            if (row == row0) *first_rowid = id;
-            prev = id;
-            const int fits = record_in_page(payload, usable, rec, pend);
-            if (fits != 0) FAIL(fits);
-            const int err = decode_record(&rq, rec, rec + payload, pend, row);
-            if (err != 0) FAIL(err);
-        }
+    while ((got = walk_next(&w, &rec, &rend)) == 1) {
+        if (w.rows == 1) *first_rowid = w.rowid;
+        const uint8_t *pend = buf + w.p * page_size + usable;
+        got = decode_record(&rq, rec, rend, pend, row0 + w.rows - 1);
+        if (got != 0) break;
     }
-    if (row > row0) *last_rowid = prev;
-    return row - row0;
+    if (got != 0) {
+        *failed_page = w.p;
+        if (got == NSYSQ_ERR_ROWID_ORDER || got == NSYSQ_ERR_ROWID_BOUNDS) *last_rowid = w.rowid;
+        return got;
+    }
+    if (w.rows > 0) *last_rowid = w.rowid;
+    return w.rows;
 }
 
 int64_t nsysq_check_text(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
                          const int32_t *cols, int32_t n_cols, int64_t *failed_page,
                          int64_t *failed_rowid, int32_t *failed_col, const int64_t *min_rowid,
                          const int64_t *max_rowid) {
-    int64_t rows = 0;
-    int64_t prev = INT64_MIN;
+    struct walk w = walk_start(buf, n_pages, page_size, usable, INT64_MAX, min_rowid, max_rowid);
+    const uint8_t *rec, *rend;
+    int got;
     *failed_page = -1;
-    for (int64_t p = 0; p < n_pages; p++) {
-        const uint8_t *page = buf + p * page_size;
-        const uint8_t *pend = page + usable;
-        const int64_t ncell = leaf_cells(page, usable);
-        if (ncell < 0) FAIL(ncell);
-        const int bounded = min_rowid != NULL && max_rowid != NULL;
-        const int64_t lo = bounded ? min_rowid[p] : INT64_MIN;
-        const int64_t hi = bounded ? max_rowid[p] : INT64_MAX;
-        for (int64_t i = 0; i < ncell; i++, rows++) {
-            uint64_t payload;
-            int64_t id;
-            const uint8_t *rec;
-            const int bad = leaf_cell(page, pend, ncell, i, usable, &payload, &id, &rec);
-            if (bad != 0) FAIL(bad);
-            *failed_rowid = id;
-            if (id <= prev && rows > 0) FAIL(NSYSQ_ERR_ROWID_ORDER);
-            if (id < lo || id > hi) FAIL(NSYSQ_ERR_ROWID_BOUNDS);
-            prev = id;
-            const int fits = record_in_page(payload, usable, rec, pend);
-            if (fits != 0) FAIL(fits);
-            const int err = check_record(cols, n_cols, rec, rec + payload, failed_col);
-            if (err != 0) FAIL(err);
-        }
+    while ((got = walk_next(&w, &rec, &rend)) == 1) {
+        got = check_record(cols, n_cols, rec, rend, failed_col);
+        if (got != 0) break;
     }
-    return rows;
+    if (got != 0) {
+        *failed_page = w.p;
+        *failed_rowid = w.rowid;
+        return got;
+    }
+    return w.rows;
 }
 
 #define NSYSQ_MESSAGE(name, code, cls, msg) \

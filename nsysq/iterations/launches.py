@@ -95,16 +95,12 @@ def _decoded_calls(trace: Session) -> dict[str, Any] | None:
     """queries/iters/call_arrays.sql's columns (tid, k, s, e; masked where NULL, in row order) from
     the runtime table's decoded columns on a direct read (views of them where it can: memory);
     None when it is not one."""
+    from nsysq.analyses.nvtx_sweep import launch_rows
+
     found = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
     if found is None or len(found) != len(_CALL_COLUMNS):
         return None
-    klass = np.asarray(found["eventClass"][0])
-    keep = (klass == 0) | (klass == 1)
-    for column in ("eventClass", "globalTid", "correlationId"):
-        if found[column][1] is not None:
-            keep &= ~np.asarray(found[column][1], dtype=bool)
-    rows = None if keep.all() else np.flatnonzero(keep)
-    del keep
+    rows = launch_rows(found, found["start"][0].shape[0])
 
     def pick(column: str) -> tuple[Any, Any]:
         values, nulls = found[column]
