@@ -19,7 +19,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nsysq.analyses import nvtx_sweep
+from nsysq.base.sorting import lexsorted
 from nsysq.export import pages, schema
 from nsysq.export.check import connect_readonly
 
@@ -228,7 +228,7 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     pushpop = _any_of(etype[rows], _PUSH_POP)
     # ORDER BY tid, dom, start, end DESC NULLS FIRST (-end; NULL the least), kind, name
     end_key = np.where(ended, -end, np.iinfo(np.int64).min)
-    order = nvtx_sweep.lexsort_ties((tid, dom, start, end_key), (~pushpop, _rank(names)[name_of]))
+    order = lexsorted((tid, dom, start, end_key, ~pushpop, _rank(names)[name_of]))
     pid = tid & np.int64(_PID_MASK)
     dropped = np.where(other, 1, np.where(ended, 0, 2)).astype(np.int8)
     domain, domain_code, domains = _domains(ev, pid[order], dom[order])

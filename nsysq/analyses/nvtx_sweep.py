@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from nsysq.base.sorting import lexsorted
+
 if TYPE_CHECKING:
     from nsysq.session import Session
 
@@ -89,7 +91,7 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     ev_sub = np.concatenate([sub_start, sub_end])
     del sub_start, sub_end, zero
     ev_d = np.concatenate([np.ones(len(pp), np.int8), -np.ones(len(pp), np.int8)])
-    order = lexsort_ties((ev_g, ev_ts), (ev_sub,))
+    order = lexsorted((ev_g, ev_ts, ev_sub))
     del ev_sub
     ev_range, ev_g, ev_ts, ev_d = ev_range[order], ev_g[order], ev_ts[order], ev_d[order]
     del order
@@ -114,21 +116,6 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     _start_end_levels(stacks)
     stacks.ev_depth = None  # read by the levels above alone (memory)
     return stacks
-
-
-def lexsort_ties(keys: tuple[Any, ...], tiebreaks: tuple[Any, ...]) -> Any:
-    """The order of rows sorted by ``keys`` (the first the most significant), then by ``tiebreaks``:
-    the tiebreaks are sorted by only when two rows tie on every key (saves a pass)."""
-    import numpy as np
-
-    order = np.lexsort(keys[::-1])
-    tie = np.ones(max(len(order) - 1, 0), dtype=bool)
-    for key in keys:
-        ordered = key[order]
-        tie &= ordered[1:] == ordered[:-1]
-    if not tie.any():
-        return order
-    return np.lexsort((*tiebreaks[::-1], *keys[::-1]))
 
 
 def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
@@ -220,7 +207,7 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     import numpy as np
 
     nops = len(ops.gs)
-    by_time = np.lexsort((ops.ge, ops.gs))
+    by_time = lexsorted((ops.gs, ops.ge))
     rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory
     rank[by_time] = np.arange(nops, dtype=rank.dtype)
     tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
@@ -663,7 +650,7 @@ def _match_calls(
     cpid = gtid & ~np.int64(16777215) if rows is None else gtid[rows] & ~np.int64(16777215)
     ckey = ccorr if rows is None else ccorr[rows]
     if not _strictly_sorted(cpid, ckey):  # nsys writes them in order: no sort then
-        order = np.lexsort((ckey, cpid))
+        order = lexsorted((cpid, ckey))
         rows = order if rows is None else rows[order]
         cpid, ckey = cpid[order], ckey[order]
         del order
