@@ -430,7 +430,7 @@ def test_opening_a_trace_does_not_import_duckdb_before_decoding_starts() -> None
 # --- The decoder's interface: defined once in _pages.h, checked here -----------------------------
 
 HEADER = Path(pages.__file__).with_name("_pages.h")
-_CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32}
+_CTYPES = {"int64_t": ctypes.c_int64, "int32_t": ctypes.c_int32, "uint8_t": ctypes.c_uint8}
 
 
 def _ctype(declaration: str, *, result: bool = False) -> object:
@@ -934,3 +934,112 @@ def test_real_text_tables_check_as_sqlite_reads_them(path: Path) -> None:
         assert rows == sqlite_reading(path, table, texts), table
         checked += 1
     assert checked
+
+
+# -- a text column as codes into its distinct texts (pages.read_texts) -------------------------------
+
+
+def _sqlite_texts(path: Path, table: str, column: str) -> list[object]:
+    con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        return [v for (v,) in con.execute(f'SELECT "{column}" FROM "{table}" ORDER BY rowid')]
+    finally:
+        con.close()
+
+
+def _decoded_texts(path: Path, table: str, column: str) -> list[object]:
+    codes, texts = pages.read_texts(path, table, column)
+    assert texts[0] is None and len(set(texts[1:])) == len(texts) - 1  # each distinct text once
+    return [texts[c] for c in codes.tolist()]
+
+
+@pytest.mark.parametrize("page_size", [512, 4096, 65536])
+def test_text_codes_are_sqlites_texts(tmp_path: Path, page_size: int) -> None:
+    """Every text SQLite returns, NULLs included, in rowid order, across many chunks of pages (the
+    512-byte pages) and one (65536); codes number the texts in order of first appearance."""
+    path = tmp_path / "t.sqlite"
+    values: list[object] = [*VALID_UTF8, None, *(f"range {i}" for i in range(50)), "é" * 40]
+    _texts(path, values, page_size=page_size)
+    assert _decoded_texts(path, "t", "text") == _sqlite_texts(path, "t", "text")
+    codes, texts = pages.read_texts(path, "t", "text")
+    firsts = [int(codes.tolist().index(c)) for c in range(1, len(texts))]
+    assert firsts == sorted(firsts)
+
+
+def test_text_codes_of_a_column_added_later(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (n INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(1500)])
+    con.execute("ALTER TABLE t ADD COLUMN text TEXT")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, f"late {i % 7}") for i in range(1500)])
+    con.commit()
+    con.close()
+    assert _decoded_texts(path, "t", "text") == _sqlite_texts(path, "t", "text")
+    assert _decoded_texts(path, "t", "text")[:1500] == [None] * 1500
+
+
+@pytest.mark.parametrize("value", [7, 1.5], ids=["integer", "real"])
+def test_numbers_in_a_text_column_are_stored_as_text(tmp_path: Path, value: object) -> None:
+    path = tmp_path / "t.sqlite"
+    _texts(path, ["a", "b", value])  # TEXT affinity: SQLite stores them as text
+    assert _decoded_texts(path, "t", "text") == _sqlite_texts(path, "t", "text")
+
+
+@pytest.mark.parametrize("value", [b"blob", 7, 1.5], ids=["blob", "integer", "real"])
+def test_a_value_that_is_not_text_is_left_to_sqlite(tmp_path: Path, value: object) -> None:
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (n INTEGER, v)")  # no affinity: values stay as they are
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, "text" if i != 700 else value) for i in range(900)])
+    con.commit()
+    con.close()
+    with pytest.raises(pages.PagesUnsupported, match="holds an integer, real or blob value"):
+        pages.read_texts(path, "t", "v")
+
+
+@pytest.mark.parametrize("bad", INVALID_UTF8[:4], ids=[b.hex() for b in INVALID_UTF8[:4]])
+def test_text_codes_refuse_invalid_utf8_as_damage(tmp_path: Path, bad: bytes) -> None:
+    path = tmp_path / "t.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (n INTEGER, text TEXT)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(i, "fine") for i in range(2000)])
+    con.execute("UPDATE t SET text = CAST(? AS TEXT) WHERE rowid = 1234", (b"ok " + bad + b" ok",))
+    con.commit()
+    con.close()
+    with pytest.raises(pages.PagesDamaged, match="the text value of row 1234 is not valid UTF-8"):
+        pages.read_texts(path, "t", "text")
+
+
+def test_text_codes_leave_overflow_to_sqlite_and_name_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record in overflow pages: PagesUnsupported. The tree damage check_tree finds, named on the
+    same page, even though every undamaged page holds integers (unsupported) in the column: a page
+    per chunk, and damage is reported before any chunk's refusal."""
+    spill = tmp_path / "spill.sqlite"
+    _texts(spill, ["short", "é" * 3000])
+    with pytest.raises(pages.PagesUnsupported, match="overflow"):
+        pages.read_texts(spill, "t", "text")
+    monkeypatch.setattr(pages, "CHUNK_PAGES", 1)
+    path = tmp_path / "t.sqlite"
+    image, root, leaves = _btree(path)
+    with pytest.raises(pages.PagesUnsupported, match="holds an integer"):
+        pages.read_texts(path, "t", "a")
+    for kind in TREE_KINDS:
+        edits, page, message = _leaf_kinds(image, root, leaves)[kind]
+        damaged = tmp_path / f"{kind.replace(' ', '_')}.sqlite"
+        shutil.copy(path, damaged)
+        _patch(damaged, edits)
+        with pytest.raises(pages.PagesDamaged, match=message) as caught:
+            pages.read_texts(damaged, "t", "a")
+        assert (caught.value.table, caught.value.page) == ("t", page), kind
+
+
+@pytest.mark.skipif(not REAL_TRACES, reason="no real exports beside the checkout")
+@pytest.mark.parametrize("path", REAL_TRACES, ids=[p.stem for p in REAL_TRACES])
+def test_real_nvtx_texts_decode_as_sqlite_reads_them(path: Path) -> None:
+    source = read_schema(path)
+    if "text" not in source.columns.get(schema.NVTX, ()):
+        pytest.skip("no NVTX text in this export")
+    assert _decoded_texts(path, schema.NVTX, "text") == _sqlite_texts(path, schema.NVTX, "text")

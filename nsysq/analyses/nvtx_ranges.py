@@ -141,7 +141,7 @@ def _read_events(trace: Session) -> dict[str, Any] | None:
     present = set(trace.schema.columns.get(schema.NVTX, ()))
     try:
         decoded = pages.read_columns(trace.path, schema.NVTX, [c for c in _INTS if c in present])
-        text = _texts(trace, decoded.rows) if "text" in present else None
+        text = _page_texts(trace, decoded.rows) if "text" in present else None
         untexted = text is None or (not isinstance(text, bool) and bool((text[0] == 0).any()))
         strings = _strings(trace) if untexted and trace.schema.has(schema.STRINGS) else {}
     except (pages.PagesUnsupported, pages.PagesDamaged, sqlite3.Error, UnicodeDecodeError):
@@ -159,6 +159,18 @@ def _read_events(trace: Session) -> dict[str, Any] | None:
         else:
             out[column], out[column + "?"] = np.zeros(n, np.int64), np.ones(n, bool)
     return out
+
+
+def _page_texts(trace: Session, rows: int) -> tuple[Any, list[str | None]] | bool:
+    """Each row's text as a code into a list of the distinct texts (code 0: NULL), decoded from the
+    pages (nsysq.export.pages.read_texts); through SQLite (:func:`_texts`) where the page decoder
+    cannot read the column (a long text in overflow pages, a value that is not text). False when
+    the rows are not the integer columns' rows."""
+    try:
+        codes, texts = pages.read_texts(trace.path, schema.NVTX, "text")
+    except pages.PagesUnsupported:
+        return _texts(trace, rows)
+    return (codes, texts) if len(codes) == rows else False
 
 
 def _texts(trace: Session, rows: int) -> tuple[Any, list[str | None]] | bool:

@@ -16,6 +16,7 @@
 #include "_pages.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* Body bytes of the one-byte serial types (0..127); -1 for the reserved 10 and 11. */
 static const int8_t SIZE1[128] = {
@@ -354,6 +355,110 @@ int64_t nsysq_check_text(const uint8_t *buf, int64_t n_pages, int64_t page_size,
         *failed_page = w.p;
         *failed_rowid = w.rowid;
         return got;
+    }
+    return w.rows;
+}
+
+/* The value of column `col` of the record [rec, rend): 1 with [*text, *text + *size) for a text,
+ * 0 for a NULL (or a column missing from the record when absent_null), or an error code. */
+static inline int record_text(int32_t col, uint8_t absent_null, const uint8_t *rec, const uint8_t *rend,
+                              const uint8_t **text, int64_t *size) {
+    uint64_t header_len;
+    const int lh = varint(rec, rend, &header_len);
+    if (lh < 0) return NSYSQ_ERR_VARINT;
+    if (header_len > (uint64_t)(rend - rec) || header_len < (uint64_t)lh) return NSYSQ_ERR_RECORD;
+    const uint8_t *hp = rec + lh;
+    const uint8_t *hend = rec + header_len;
+    const uint8_t *body = hend;
+    for (int32_t j = 0; j <= col; j++) {
+        if (hp >= hend) return absent_null ? 0 : NSYSQ_ERR_DEFAULT;
+        uint64_t t;
+        const int lt = varint(hp, hend, &t);
+        if (lt < 0) return NSYSQ_ERR_VARINT;
+        hp += lt;
+        const int64_t n = serial_size(t);
+        if (n < 0) return NSYSQ_ERR_SERIAL;
+        if (n > rend - body) return NSYSQ_ERR_BODY;
+        if (j == col) {
+            if (t == 0) return 0;
+            if (t < 13 || t % 2 == 0) return NSYSQ_ERR_NOT_TEXT;
+            *text = body;
+            *size = n;
+            return 1;
+        }
+        body += n;
+    }
+    return NSYSQ_ERR_RECORD; /* not reached: the loop returns at j == col */
+}
+
+/* FNV-1a over the bytes, then a final mix so that the low bits (the slot) depend on every byte. */
+static inline uint64_t text_hash(const uint8_t *s, int64_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
+
+/* The distinct texts of a buffer: an open-addressing table of slots (1 + a text's index, 0 empty)
+ * over their offsets and lengths in the buffer. */
+struct texts {
+    const uint8_t *buf;
+    int32_t *slots;
+    int64_t mask, count;
+    int64_t *at, *len;
+};
+
+/* The code of the text [s, s + n) among the distinct texts so far (adding it when new): 1 + its
+ * index, or NSYSQ_ERR_TEXT for invalid UTF-8. */
+static inline int64_t text_code(struct texts *d, const uint8_t *s, int64_t n) {
+    uint64_t slot = text_hash(s, n) & (uint64_t)d->mask;
+    while (d->slots[slot] != 0) {
+        const int64_t k = d->slots[slot] - 1;
+        if (d->len[k] == n && memcmp(d->buf + d->at[k], s, (size_t)n) == 0) return k + 1;
+        slot = (slot + 1) & (uint64_t)d->mask;
+    }
+    if (!valid_utf8(s, n)) return NSYSQ_ERR_TEXT;
+    d->at[d->count] = s - d->buf;
+    d->len[d->count] = n;
+    d->slots[slot] = (int32_t)(d->count + 1);
+    return ++d->count;
+}
+
+int64_t nsysq_intern_text(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
+                          int32_t col, uint8_t absent_null, int32_t *codes, int64_t room,
+                          int32_t *slots, int64_t n_slots, int64_t *text_at, int64_t *text_len,
+                          int64_t *n_texts, int64_t *failed_page, int64_t *failed_rowid,
+                          const int64_t *min_rowid, const int64_t *max_rowid) {
+    *failed_page = -1;
+    *n_texts = 0;
+    if (col < 0 || room < 0 || room >= INT32_MAX || n_slots < 2 * room || n_slots < 1 ||
+        (n_slots & (n_slots - 1)) != 0)
+        return NSYSQ_ERR_CAPACITY;
+    memset(slots, 0, (size_t)n_slots * sizeof(int32_t));
+    struct texts d = {buf, slots, n_slots - 1, 0, text_at, text_len};
+    struct walk w = walk_start(buf, n_pages, page_size, usable, room, min_rowid, max_rowid);
+    const uint8_t *rec, *rend, *text = NULL;
+    int64_t size = 0, got, refused_page = -1, refused_rowid = 0;
+    while ((got = walk_next(&w, &rec, &rend)) == 1) {
+        got = record_text(col, absent_null, rec, rend, &text, &size);
+        if (got == NSYSQ_ERR_NOT_TEXT) { /* refused at the end: the pages after it may be damaged */
+            if (refused_page < 0) {
+                refused_page = w.p;
+                refused_rowid = w.rowid;
+            }
+            got = 0;
+        } else if (got == 1) {
+            got = text_code(&d, text, size);
+        }
+        if (got < 0) break;
+        codes[w.rows - 1] = (int32_t)got;
+    }
+    *n_texts = d.count;
+    if (got < 0 || refused_page >= 0) {
+        *failed_page = got < 0 ? w.p : refused_page;
+        *failed_rowid = got < 0 ? w.rowid : refused_rowid;
+        return got < 0 ? got : NSYSQ_ERR_NOT_TEXT;
     }
     return w.rows;
 }

@@ -19,7 +19,7 @@
 
 /* Raised whenever a prototype, an error code or the meaning of an argument changes: pages.py
  * refuses a library built from another version of this file (a stale build in a source tree). */
-#define NSYSQ_ABI_VERSION 5
+#define NSYSQ_ABI_VERSION 6
 
 /* written[k] bits of nsysq_decode_leaves. */
 #define NSYSQ_WROTE_VALUES 1 /* values[k] holds every row of the call */
@@ -48,7 +48,8 @@
     X(NULL_VALUE, -16, NSYSQ_DAMAGED, "a NULL in a column declared NOT NULL")                          \
     X(ROWID_ORDER, -17, NSYSQ_DAMAGED, "rowids out of order")                                         \
     X(ROWID_BOUNDS, -18, NSYSQ_DAMAGED, "a rowid outside the key range its parent page gives")      \
-    X(TEXT, -19, NSYSQ_DAMAGED, "a text value is not valid UTF-8")
+    X(TEXT, -19, NSYSQ_DAMAGED, "a text value is not valid UTF-8")                                    \
+    X(NOT_TEXT, -20, NSYSQ_UNSUPPORTED, "a text column holds an integer, real or blob value")
 
 #define NSYSQ_ENUM(name, code, cls, msg) NSYSQ_ERR_##name = (code),
 enum nsysq_error { NSYSQ_ERRORS(NSYSQ_ENUM) };
@@ -106,6 +107,30 @@ NSYSQ_API int64_t nsysq_check_text(const uint8_t *buf, int64_t n_pages, int64_t 
                                    int64_t usable, const int32_t *cols, int32_t n_cols,
                                    int64_t *failed_page, int64_t *failed_rowid, int32_t *failed_col,
                                    const int64_t *min_rowid, const int64_t *max_rowid);
+
+/*
+ * Each row's value of text column `col` of n_pages table leaf pages (in rowid order) from buf, as a
+ * code into the distinct texts of the buffer: codes[i] (row i of the buffer) is 0 for NULL, else
+ * 1 + the index of its text among the distinct texts, numbered in order of first appearance. Text
+ * k (0-based) is the text_len[k] bytes at buf + text_at[k], valid UTF-8 (checked once per distinct
+ * text, as nsysq_check_text checks every value). absent_null: the column may be missing from a
+ * record (its default is NULL). slots: n_slots int32 of scratch (a power of two, at least twice
+ * `room`), the hash table of the distinct texts. room: the length of codes, text_at and text_len.
+ *
+ * buf, page_size, usable, min_rowid, max_rowid: as for nsysq_decode_leaves, with the same page,
+ * cell, record and rowid checks. Returns the number of rows, with *n_texts the number of distinct
+ * texts, or a negative NSYSQ_ERR_ code (NSYSQ_ERR_NOT_TEXT: an integer, real or blob value, reported
+ * once every cell has been walked, so that damage after it is reported instead;
+ * NSYSQ_ERR_OVERFLOW: a record spills into overflow pages; read the column through SQLite then).
+ * *failed_page: the index in buf of the page at fault (-1 on success); *failed_rowid: the rowid of
+ * the record at fault.
+ */
+NSYSQ_API int64_t nsysq_intern_text(const uint8_t *buf, int64_t n_pages, int64_t page_size,
+                                    int64_t usable, int32_t col, uint8_t absent_null, int32_t *codes,
+                                    int64_t room, int32_t *slots, int64_t n_slots, int64_t *text_at,
+                                    int64_t *text_len, int64_t *n_texts, int64_t *failed_page,
+                                    int64_t *failed_rowid, const int64_t *min_rowid,
+                                    const int64_t *max_rowid);
 
 /* The message for an error code, or NULL for a code nsysq_decode_leaves never returns. */
 NSYSQ_API const char *nsysq_error_message(int64_t code);

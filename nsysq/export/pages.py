@@ -26,7 +26,10 @@ sqlite scanner reads (``nsysq.export.reader.ScannerGuard``, the cached copy's bu
 a rowid range by those keys, and its count, which the scanner's is compared with, never looks.
 :func:`check_text` adds, in the compiled decoder's pass over the leaves, every cell's rowid and
 record checks and the UTF-8 of the text columns, and counts the rows; :func:`verified_rows` is the
-guard's one call (that pass, or SQLite's own reading where it cannot run).
+guard's one call (that pass, or SQLite's own reading where it cannot run). :func:`read_texts`
+reads one text column in the same kind of pass, as codes into its distinct texts (each distinct
+text hashed, checked and copied out once per chunk): the NVTX range names, without a Python object
+per row.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from nsysq.export.progress import ProgressBar, progress_wanted
 CHUNK_PAGES = 1024  # pages per read-and-decode step (4 MiB at the usual 4 KiB page size)
 WORKERS = 2
 _LEAF, _INTERIOR = 0x0D, 0x05
-ABI_VERSION = 5  # NSYSQ_ABI_VERSION in _pages.h: a library built from another version is not used
+ABI_VERSION = 6  # NSYSQ_ABI_VERSION in _pages.h: a library built from another version is not used
 # The functions _pages.h exports, as ctypes (restype, argtypes); tests/test_pages.py checks them
 # against its prototypes. Pointers are passed as addresses (numpy's ``.ctypes.data``, ``byref``).
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
@@ -63,6 +66,11 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         _I64,
         [_PTR, _I64, _I64, _I64, _PTR, _I32]  # buffer .. n_cols
         + [_PTR, _PTR, _PTR, _PTR, _PTR],  # failed_page, failed_rowid, failed_col, min_rowid, max_rowid
+    ),
+    "nsysq_intern_text": (
+        _I64,
+        [_PTR, _I64, _I64, _I64, _I32, ctypes.c_uint8, _PTR, _I64, _PTR, _I64]  # buffer .. n_slots
+        + [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR],  # text_at, text_len, n_texts .. max_rowid
     ),
     "nsysq_error_message": (ctypes.c_char_p, [_I64]),
     "nsysq_error_class": (_I32, [_I64]),
@@ -131,6 +139,7 @@ class _Library:
 
     decode: Any
     check_text: Any
+    intern_text: Any
     message: Any
     error_class: Any
 
@@ -168,7 +177,11 @@ def _load(path: Path) -> _Library | None:
     if lib.nsysq_abi_version() != ABI_VERSION:
         return None
     return _Library(
-        lib.nsysq_decode_leaves, lib.nsysq_check_text, lib.nsysq_error_message, lib.nsysq_error_class
+        lib.nsysq_decode_leaves,
+        lib.nsysq_check_text,
+        lib.nsysq_intern_text,
+        lib.nsysq_error_message,
+        lib.nsysq_error_class,
     )
 
 
@@ -546,6 +559,99 @@ def check_text(path: Path, table: str, columns: Sequence[str]) -> int:
     finally:
         os.close(fd)
     return sum(c.rows for c in chunks)
+
+
+@dataclass
+class _TextChunk:
+    """A run of leaf pages, each row's code into its own distinct texts, and those texts."""
+
+    pages: list[int]
+    index: int
+    codes: Any = None
+    texts: list[str] | None = None
+
+
+def read_texts(path: Path, table: str, column: str) -> tuple[Any, list[str | None]]:
+    """Each row's value of text ``column`` of ``table`` (rowid order) as an int32 code into the
+    distinct texts (code 0 for NULL, the texts' list starting with None), in one pass of the
+    compiled decoder over the leaves (``nsysq_intern_text``: each chunk's distinct texts found by
+    hashing and copied out once, then numbered across chunks in order of first appearance).
+    PagesDamaged names the page, and for invalid UTF-8 the row; PagesUnsupported when it cannot be
+    done here (:func:`check_text`'s cases, an integer, real or blob value in the column)."""
+
+    lib = _decoder()
+    layout = _layout(path, table)
+    if _text_encoding(path) != 1:
+        raise PagesUnsupported("a database whose text is not UTF-8")
+    if column not in layout.names:
+        raise PagesUnsupported(f"{table} has no column {column}")
+    col = layout.names.index(column)
+    local = threading.local()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        leaves, lows, highs = _leaves(fd, layout, table)
+        chunks = [_TextChunk(leaves[i : i + CHUNK_PAGES], i) for i in range(0, len(leaves), CHUNK_PAGES)]
+
+        def work(k: int) -> None:
+            chunk = chunks[k]
+            cells = _read_chunk(fd, _Chunk(chunk.pages, chunk.index), layout.page_size, local, table)
+            _intern_chunk(lib, local.buf, chunk, cells, layout, col, (lows, highs), table)
+
+        _each_chunk(len(chunks), work)
+    finally:
+        os.close(fd)
+    return _numbered(chunks)
+
+
+def _intern_chunk(
+    lib: _Library, buf: Any, chunk: _TextChunk, cells: int, layout: _Layout, col: int, bounds: Any, table: str
+) -> None:
+    """nsysq_intern_text over one chunk's pages in ``buf``: its codes and its distinct texts."""
+    import numpy as np
+
+    codes = np.empty(cells, dtype=np.int32)
+    slots = np.empty(1 << max(2 * cells - 1, 1).bit_length(), dtype=np.int32)
+    at, size = np.empty(cells, dtype=np.int64), np.empty(cells, dtype=np.int64)
+    count, page, rowid = ctypes.c_int64(0), ctypes.c_int64(-1), ctypes.c_int64(0)
+    lows, highs = bounds
+    n = len(chunk.pages)
+    got = lib.intern_text(
+        buf.ctypes.data, n, layout.page_size, layout.usable, col, int(layout.null_default[col]),
+        codes.ctypes.data, cells, slots.ctypes.data, len(slots), at.ctypes.data, size.ctypes.data,
+        ctypes.byref(count), ctypes.byref(page), ctypes.byref(rowid),
+        lows.ctypes.data + 8 * chunk.index, highs.ctypes.data + 8 * chunk.index,
+    )  # fmt: skip
+    if got < 0:
+        where = chunk.pages[page.value] if 0 <= page.value < n else None
+        if got == ERR_TEXT:
+            detail = f"the {layout.names[col]} value of row {rowid.value} is not valid UTF-8"
+            raise PagesDamaged(table, where, detail)
+        raise lib.failure(got, table, where, rowid.value)
+    if got != cells:
+        raise RuntimeError(f"the page decoder decoded {got} rows of {cells} cells")
+    chunk.codes = codes
+    view = buf.data
+    chunk.texts = [
+        str(view[a : a + s], "utf-8")
+        for a, s in zip(at[: count.value].tolist(), size[: count.value].tolist(), strict=True)
+    ]
+
+
+def _numbered(chunks: list[_TextChunk]) -> tuple[Any, list[str | None]]:
+    """Every chunk's codes renumbered into the texts of all of them (in order of first appearance)."""
+    import numpy as np
+
+    index: dict[str | None, int] = {None: 0}
+    rows = sum(len(c.codes) for c in chunks)
+    out = np.empty(rows, dtype=np.int32)
+    row = 0
+    for chunk in chunks:
+        texts = chunk.texts or []
+        lut = np.zeros(len(texts) + 1, dtype=np.int32)
+        lut[1:] = [index.setdefault(t, len(index)) for t in texts]
+        np.take(lut, chunk.codes, out=out[row : row + len(chunk.codes)])
+        row += len(chunk.codes)
+    return out, list(index)
 
 
 def _text_encoding(path: Path) -> int:

@@ -13,7 +13,9 @@
  *     of the time, a rowid range per page (arrays of exactly one entry per page).
  *
  * Each buffer is also given to nsysq_check_text with the same columns (the text check of a table read
- * through SQLite), under the same contract.
+ * through SQLite), and to nsysq_intern_text with the first requested column (exact-size outputs
+ * and hash slots, with a random room), under the same contract; every text it reports lies inside
+ * the buffer and every code names one of them.
  *
  * Each buffer is allocated at its exact size and its reserved tail is poisoned, and each output
  * array is allocated at exactly `cap` rows, so any access outside them is an AddressSanitizer
@@ -85,6 +87,41 @@ static void check_text(const uint8_t *buf, int64_t n_pages, int64_t page_size, i
     }
 }
 
+/* Code the text column rq->cols[0] of `n_pages` pages of `buf` (nsysq_intern_text) into outputs of
+ * exactly `room` rows, and the contract: a row count within the room, each code 0 or a reported
+ * text, each text inside the buffer; or a known error code with the failing page inside it. */
+static void intern_text(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
+                        const struct request *rq, int64_t room, const int64_t *min_rowid,
+                        const int64_t *max_rowid, struct outcome *out) {
+    int64_t n_slots = 1;
+    while (n_slots < 2 * room) n_slots *= 2;
+    int32_t *codes = checked_malloc((size_t)room * sizeof *codes);
+    int32_t *slots = checked_malloc((size_t)n_slots * sizeof *slots);
+    int64_t *at = checked_malloc((size_t)room * sizeof *at);
+    int64_t *len = checked_malloc((size_t)room * sizeof *len);
+    int64_t failed_page = -7, rowid = 0, n_texts = -1;
+    const int32_t col = rq->n_cols > 0 ? rq->cols[0] : 0;
+    const int64_t got = nsysq_intern_text(buf, n_pages, page_size, usable, col, rq->absent_null[0],
+                                          codes, room, slots, n_slots, at, len, &n_texts,
+                                          &failed_page, &rowid, min_rowid, max_rowid);
+    if (got >= 0) {
+        if (got > room || failed_page != -1 || n_texts < 0 || n_texts > got) abort();
+        for (int64_t i = 0; i < got; i++)
+            if (codes[i] < 0 || codes[i] > n_texts) abort();
+        for (int64_t k = 0; k < n_texts; k++)
+            if (at[k] < 0 || len[k] < 0 || at[k] + len[k] > n_pages * page_size) abort();
+        out->text_valid++;
+    } else if (nsysq_error_message(got) == NULL || failed_page < 0 || failed_page >= n_pages) {
+        abort();
+    } else if (got == NSYSQ_ERR_TEXT) {
+        out->text_invalid++;
+    }
+    free(codes);
+    free(slots);
+    free(at);
+    free(len);
+}
+
 /* Decode `n_pages` pages of `buf` with `rq` into freshly allocated outputs of `cap` rows; with
  * `bounded`, each page gets a rowid range (arrays of exactly n_pages), random or unbounded. */
 static void decode(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64_t usable,
@@ -107,6 +144,7 @@ static void decode(const uint8_t *buf, int64_t n_pages, int64_t page_size, int64
         }
     }
     check_text(buf, n_pages, page_size, usable, rq, min_rowid, max_rowid, out);
+    intern_text(buf, n_pages, page_size, usable, rq, cap - row0, min_rowid, max_rowid, out);
     int64_t failed_page = -7, first = 0, last = 0;
     int64_t first_values[MAX_COLS];
     uint8_t written[MAX_COLS];
