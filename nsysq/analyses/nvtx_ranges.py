@@ -224,7 +224,8 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     import numpy as np
 
     etype = np.where(ev["eventType?"], -1, ev["eventType"])
-    rows = np.flatnonzero(_any_of(etype, _RANGE_TYPES))
+    is_range = _any_of(etype, _RANGE_TYPES)
+    rows: Any = slice(None) if is_range.all() else np.flatnonzero(is_range)  # a slice: no copies
     if ev["globalTid?"][rows].any() or ev["start?"][rows].any():
         return None
     names, name_of = _names(ev, rows)
@@ -247,13 +248,14 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     code = np.int32 if max(len(names), len(domains)) < (1 << 31) else np.int64  # memory
     name_code, domain_code = name_of[order].astype(code), domain_code.astype(code, copy=False)
     columns = {
-        "rid": np.arange(1, len(rows) + 1, dtype=np.int64), "pid": pid[order], "tid": tid[order],
+        "rid": np.arange(1, len(order) + 1, dtype=np.int64), "pid": pid[order], "tid": tid[order],
         "dom": dom[order], "domain": domain,
         "name": np.asarray(names, dtype=object)[name_code], "pushpop": pushpop[order],
         "start": start[order], "end": np.where(ended, end, 0)[order], "ended": ended[order],
         "extended": extended[order], "dropped": dropped[order],
     }  # fmt: skip
-    return columns, [names[i] for i in np.unique(name_of)], Coded(name_code, names, domain_code, domains)
+    used = np.flatnonzero(np.bincount(name_of, minlength=len(names)))
+    return columns, [names[i] for i in used.tolist()], Coded(name_code, names, domain_code, domains)
 
 
 def _any_of(values: Any, wanted: tuple[int, ...]) -> Any:
@@ -266,8 +268,8 @@ def _any_of(values: Any, wanted: tuple[int, ...]) -> Any:
 
 
 def _names(ev: dict[str, Any], rows: Any) -> tuple[list[str], Any]:
-    """The distinct names of ``rows`` (text, else the registered string of textId, else
-    '<unnamed range>') and each row's index into them."""
+    """The distinct names of ``rows`` (indexes, or a slice of every row): text, else the registered
+    string of textId, else '<unnamed range>'; and each row's index into them."""
     import numpy as np
 
     index: dict[str, int] = {}
@@ -277,10 +279,11 @@ def _names(ev: dict[str, Any], rows: Any) -> tuple[list[str], Any]:
         text_name = np.asarray([index.setdefault(t, len(index)) if t is not None else -1 for t in texts])
         name_of = text_name[text_code]
     else:
-        name_of = np.full(len(rows), -1, np.int64)
+        name_of = np.full(len(ev["start"][rows]), -1, np.int64)
     todo = np.flatnonzero(name_of < 0)
     if len(todo):
-        ids = np.where(ev["textId?"][rows[todo]], -1, ev["textId"][rows[todo]])
+        at = todo if isinstance(rows, slice) else rows[todo]  # rows: every row, or their indexes
+        ids = np.where(ev["textId?"][at], -1, ev["textId"][at])
         unique, back = np.unique(ids, return_inverse=True)
         strings = ev["strings"]
         code = [
@@ -314,6 +317,27 @@ def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, Any, list[str
         name = _row_name(ev, int(r))
         if name is not None:
             named[key] = min(named.get(key, name), name)
+    code = np.zeros(len(pid), dtype=np.int32 if len(pid) < (1 << 31) else np.int64)  # memory
+    labels = {"": 0}
+    named_rows = np.flatnonzero(dom != 0)
+    if len(named_rows):
+        # (process, domain) as one key: a process id's low 24 bits are zero (_PID_MASK)
+        if int(dom[named_rows].min()) < 0 or int(dom[named_rows].max()) > ~_PID_MASK:
+            return _domains_by_pair(named, pid, dom)
+        keys, back = np.unique(pid[named_rows] | dom[named_rows], return_inverse=True)
+        lut = np.empty(len(keys), dtype=code.dtype)
+        for i, key in enumerate(keys.tolist()):
+            p, d = key & _PID_MASK, key & ~_PID_MASK
+            label = named.get((p, d))
+            lut[i] = labels.setdefault(label if label is not None else f"domain {d}", len(labels))
+        code[named_rows] = lut[back]
+    return np.asarray(list(labels), dtype=object)[code], code, list(labels)
+
+
+def _domains_by_pair(named: dict[tuple[int, int], str], pid: Any, dom: Any) -> tuple[Any, Any, list[str]]:
+    """:func:`_domains`' rows one (process, domain) pair at a time (a domain id outside 0 .. 2**24)."""
+    import numpy as np
+
     out = np.full(len(pid), "", dtype=object)
     code = np.zeros(len(pid), dtype=np.int32 if len(pid) < (1 << 31) else np.int64)  # memory
     labels = {"": 0}
