@@ -475,11 +475,13 @@ def _coded_tables(columns: dict[str, Any], codes: nvtx_ranges.Coded, lvl: Any) -
     """The tables queries/nvtx/rows_coded.sql reads: the kept ranges, the names, the domains."""
     import numpy as np
 
-    kept = np.flatnonzero(columns["dropped"] == 0)
+    dropped = columns["dropped"] != 0
+    kept: Any = np.flatnonzero(~dropped) if dropped.any() else slice(None)  # a slice: views, no copies
     small = np.int32 if max(len(codes.names), len(codes.domains)) < (1 << 31) else np.int64
     coded = {
-        "rid": columns["rid"][kept], "lvl": lvl[kept], "name_code": codes.name_code[kept].astype(small),
-        "domain_code": codes.domain_code[kept].astype(small),
+        "rid": columns["rid"][kept], "lvl": lvl[kept],
+        "name_code": codes.name_code[kept].astype(small, copy=False),
+        "domain_code": codes.domain_code[kept].astype(small, copy=False),
         "cpu_ns": columns["end"][kept] - columns["start"][kept],
     }  # fmt: skip
     names = {"code": np.arange(len(codes.names), dtype=small), "name": np.asarray(codes.names, object)}
