@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 from nsysq.base.errors import QueryError
 
@@ -135,11 +137,25 @@ def parse(text: str, filename: str) -> Query:
 
 def _sql_files(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
     """(path relative to queries/, file) of every .sql file under ``folder``, subfolders included."""
+    if isinstance(folder, Path):  # an installed package's folder: listed by os.scandir (~10x faster)
+        yield from _sql_paths(folder, prefix)
+        return
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.is_dir():
             yield from _sql_files(entry, f"{prefix}{entry.name}/")
         elif entry.name.endswith(".sql"):
             yield prefix + entry.name, entry
+
+
+def _sql_paths(folder: Path, prefix: str) -> Iterator[tuple[str, Path]]:
+    """:func:`_sql_files` of a folder on disk, in the same order."""
+    with os.scandir(folder) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_dir():
+            yield from _sql_paths(Path(entry.path), f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".sql"):
+            yield prefix + entry.name, Path(entry.path)
 
 
 @functools.cache
