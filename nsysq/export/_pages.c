@@ -127,15 +127,25 @@ static int overflow_fits(uint64_t payload, int64_t usable, const uint8_t *rec, c
     return local + 4 <= (uint64_t)(pend - rec);
 }
 
-/* Write the requested columns of the record [rec, rend) to output row `row`: 0 or an error code. */
-static inline int decode_record(const struct request *rq, const uint8_t *rec, const uint8_t *rend,
-                                const uint8_t *pend, int64_t row) {
+/* The header of the record [rec, rend): its serial types [*hp, *hend) (the body follows): 0 or an
+ * error code. */
+static inline int record_header(const uint8_t *rec, const uint8_t *rend, const uint8_t **hp,
+                                const uint8_t **hend) {
     uint64_t header_len;
     const int lh = varint(rec, rend, &header_len);
     if (lh < 0) return NSYSQ_ERR_VARINT;
     if (header_len > (uint64_t)(rend - rec) || header_len < (uint64_t)lh) return NSYSQ_ERR_RECORD;
-    const uint8_t *hp = rec + lh;
-    const uint8_t *hend = rec + header_len;
+    *hp = rec + lh;
+    *hend = rec + header_len;
+    return 0;
+}
+
+/* Write the requested columns of the record [rec, rend) to output row `row`: 0 or an error code. */
+static inline int decode_record(const struct request *rq, const uint8_t *rec, const uint8_t *rend,
+                                const uint8_t *pend, int64_t row) {
+    const uint8_t *hp, *hend;
+    const int bad = record_header(rec, rend, &hp, &hend);
+    if (bad != 0) return bad;
     const uint8_t *body = hend;
     int32_t k = 0;
     for (int32_t j = 0; j <= rq->last; j++) {
@@ -207,12 +217,9 @@ static int valid_utf8(const uint8_t *s, int64_t n) {
  * code with *col the column of an invalid value. */
 static inline int check_record(const int32_t *cols, int32_t n_cols, const uint8_t *rec,
                                const uint8_t *rend, int32_t *col) {
-    uint64_t header_len;
-    const int lh = varint(rec, rend, &header_len);
-    if (lh < 0) return NSYSQ_ERR_VARINT;
-    if (header_len > (uint64_t)(rend - rec) || header_len < (uint64_t)lh) return NSYSQ_ERR_RECORD;
-    const uint8_t *hp = rec + lh;
-    const uint8_t *hend = rec + header_len;
+    const uint8_t *hp, *hend;
+    const int bad = record_header(rec, rend, &hp, &hend);
+    if (bad != 0) return bad;
     const uint8_t *body = hend;
     int32_t k = 0;
     for (int32_t j = 0; k < n_cols && hp < hend; j++) {
@@ -363,12 +370,9 @@ int64_t nsysq_check_text(const uint8_t *buf, int64_t n_pages, int64_t page_size,
  * 0 for a NULL (or a column missing from the record when absent_null), or an error code. */
 static inline int record_text(int32_t col, uint8_t absent_null, const uint8_t *rec, const uint8_t *rend,
                               const uint8_t **text, int64_t *size) {
-    uint64_t header_len;
-    const int lh = varint(rec, rend, &header_len);
-    if (lh < 0) return NSYSQ_ERR_VARINT;
-    if (header_len > (uint64_t)(rend - rec) || header_len < (uint64_t)lh) return NSYSQ_ERR_RECORD;
-    const uint8_t *hp = rec + lh;
-    const uint8_t *hend = rec + header_len;
+    const uint8_t *hp, *hend;
+    const int bad = record_header(rec, rend, &hp, &hend);
+    if (bad != 0) return bad;
     const uint8_t *body = hend;
     for (int32_t j = 0; j <= col; j++) {
         if (hp >= hend) return absent_null ? 0 : NSYSQ_ERR_DEFAULT;

@@ -420,6 +420,8 @@ class _Chunk:
     row0: int = 0
     first: Any = None  # per column: the value of its first row
     written: Any = None  # per column: the WROTE_* and FIRST_NULL bits
+    codes: Any = None  # read_texts: each row's code into ``texts`` (0: NULL)
+    texts: list[str] | None = None  # read_texts: the chunk's distinct texts
 
 
 def _read_chunk(fd: int, chunk: _Chunk, ps: int, local: threading.local, table: str) -> int:
@@ -528,47 +530,21 @@ def check_text(path: Path, table: str, columns: Sequence[str]) -> int:
     if missing:
         raise PagesUnsupported(f"{table} has no column {missing[0]}")
     cols = np.asarray(sorted({layout.names.index(c) for c in columns}), dtype=np.int32)
-    ps = layout.page_size
-    local = threading.local()
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        leaves, lows, highs = _leaves(fd, layout, table)
-        chunks = [_Chunk(leaves[i : i + CHUNK_PAGES], i) for i in range(0, len(leaves), CHUNK_PAGES)]
 
-        def work(k: int) -> None:
-            chunk = chunks[k]
-            _read_chunk(fd, chunk, ps, local, table)
-            at, n = chunk.index, len(chunk.pages)
-            flat = local.buf[: n * ps]
-            _check_leaves(flat, chunk.pages, layout, lows[at : at + n], highs[at : at + n], table)
-            page, rowid, col = ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int32(-1)
-            got = lib.check_text(
-                local.buf.ctypes.data, n, ps, layout.usable, cols.ctypes.data, len(cols),
-                ctypes.byref(page), ctypes.byref(rowid), ctypes.byref(col),
-                lows.ctypes.data + 8 * at, highs.ctypes.data + 8 * at,
-            )  # fmt: skip
-            if got < 0:
-                where = chunk.pages[page.value] if 0 <= page.value < n else None
-                if got == ERR_TEXT:
-                    detail = f"the {layout.names[col.value]} value of row {rowid.value} is not valid UTF-8"
-                    raise PagesDamaged(table, where, detail)
-                raise lib.failure(got, table, where, rowid.value)
-            chunk.rows = got
+    def step(chunk: _Chunk, cells: int, buf: Any, lows: Any, highs: Any) -> None:
+        n, ps = len(chunk.pages), layout.page_size
+        _check_leaves(buf[: n * ps], chunk.pages, layout, lows, highs, table)
+        page, rowid, col = ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int32(-1)
+        got = lib.check_text(
+            buf.ctypes.data, n, ps, layout.usable, cols.ctypes.data, len(cols),
+            ctypes.byref(page), ctypes.byref(rowid), ctypes.byref(col), lows.ctypes.data, highs.ctypes.data,
+        )  # fmt: skip
+        if got < 0:
+            column = layout.names[col.value] if got == ERR_TEXT else ""
+            raise _text_failure(lib, got, table, chunk.pages, page.value, rowid.value, column)
+        chunk.rows = got
 
-        _each_chunk(len(chunks), work)
-    finally:
-        os.close(fd)
-    return sum(c.rows for c in chunks)
-
-
-@dataclass
-class _TextChunk:
-    """A run of leaf pages, each row's code into its own distinct texts, and those texts."""
-
-    pages: list[int]
-    index: int
-    codes: Any = None
-    texts: list[str] | None = None
+    return sum(c.rows for c in _leaf_chunks(path, layout, table, step))
 
 
 def read_texts(path: Path, table: str, column: str) -> tuple[Any, list[str | None]]:
@@ -578,7 +554,6 @@ def read_texts(path: Path, table: str, column: str) -> tuple[Any, list[str | Non
     hashing and copied out once, then numbered across chunks in order of first appearance).
     PagesDamaged names the page, and for invalid UTF-8 the row; PagesUnsupported when it cannot be
     done here (:func:`check_text`'s cases, an integer, real or blob value in the column)."""
-
     lib = _decoder()
     layout = _layout(path, table)
     if _text_encoding(path) != 1:
@@ -586,25 +561,50 @@ def read_texts(path: Path, table: str, column: str) -> tuple[Any, list[str | Non
     if column not in layout.names:
         raise PagesUnsupported(f"{table} has no column {column}")
     col = layout.names.index(column)
+
+    def step(chunk: _Chunk, cells: int, buf: Any, lows: Any, highs: Any) -> None:
+        _intern_chunk(lib, buf, chunk, cells, layout, col, (lows, highs), table)
+
+    return _numbered(_leaf_chunks(path, layout, table, step))
+
+
+def _leaf_chunks(
+    path: Path, layout: _Layout, table: str, step: Callable[[_Chunk, int, Any, Any, Any], None]
+) -> list[_Chunk]:
+    """``table``'s leaf pages read CHUNK_PAGES at a time (on WORKERS threads, each into its own
+    buffer), ``step(chunk, cells, buffer, lows, highs)`` run on each (cells: how many its pages'
+    headers announce; lows, highs: its pages' rowid ranges): the chunks, in leaf order."""
     local = threading.local()
     fd = os.open(path, os.O_RDONLY)
     try:
         leaves, lows, highs = _leaves(fd, layout, table)
-        chunks = [_TextChunk(leaves[i : i + CHUNK_PAGES], i) for i in range(0, len(leaves), CHUNK_PAGES)]
+        chunks = [_Chunk(leaves[i : i + CHUNK_PAGES], i) for i in range(0, len(leaves), CHUNK_PAGES)]
 
         def work(k: int) -> None:
             chunk = chunks[k]
-            cells = _read_chunk(fd, _Chunk(chunk.pages, chunk.index), layout.page_size, local, table)
-            _intern_chunk(lib, local.buf, chunk, cells, layout, col, (lows, highs), table)
+            cells = _read_chunk(fd, chunk, layout.page_size, local, table)
+            at, n = chunk.index, len(chunk.pages)
+            step(chunk, cells, local.buf, lows[at : at + n], highs[at : at + n])
 
         _each_chunk(len(chunks), work)
     finally:
         os.close(fd)
-    return _numbered(chunks)
+    return chunks
+
+
+def _text_failure(
+    lib: _Library, code: int, table: str, pages: list[int], page: int, rowid: int, column: str
+) -> Exception:
+    """The exception for error ``code`` of a text pass over a chunk of ``pages`` (``page``: the
+    index of the page at fault; ``column``: the column of invalid UTF-8)."""
+    where = pages[page] if 0 <= page < len(pages) else None
+    if code == ERR_TEXT:
+        return PagesDamaged(table, where, f"the {column} value of row {rowid} is not valid UTF-8")
+    return lib.failure(code, table, where, rowid)
 
 
 def _intern_chunk(
-    lib: _Library, buf: Any, chunk: _TextChunk, cells: int, layout: _Layout, col: int, bounds: Any, table: str
+    lib: _Library, buf: Any, chunk: _Chunk, cells: int, layout: _Layout, col: int, bounds: Any, table: str
 ) -> None:
     """nsysq_intern_text over one chunk's pages in ``buf``: its codes and its distinct texts."""
     import numpy as np
@@ -614,30 +614,23 @@ def _intern_chunk(
     at, size = np.empty(cells, dtype=np.int64), np.empty(cells, dtype=np.int64)
     count, page, rowid = ctypes.c_int64(0), ctypes.c_int64(-1), ctypes.c_int64(0)
     lows, highs = bounds
-    n = len(chunk.pages)
+    absent_null = int(layout.null_default[col])
     got = lib.intern_text(
-        buf.ctypes.data, n, layout.page_size, layout.usable, col, int(layout.null_default[col]),
+        buf.ctypes.data, len(chunk.pages), layout.page_size, layout.usable, col, absent_null,
         codes.ctypes.data, cells, slots.ctypes.data, len(slots), at.ctypes.data, size.ctypes.data,
-        ctypes.byref(count), ctypes.byref(page), ctypes.byref(rowid),
-        lows.ctypes.data + 8 * chunk.index, highs.ctypes.data + 8 * chunk.index,
+        ctypes.byref(count), ctypes.byref(page), ctypes.byref(rowid), lows.ctypes.data, highs.ctypes.data,
     )  # fmt: skip
     if got < 0:
-        where = chunk.pages[page.value] if 0 <= page.value < n else None
-        if got == ERR_TEXT:
-            detail = f"the {layout.names[col]} value of row {rowid.value} is not valid UTF-8"
-            raise PagesDamaged(table, where, detail)
-        raise lib.failure(got, table, where, rowid.value)
+        raise _text_failure(lib, got, table, chunk.pages, page.value, rowid.value, layout.names[col])
     if got != cells:
         raise RuntimeError(f"the page decoder decoded {got} rows of {cells} cells")
     chunk.codes = codes
     view = buf.data
-    chunk.texts = [
-        str(view[a : a + s], "utf-8")
-        for a, s in zip(at[: count.value].tolist(), size[: count.value].tolist(), strict=True)
-    ]
+    texts = zip(at[: count.value].tolist(), size[: count.value].tolist(), strict=True)
+    chunk.texts = [str(view[a : a + s], "utf-8") for a, s in texts]
 
 
-def _numbered(chunks: list[_TextChunk]) -> tuple[Any, list[str | None]]:
+def _numbered(chunks: list[_Chunk]) -> tuple[Any, list[str | None]]:
     """Every chunk's codes renumbered into the texts of all of them (in order of first appearance)."""
     import numpy as np
 
