@@ -279,7 +279,7 @@ def _names(ev: dict[str, Any], rows: Any) -> tuple[list[str], Any]:
         text_name = np.asarray([index.setdefault(t, len(index)) if t is not None else -1 for t in texts])
         name_of = text_name[text_code]
     else:
-        name_of = np.full(len(ev["start"][rows]), -1, np.int64)
+        name_of = np.full(ev["rows"] if isinstance(rows, slice) else len(rows), -1, np.int64)
     todo = np.flatnonzero(name_of < 0)
     if len(todo):
         at = todo if isinstance(rows, slice) else rows[todo]  # rows: every row, or their indexes
@@ -319,35 +319,19 @@ def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, Any, list[str
             named[key] = min(named.get(key, name), name)
     code = np.zeros(len(pid), dtype=np.int32 if len(pid) < (1 << 31) else np.int64)  # memory
     labels = {"": 0}
-    named_rows = np.flatnonzero(dom != 0)
-    if len(named_rows):
-        # (process, domain) as one key: a process id's low 24 bits are zero (_PID_MASK)
-        if int(dom[named_rows].min()) < 0 or int(dom[named_rows].max()) > ~_PID_MASK:
-            return _domains_by_pair(named, pid, dom)
-        keys, back = np.unique(pid[named_rows] | dom[named_rows], return_inverse=True)
-        lut = np.empty(len(keys), dtype=code.dtype)
-        for i, key in enumerate(keys.tolist()):
-            p, d = key & _PID_MASK, key & ~_PID_MASK
-            label = named.get((p, d))
-            lut[i] = labels.setdefault(label if label is not None else f"domain {d}", len(labels))
-        code[named_rows] = lut[back]
+    in_domain = np.flatnonzero(dom != 0)
+    if len(in_domain):  # each distinct (process, domain) pair labelled once
+        p, d = pid[in_domain], dom[in_domain]
+        order = lexsorted((p, d))
+        p, d = p[order], d[order]
+        first = np.concatenate([[True], (p[1:] != p[:-1]) | (d[1:] != d[:-1])])
+        pair = np.cumsum(first) - 1
+        lut = np.empty(int(pair[-1]) + 1, dtype=code.dtype)
+        for i, (pp, dd) in enumerate(zip(p[first].tolist(), d[first].tolist(), strict=True)):
+            label = named.get((pp, dd))
+            lut[i] = labels.setdefault(label if label is not None else f"domain {dd}", len(labels))
+        code[in_domain[order]] = lut[pair]
     return np.asarray(list(labels), dtype=object)[code], code, list(labels)
-
-
-def _domains_by_pair(named: dict[tuple[int, int], str], pid: Any, dom: Any) -> tuple[Any, Any, list[str]]:
-    """:func:`_domains`' rows one (process, domain) pair at a time (a domain id outside 0 .. 2**24)."""
-    import numpy as np
-
-    out = np.full(len(pid), "", dtype=object)
-    code = np.zeros(len(pid), dtype=np.int32 if len(pid) < (1 << 31) else np.int64)  # memory
-    labels = {"": 0}
-    for p, d in {(int(p), int(d)) for p, d in zip(pid[dom != 0], dom[dom != 0], strict=True)}:
-        label = named.get((p, d))
-        label = label if label is not None else f"domain {d}"
-        mine = (pid == p) & (dom == d)
-        out[mine] = label
-        code[mine] = labels.setdefault(label, len(labels))
-    return out, code, list(labels)
 
 
 def _row_name(ev: dict[str, Any], r: int) -> str | None:
