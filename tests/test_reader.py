@@ -261,21 +261,28 @@ def test_pages_damaged_is_the_damage_message_never_a_fallback(monkeypatch: pytes
     assert str(caught.value).startswith(f"{BS16.resolve()} is damaged in {schema.KERNEL} (page 42): rowids")
 
 
-# -- the environment is written by the main thread only ------------------------------------------------
+# -- the environment is written, and modules imported, by the main thread only ------------------------
 # glibc's getenv crashes when another thread changes the environment under it: numpy's first import
 # (putenv + unsetenv of OPENBLAS_MAIN_FREE) in the page-decoding thread while DuckDB read its
-# environment on the main thread ended `nsysq export` with SIGSEGV (base/threads.before_threads).
-_AUDIT_ENV_WRITES = """
+# environment on the main thread ended `nsysq export` with SIGSEGV. And Python 3.11's imports are
+# not safe in two threads at once: the decoding thread importing numpy while the main thread
+# imported DuckDB and pandas ended `nsysq nvtx` in CI with numpy's "Importing the numpy
+# C-extensions failed" (base/threads.before_threads imports numpy before the threads start).
+_AUDIT_THREADS = """
 import sys, threading
 def hook(event, args):
-    if event in ("os.putenv", "os.unsetenv") and threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is threading.main_thread():
+        return
+    if event in ("os.putenv", "os.unsetenv"):
         sys.stderr.write(f"ENV-WRITE {event} {args[0]!r} in {threading.current_thread().name}\\n")
-        sys.stderr.flush()
+    elif event == "import":
+        sys.stderr.write(f"IMPORT {args[0]} in {threading.current_thread().name}\\n")
 sys.addaudithook(hook)
 sys.argv = ["nsysq", *sys.argv[1:]]
 from nsysq.cli.root import main
 main()
 """
+NVTX_FIXTURE = "nvtx_2024"  # NVTX ranges, the decoded table whose prefetch started the CI failure
 
 
 @pytest.mark.parametrize(
@@ -283,15 +290,24 @@ main()
     [
         ["export", str(BS16), "-o", "{out}/t.json.gz", "--format", "json"],
         ["census", str(BS16), "--format", "json"],
+        ["nvtx", "{out}/nvtx_2024.sqlite", "--format", "json"],
+        ["gaps", str(BS16), "--format", "json"],
         ["fleet", "census", str(BS16), str(ROOT / "examples" / "bs1.sqlite"), "--format", "json"],
+        ["fleet", "lineup", str(BS16), "{out}/nvtx_2024.sqlite", "--workers", "2", "--format", "json"],
     ],
-    ids=["export", "census", "fleet"],
+    ids=["export", "census", "nvtx", "gaps", "fleet", "fleet-2-workers"],
 )
-def test_no_thread_but_the_main_one_writes_the_environment(argv: list[str], tmp_path: Path) -> None:
+def test_no_thread_but_the_main_one_writes_the_environment_or_imports(
+    argv: list[str], tmp_path: Path
+) -> None:
+    from tests.fixtures import nvtx_scenarios
+
+    nvtx_scenarios.build(NVTX_FIXTURE, tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_MAIN_FREE", "GOTOBLAS_MAIN_FREE")}
     args = [a.format(out=tmp_path) for a in argv]
     proc = subprocess.run(
-        [sys.executable, "-c", _AUDIT_ENV_WRITES, *args], capture_output=True, text=True, cwd=ROOT, env=env
+        [sys.executable, "-c", _AUDIT_THREADS, *args], capture_output=True, text=True, cwd=ROOT, env=env
     )
     assert proc.returncode == 0, proc.stderr
     assert "ENV-WRITE" not in proc.stderr, proc.stderr
+    assert "IMPORT " not in proc.stderr, proc.stderr

@@ -25,8 +25,8 @@ from nsysq.agents import worker
 from nsysq.agents.bounds import Folders, bound
 from nsysq.agents.tools import LIMIT, OUTPUT, Param, ToolSpec, build_tools, check_arguments
 from nsysq.base.errors import UsageError
-from nsysq.base.threads import before_threads
 from nsysq.base.version import __version__
+from nsysq.trace.preload import preload_for_threads
 
 _PACKAGED_DOCS = Path(__file__).resolve().parents[1] / "docs"  # in a wheel (hatch_build.py puts them there)
 DOCS = _PACKAGED_DOCS if _PACKAGED_DOCS.is_dir() else Path(__file__).resolve().parents[2] / "docs"
@@ -52,7 +52,7 @@ class Config:
 
 def serve(config: Config) -> None:
     """Serve until stdin closes."""
-    before_threads()  # the tools run in threads
+    preload_for_threads()  # the tools run in threads
     anyio.run(_serve, config)
 
 

@@ -9,15 +9,20 @@ _NUMPY_IMPORT_WRITES = "OPENBLAS_MAIN_FREE"
 
 
 def before_threads() -> None:
-    """Leave numpy's first import nothing to write to the process environment.
+    """Leave nsysq's threads no module to import and numpy's import nothing to write.
 
-    glibc's environment is not safe to change while another thread reads it (``getenv``), and
-    numpy's first import changes it (``OPENBLAS_MAIN_FREE``, set for the import, then removed): a
-    page-decoding thread importing numpy while the main thread's DuckDB called ``getenv`` ended
-    ``nsysq export`` with SIGSEGV. Called by the thread that starts nsysq's threads, before it
-    starts them (the CLI, a trace's first open, the fleet's pool, the MCP server): with the variable
-    already set, to the value numpy gives it, the import writes nothing. Only the first call
-    writes; later calls change nothing.
+    Python's imports are not safe to run in two threads at once: on Python 3.11, the page-decoding
+    thread importing numpy while the main thread imported DuckDB and pandas failed, once in a CI
+    run, with numpy's "Importing the numpy C-extensions failed" (an import in the other thread
+    seen partially initialized). numpy is imported here, by the thread that starts nsysq's threads,
+    before it starts them: the decoding threads import nothing else (tests/test_reader.py checks
+    that no thread but the main one imports a module). And glibc's environment is not safe to
+    change while another thread reads it (``getenv``), which numpy's first import does
+    (``OPENBLAS_MAIN_FREE``, set for the import, then removed): with the variable already set, to
+    the value numpy gives it, the import writes nothing. Called before nsysq starts a thread: a
+    trace's first open, the fleet's pool and thread engine, the MCP server. Only the first call
+    does anything.
     """
     if _NUMPY_IMPORT_WRITES not in os.environ:
         os.environ[_NUMPY_IMPORT_WRITES] = "1"
+    import numpy  # noqa: F401  (imported for the threads started next)

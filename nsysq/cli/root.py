@@ -22,7 +22,6 @@ import typer
 import typer.main
 
 from nsysq.base.errors import NsysqError
-from nsysq.base.threads import before_threads
 from nsysq.base.version import __version__
 from nsysq.cli.common import FAIL_EXIT_CODE, say, with_terminal_view
 from nsysq.export import engine
@@ -204,7 +203,6 @@ def main() -> NoReturn:
     without the interpreter's teardown (:func:`_leave`).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # nsysq never calls BLAS: no spinning idle threads
-    before_threads()  # numpy's import in a thread must not write the environment
     engine.quick_duckdb_version()  # duckdb's version without importlib.metadata (0.02 s of every read)
     try:
         _run(_command_asked(sys.argv))

@@ -30,6 +30,7 @@ from typing import IO, Any, TypeVar
 from nsysq.base.errors import WorkerLostError
 from nsysq.base.threads import before_threads
 from nsysq.export import engine
+from nsysq.trace.preload import preload_for_threads
 
 T = TypeVar("T")
 D = TypeVar("D")
@@ -155,7 +156,7 @@ class Pool:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        before_threads()  # each slot opens traces
+        preload_for_threads()  # each slot opens traces
         for slot in range(1, self.slots):  # started first: their imports overlap slot 0's first trace
             self._workers[slot] = _Worker(self.share)
         for slot in range(self.slots):
