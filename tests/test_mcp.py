@@ -458,3 +458,31 @@ def test_cli_sql_is_sealed_too() -> None:
     proc = subprocess.run([*NSYSQ, "sql", str(A), "SELECT * FROM read_csv('/etc/hostname')"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)  # fmt: skip
     assert proc.returncode == 2 and proc.stdout == "" and "read_csv() is refused" in proc.stderr
+
+
+# The server's threads (the fork server's start, each tool call waited for) import nothing: what
+# they would is imported before they start (server.THREAD_IMPORTS; base/threads.before_threads).
+_THREAD_AUDIT = """
+import sys, threading
+def hook(event, args):
+    if event == "import" and threading.current_thread() is not threading.main_thread():
+        if sys.modules.get(args[0], 0) is not None:  # None: an import refused on purpose
+            sys.stderr.write(f"IMPORT {args[0]}\\n")
+sys.addaudithook(hook)
+from nsysq.agents import server, worker
+from nsysq.base.threads import before_threads
+before_threads(server.THREAD_IMPORTS)
+thread = threading.Thread(target=worker.warm_up)
+thread.start()
+thread.join()
+outcome = worker.Running(["--version"]).run(60.0)
+assert outcome is not None and outcome.code == 0, outcome
+"""
+
+
+def test_the_servers_threads_import_nothing() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _THREAD_AUDIT], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "IMPORT " not in proc.stderr, proc.stderr

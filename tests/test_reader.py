@@ -16,6 +16,7 @@ from nsysq.base.errors import DamagedTraceError
 from nsysq.export import cache, pages, schema
 from nsysq.export.check import read_schema
 from nsysq.session import Session
+from nsysq.synth.ranks import collective_ranks
 from tests import oracle
 from tests.conftest import ROOT
 from tests.corpus import Damaged, damaged_copies
@@ -275,7 +276,7 @@ def hook(event, args):
         return
     if event in ("os.putenv", "os.unsetenv"):
         sys.stderr.write(f"ENV-WRITE {event} {args[0]!r} in {threading.current_thread().name}\\n")
-    elif event == "import":
+    elif event == "import" and sys.modules.get(args[0], 0) is not None:  # None: refused (engine.py)
         sys.stderr.write(f"IMPORT {args[0]} in {threading.current_thread().name}\\n")
 sys.addaudithook(hook)
 sys.argv = ["nsysq", *sys.argv[1:]]
@@ -294,8 +295,10 @@ NVTX_FIXTURE = "nvtx_2024"  # NVTX ranges, the decoded table whose prefetch star
         ["gaps", str(BS16), "--format", "json"],
         ["fleet", "census", str(BS16), str(ROOT / "examples" / "bs1.sqlite"), "--format", "json"],
         ["fleet", "lineup", str(BS16), "{out}/nvtx_2024.sqlite", "--workers", "2", "--format", "json"],
+        ["fleet", "traces", str(BS16), "{out}/nvtx_2024.sqlite", "--workers", "2", "--format", "json"],
+        ["fleet", "collectives", "{out}/ranks", "--workers", "2", "--format", "json"],
     ],
-    ids=["export", "census", "nvtx", "gaps", "fleet", "fleet-2-workers"],
+    ids=["export", "census", "nvtx", "gaps", "fleet", "fleet-lineup", "fleet-traces", "fleet-collectives"],
 )
 def test_no_thread_but_the_main_one_writes_the_environment_or_imports(
     argv: list[str], tmp_path: Path
@@ -303,6 +306,8 @@ def test_no_thread_but_the_main_one_writes_the_environment_or_imports(
     from tests.fixtures import nvtx_scenarios
 
     nvtx_scenarios.build(NVTX_FIXTURE, tmp_path)
+    if "collectives" in argv:
+        collective_ranks(tmp_path / "ranks", ranks=3, steps=3, late_rank=None)
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_MAIN_FREE", "GOTOBLAS_MAIN_FREE")}
     args = [a.format(out=tmp_path) for a in argv]
     proc = subprocess.run(

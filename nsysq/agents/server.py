@@ -25,9 +25,20 @@ from nsysq.agents import worker
 from nsysq.agents.bounds import Folders, bound
 from nsysq.agents.tools import LIMIT, OUTPUT, Param, ToolSpec, build_tools, check_arguments
 from nsysq.base.errors import UsageError
+from nsysq.base.threads import before_threads
 from nsysq.base.version import __version__
-from nsysq.trace.preload import preload_for_threads
 
+#: What the server's threads import: each tool call runs in a child process of the fork server
+#: (worker.py), which a thread starts and waits for. Imported before the threads start.
+THREAD_IMPORTS = (
+    "multiprocessing.connection",
+    "multiprocessing.forkserver",
+    "multiprocessing.popen_fork",
+    "multiprocessing.popen_forkserver",
+    "multiprocessing.resource_tracker",
+    "multiprocessing.spawn",
+    "runpy",
+)
 _PACKAGED_DOCS = Path(__file__).resolve().parents[1] / "docs"  # in a wheel (hatch_build.py puts them there)
 DOCS = _PACKAGED_DOCS if _PACKAGED_DOCS.is_dir() else Path(__file__).resolve().parents[2] / "docs"
 PROGRESS_EVERY_S = 5.0
@@ -52,7 +63,7 @@ class Config:
 
 def serve(config: Config) -> None:
     """Serve until stdin closes."""
-    preload_for_threads()  # the tools run in threads
+    before_threads(THREAD_IMPORTS)  # the tool calls are waited for on threads
     anyio.run(_serve, config)
 
 

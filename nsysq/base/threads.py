@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import Iterable
 
 # numpy's first import sets this with putenv and removes it with unsetenv unless it is already set.
 _NUMPY_IMPORT_WRITES = "OPENBLAS_MAIN_FREE"
 
 
-def before_threads() -> None:
+def before_threads(imports: Iterable[str] = ()) -> None:
     """Leave nsysq's threads no module to import and numpy's import nothing to write.
 
     Python's imports are not safe to run in two threads at once: on Python 3.11, the page-decoding
-    thread importing numpy while the main thread imported DuckDB and pandas failed, once in a CI
-    run, with numpy's "Importing the numpy C-extensions failed" (an import in the other thread
-    seen partially initialized). numpy is imported here, by the thread that starts nsysq's threads,
-    before it starts them: the decoding threads import nothing else (tests/test_reader.py checks
-    that no thread but the main one imports a module). And glibc's environment is not safe to
-    change while another thread reads it (``getenv``), which numpy's first import does
-    (``OPENBLAS_MAIN_FREE``, set for the import, then removed): with the variable already set, to
-    the value numpy gives it, the import writes nothing. Called before nsysq starts a thread: a
-    trace's first open, the fleet's pool and thread engine, the MCP server. Only the first call
-    does anything.
+    thread importing numpy while the main thread imported DuckDB failed, once in a CI run, with
+    numpy's "Importing the numpy C-extensions failed" (an import in the other thread seen partially
+    initialized). numpy, and ``imports`` (what the threads about to start import: the fleet's and
+    the MCP server's name theirs), are imported here, by the thread that starts nsysq's threads,
+    before it starts them; tests/test_reader.py fails any import on another thread. And glibc's
+    environment is not safe to change while another thread reads it (``getenv``), which numpy's
+    first import does (``OPENBLAS_MAIN_FREE``, set for the import, then removed): with the variable
+    already set, to the value numpy gives it, the import writes nothing. Called before nsysq starts
+    a thread: a trace's first open, the fleet's pool and thread engine, the MCP server. Modules
+    already imported cost a dictionary lookup.
     """
     if _NUMPY_IMPORT_WRITES not in os.environ:
         os.environ[_NUMPY_IMPORT_WRITES] = "1"
     import numpy  # noqa: F401  (imported for the threads started next)
+
+    for name in imports:
+        importlib.import_module(name)

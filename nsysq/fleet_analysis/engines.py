@@ -22,9 +22,9 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
 from nsysq.base.errors import UsageError
+from nsysq.base.threads import before_threads
 from nsysq.export import engine
-from nsysq.fleet_analysis.pool import Pool, travels, windowed
-from nsysq.trace.preload import preload_for_threads
+from nsysq.fleet_analysis.pool import FLEET_THREAD_IMPORTS, Pool, travels, windowed
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -124,7 +124,7 @@ def _thread_map(
     fn: Callable[[T], R], items: Sequence[T], workers: int, share: int
 ) -> Iterator[tuple[int, R]]:
     """``fn`` over ``items`` on ``workers`` threads of this process."""
-    preload_for_threads()  # each thread opens traces
+    before_threads(FLEET_THREAD_IMPORTS)  # each thread opens traces
     pool = ThreadPoolExecutor(
         max_workers=workers,
         thread_name_prefix="nsysq-fleet",

@@ -30,9 +30,28 @@ from typing import IO, Any, TypeVar
 from nsysq.base.errors import WorkerLostError
 from nsysq.base.threads import before_threads
 from nsysq.export import engine
-from nsysq.trace.preload import preload_for_threads
 
 T = TypeVar("T")
+
+#: What a fleet question imports on the thread that answers it: opening the trace, and the
+#: questions of nsysq.fleet_analysis.partial and collective_partial (the lineup's rules, the gaps).
+#: Imported before the slots start (base.threads; tests/test_reader.py runs the fleet's commands).
+FLEET_THREAD_IMPORTS = (
+    "duckdb",
+    "json",
+    "hashlib",
+    "zipfile",
+    "importlib.readers",
+    "importlib.resources.readers",
+    "nsysq.trace",
+    "nsysq.catalog.rules",
+    "tomllib",
+    "nsysq.gputime.gaps",
+    "nsysq.gputime.gap_unions",
+    "nsysq.gputime.overlap",
+    "nsysq.gputime.gpu_ops",
+    "numpy.ma",
+)
 D = TypeVar("D")
 
 
@@ -156,9 +175,9 @@ class Pool:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        preload_for_threads()  # each slot opens traces
-        for slot in range(1, self.slots):  # started first: their imports overlap slot 0's first trace
+        for slot in range(1, self.slots):  # started first: their imports overlap the driver's
             self._workers[slot] = _Worker(self.share)
+        before_threads(FLEET_THREAD_IMPORTS)  # slot 0 opens traces, the others unpickle answers
         for slot in range(self.slots):
             thread = threading.Thread(
                 target=self._serve, args=(slot,), name=f"nsysq-fleet_{slot}", daemon=True
