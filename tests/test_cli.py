@@ -124,6 +124,36 @@ def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path)
     assert out.stderr.strip().endswith("MODULES"), out.stderr
 
 
+_OVERLAPPING_REFUSALS = """
+import sys, threading
+from nsysq.export.engine import pandas_free_binding
+inside, leave_first = threading.Event(), threading.Event()
+def first():
+    with pandas_free_binding():
+        inside.set()
+        leave_first.wait()
+thread = threading.Thread(target=first)
+thread.start()
+inside.wait()
+with pandas_free_binding():
+    leave_first.set()
+    thread.join()  # the first block has closed; this one still binds
+    assert sys.modules["pandas"] is None, "pandas unmarked while a block is open"
+assert "pandas" not in sys.modules, "the mark outlived the last block"
+import pandas
+with pandas_free_binding():
+    assert sys.modules["pandas"] is pandas  # loaded for real: left alone
+print("ok")
+"""
+
+
+def test_pandas_free_binding_on_two_threads_keeps_the_mark_until_the_last_leaves() -> None:
+    """Blocks open on two threads at once (the fleet's thread engine): the one that closes first must
+    not unmark pandas under the other (DuckDB would then import it there, 0.5 s, on a thread)."""
+    proc = subprocess.run([sys.executable, "-c", _OVERLAPPING_REFUSALS], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
 def test_api_returns_dataframes(fixture_dir: Path) -> None:
     import pandas as pd
 
