@@ -109,6 +109,34 @@ def test_empty_and_one_column_tables(monkeypatch: pytest.MonkeyPatch) -> None:
         assert fast == slow and hand, table
 
 
+@pytest.mark.parametrize("columns", ["60", "80", "120", "200"])
+def test_sentences_folded_by_hand_are_richs(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sentence column (terminal.PROSE: iters' cause, check's advice) longer than its column is
+    folded at its spaces by hand as rich folds it, the row's other cells at the top: the iters
+    table of a long trace is then written without rich (its 6 long causes in 12,500 rows had rich
+    draw all of them)."""
+    monkeypatch.setenv("COLUMNS", columns)
+    rng = random.Random(int(columns))
+    words = ["gemm", "kernel_name_x", "(absent", "from", "a", "typical", "iteration):", "+76.7", "us", "…"]
+    for case in range(40):
+        rows = [
+            (
+                i,
+                "step_" + str(i),
+                rng.randrange(10**9),
+                " ".join(rng.choice(words) for _ in range(rng.randrange(1, 30))),
+            )
+            for i in range(rng.randrange(1, 12))
+        ]
+        table = Table("iters", ("iteration", "name", "gpu_busy_ns", "cause"), rows, unit="ms")
+        fast, slow, hand = both(table, rng.choice([None, "iters"]), monkeypatch)
+        assert fast == slow, f"case {case}"
+        assert hand, f"case {case}: drawn by rich"
+    folded = Table("iters", ("iteration", "cause"), [(1, "word " * 60 + "end")], unit="ms")
+    fast, slow, hand = both(folded, None, monkeypatch)
+    assert fast == slow and hand and len(fast.splitlines()) > 6, fast
+
+
 def test_rich_draws_at_a_terminal_or_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     """A TTY, FORCE_COLOR or TTY_COMPATIBLE, a notebook, a non-UTF-8 stream: rich decides."""
 

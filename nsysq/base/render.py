@@ -271,18 +271,68 @@ def _by_hand(
     texts = [heading, *lines] if heading is not None else lines
     if not shown or not all(len(t) <= console_width and _printable(t) for t in texts):
         return None
-    if not all(_one_line(t, w) for cells in rows for t, w in zip(cells, widths, strict=True)):
-        return None
+    body_rows = _body_lines(rows, widths, [c.source in PROSE for c in shown])
     head = [_header_lines(c.name.replace("_", " "), w) for c, w in zip(shown, widths, strict=True)]
-    if any(h is None for h in head):
+    if body_rows is None or any(h is None for h in head):
         return None
     height = max(len(h) for h in head if h is not None)
     stacked = [[""] * (height - len(h)) + h for h in head if h is not None]  # headers sit at the bottom
     edge = " " * table_width(widths)
     rule = " " + "\u2500" * (table_width(widths) - 2) + " "
     body = [_plain_row(list(cells), widths, numeric) for cells in zip(*stacked, strict=True)]
-    body += [rule, *(_plain_row(cells, widths, numeric) for cells in rows), edge]
+    body += [rule, *(_plain_row(list(line), widths, numeric) for line in body_rows), edge]
     return "".join(line + "\n" for line in [*([heading] if heading is not None else []), edge, *body, *lines])
+
+
+def _body_lines(rows: list[list[str]], widths: list[int], prose: list[bool]) -> list[tuple[str, ...]] | None:
+    """The body's lines: each cell on one line, but a sentence (:data:`PROSE`) longer than its
+    column folded at its spaces as rich folds it, the row's other cells at the top (rich's default);
+    None when a cell cannot be written so (rich draws the table). Checked a column at a time."""
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in widths]
+    fits = [_one_line_each(col, w) for col, w in zip(columns, widths, strict=True)]
+    if all(fits):
+        return [tuple(cells) for cells in rows]
+    if not all(fit or is_prose for fit, is_prose in zip(fits, prose, strict=True)):
+        return None
+    folding = [i for i, fit in enumerate(fits) if not fit]
+    lines: list[tuple[str, ...]] = []
+    for cells in rows:
+        parts = [[t] for t in cells]
+        for i in folding:
+            folded = [cells[i]] if _one_line(cells[i], widths[i]) else _words_folded(cells[i], widths[i])
+            if folded is None:
+                return None
+            parts[i] = folded
+        height = max(len(p) for p in parts)
+        lines += zip(*(p + [""] * (height - len(p)) for p in parts), strict=True)
+    return lines
+
+
+def _one_line_each(texts: tuple[str, ...], width: int) -> bool:
+    """Whether every text of a column is :func:`_one_line` in ``width``, in a few passes over the
+    column joined (a cell never holds NUL: it is not printable)."""
+    if not texts:
+        return True
+    if max(map(len, texts)) > width:
+        return False
+    joined = "\x00".join(texts)
+    edges = joined[:1] == " " or joined[-1:] == " " or " \x00" in joined or "\x00 " in joined
+    return not edges and "  " not in joined and _printable(joined.replace("\x00", ""))
+
+
+def _words_folded(text: str, width: int) -> list[str] | None:
+    """``text`` folded into ``width`` at its single spaces, as many words to a line as fit (rich's
+    wrap of a cell); None when a word is longer than the column or the text is odd."""
+    words = text.split(" ")
+    if not _printable(text) or not all(0 < len(w) <= width for w in words):
+        return None
+    lines = [words[0]]
+    for word in words[1:]:
+        if len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _header_lines(name: str, width: int) -> list[str] | None:
