@@ -158,3 +158,28 @@ def test_workers_respect_the_cache_folder_and_write_nothing_beside_the_traces(
     assert again.census_table.rows == built.census_table.rows
     assert sorted(p.name for p in folder.iterdir()) == before
     assert any((tmp_path / "cache").iterdir())
+
+
+def test_ctrl_c_while_the_pool_starts_leaves_no_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C after the workers are spawned and before the slots run (the driver importing what the
+    slots will, base.threads.before_threads): the pool is never made, so it stops its workers
+    itself (CI caught a worker left alive by a Ctrl-C in that window)."""
+    from nsysq.fleet_analysis import pool as pool_mod
+
+    spawned: list[int] = []
+    real_worker = pool_mod._Worker
+
+    def worker(share: int) -> object:
+        made = real_worker(share)
+        spawned.append(made.proc.pid)
+        return made
+
+    def interrupted(imports: object = ()) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pool_mod, "_Worker", worker)
+    monkeypatch.setattr(pool_mod, "before_threads", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pool_mod.Pool(3, 1)
+    assert len(spawned) == 2
+    assert not any(alive(pid) for pid in spawned)

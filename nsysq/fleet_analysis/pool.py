@@ -175,9 +175,14 @@ class Pool:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        for slot in range(1, self.slots):  # started first: their imports overlap the driver's
-            self._workers[slot] = _Worker(self.share)
-        before_threads(FLEET_THREAD_IMPORTS)  # slot 0 opens traces, the others unpickle answers
+        try:
+            for slot in range(1, self.slots):  # started first: their imports overlap the driver's
+                self._workers[slot] = _Worker(self.share)
+            before_threads(FLEET_THREAD_IMPORTS)  # slot 0 opens traces, the others unpickle answers
+        except BaseException:  # Ctrl-C during the imports: no pool to close, so stop the workers here
+            for worker in self._workers.values():
+                worker.stop()
+            raise
         for slot in range(self.slots):
             thread = threading.Thread(
                 target=self._serve, args=(slot,), name=f"nsysq-fleet_{slot}", daemon=True
