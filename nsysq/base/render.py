@@ -336,18 +336,9 @@ def _words_folded(text: str, width: int) -> list[str] | None:
 
 
 def _header_lines(name: str, width: int) -> list[str] | None:
-    """A column's header as rich folds it into ``width``: its words, as many to a line as fit;
-    None when a word is longer than the column (rich would cut it) or the spacing is odd."""
-    words = name.split(" ")
-    if not name.isascii() or not name.isprintable() or not all(0 < len(w) <= width for w in words):
-        return None
-    lines = [words[0]]
-    for word in words[1:]:
-        if len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
+    """A column's header as rich folds it into ``width`` (:func:`_words_folded`, ASCII only); None
+    when a word is longer than the column (rich would cut it) or the spacing is odd."""
+    return _words_folded(name, width) if name.isascii() else None
 
 
 def _rich_table(shown: list[Column], widths: list[int], numeric: list[bool], rows: list[list[str]]) -> Any:
