@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nsysq.base.sorting import lexsorted
+from nsysq.base.sorting import lexsorted, stable_argsort
 
 
 def _key(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -38,3 +38,28 @@ def test_lexsorted_resolves_ties_by_the_keys_that_did_not_fit() -> None:
     end = np.array([-(2**62), 2**62, 0, 3, -3, 7], dtype=np.int64)  # too wide to pack beside start
     tid = np.array([2, 2, 2, 2, 2, 1], dtype=np.int64) << 40
     assert lexsorted([tid, start, end]).tolist() == [5, 4, 3, 0, 2, 1]
+
+
+@pytest.mark.parametrize("runs", [1, 2, 3, 50, 5000])
+def test_lexsorted_of_keys_in_ascending_runs_is_lexsort(runs: int) -> None:
+    """Keys that come in a few ascending runs take numpy's merge sort, many runs the packed sort:
+    both give lexsort's order, ties on the leading keys ordered by the rest."""
+    rng = np.random.default_rng(runs)
+    n = 20_000
+    start = np.sort(rng.integers(0, n // 4, n)).reshape(runs, -1).T.ravel() if n % runs == 0 else None
+    start = start if start is not None else np.sort(rng.integers(0, n // 4, n))
+    end = rng.integers(-(2**62), 2**62, n)  # too wide to pack beside start: ties go to _order_ties
+    tid = (np.arange(n) * runs // n).astype(np.int32)
+    for keys in ([start], [start, end], [tid, start, end], [start, tid]):
+        assert np.array_equal(lexsorted(keys), np.lexsort(keys[::-1]))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_stable_argsort_is_numpys(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([0, 1, 5, 3000, 40_000]))
+    values = _key(rng, int(rng.integers(0, 7)), n)
+    if seed % 3 == 0:
+        values = np.sort(values)
+    got = stable_argsort(values)
+    assert np.array_equal(got, np.argsort(values, kind="stable"))

@@ -5,7 +5,10 @@ few values, a timestamp spans far less than 64 bits, and rows seldom tie on a ti
 leading keys are packed into one int64 (each key's offset from its minimum, or its rank among its
 distinct values when those are few) and sorted once, stably; the keys that did not fit order only
 the rows that tie on the packed ones. The order is exactly ``np.lexsort``'s (stable: rows equal on
-every key keep their order).
+every key keep their order). When the packed key leaves room for the row number beside it, the two
+are sorted together in place by numpy's vectorized (unstable) sort, the row number making every
+key distinct; keys already in a few ascending runs keep numpy's merge sort, which meets them in one
+pass.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ _LIMIT = 1 << 62  # the packed key's range stays below this (no int64 overflow)
 _FEW = 1 << 16  # a key of this many distinct values or fewer is packed by rank
 _RUN = 1 << 20  # rows gathered at a time to compare neighbours
 _SAMPLE = 4096  # the leading rows looked at before counting a key's distinct values
+_FEW_RUNS = 10  # at most n >> this descents: numpy's merge sort, which meets ascending runs in one pass
 
 
 def lexsorted(keys: Sequence[Any]) -> Any:
@@ -27,16 +31,71 @@ def lexsorted(keys: Sequence[Any]) -> Any:
     columns = [np.asarray(k) for k in keys]
     if not columns or not len(columns[0]):
         return np.zeros(0, dtype=np.intp)
-    packed, used = _packed(columns)
-    order = np.argsort(packed, kind="stable")
-    if used == len(columns):
-        return order
-    tie = _ties(packed, order)
+    packed, used, span = _packed(columns)
+    if span is not None and _fits_beside_rows(span, len(packed)):
+        order, tie = _sorted_with_rows(packed, need_ties=used < len(columns))
+    else:
+        order = np.argsort(packed, kind="stable")
+        tie = None if used == len(columns) else _ties(packed, order)
     del packed
-    if not tie.any():
+    if tie is None or not tie.any():
         return order
     _order_ties(order, tie, columns[used:])
     return order
+
+
+def stable_argsort(values: Any) -> Any:
+    """``np.argsort(values, kind="stable")`` of an integer or bool array, by one in-place sort of
+    (offset, row) packed into an int64 when they fit: numpy's vectorized sort, 0.085 s against its
+    merge sort's 0.15-0.38 s for 7M timestamps interleaved from 4-256 sorted streams."""
+    import numpy as np
+
+    column = np.asarray(values)
+    if not len(column) or column.dtype.itemsize < 4:  # bytes and shorts: numpy's radix sort is faster
+        return np.argsort(column, kind="stable")
+    part, span = _offsets(column, _LIMIT)
+    if part is None or not _fits_beside_rows(span, len(part)):
+        return np.argsort(column, kind="stable")
+    return _sorted_with_rows(part, need_ties=False)[0]
+
+
+def _fits_beside_rows(span: int, n: int) -> bool:
+    return span << max(n - 1, 1).bit_length() < _LIMIT
+
+
+def _sorted_with_rows(key: Any, *, need_ties: bool) -> tuple[Any, Any]:
+    """The stable order of ``key`` (int64 offsets from 0 whose span leaves room for the row
+    number beside them; overwritten) and, with ``need_ties``, whether each pair of neighbours in
+    that order ties on it. Keys already in order (or in a few ascending runs, which numpy's merge
+    sort meets in one pass) keep numpy's stable argsort."""
+    import numpy as np
+
+    n = len(key)
+    descents = int(np.count_nonzero(key[1:] < key[:-1]))
+    if descents <= n >> _FEW_RUNS:
+        order = np.arange(n) if descents == 0 else np.argsort(key, kind="stable")
+        return order, (_ties(key, order) if need_ties else None)
+    bits = max(n - 1, 1).bit_length()
+    key <<= bits
+    key |= np.arange(n, dtype=np.int64)
+    key.sort()  # numpy's vectorized sort: the row number makes every key distinct, so order is stable
+    tie = _shifted_ties(key, bits) if need_ties else None
+    key &= (1 << bits) - 1
+    return key, tie
+
+
+def _shifted_ties(key: Any, bits: int) -> Any:
+    """Per pair of neighbours in the sorted ``key``, whether they are equal above the low ``bits``
+    (_RUN rows at a time, in one reused buffer: no temporary as long as the key)."""
+    import numpy as np
+
+    tie = np.empty(max(len(key) - 1, 0), dtype=bool)
+    buf = np.empty(min(_RUN, len(key)) + 1, dtype=np.int64)
+    for a in range(0, len(tie), _RUN):
+        b = min(a + _RUN, len(tie))
+        value = np.right_shift(key[a : b + 1], bits, out=buf[: b + 1 - a])
+        np.equal(value[1:], value[:-1], out=tie[a:b])
+    return tie
 
 
 def _ties(packed: Any, order: Any) -> Any:
@@ -52,9 +111,10 @@ def _ties(packed: Any, order: Any) -> Any:
     return tie
 
 
-def _packed(columns: list[Any]) -> tuple[Any, int]:
-    """The leading keys as one int64 key whose order is theirs, and how many were packed (at
-    least one: a first key that fits no packing is sorted as it is)."""
+def _packed(columns: list[Any]) -> tuple[Any, int, int | None]:
+    """The leading keys as one int64 key whose order is theirs, how many were packed (at least
+    one) and the packed key's span (its values lie in [0, span)); a first key that fits no packing
+    is returned as it is, with span None."""
 
     packed: Any = None
     scale = 1
@@ -62,15 +122,15 @@ def _packed(columns: list[Any]) -> tuple[Any, int]:
         part, span = _offsets(column, _LIMIT // scale)
         if part is None:
             if packed is None:
-                return column, 1
-            return packed, used
+                return column, 1, None
+            return packed, used, scale
         if packed is None:
             packed = part
         else:
             packed *= span
             packed += part
         scale *= span
-    return packed, len(columns)
+    return packed, len(columns), scale
 
 
 def _offsets(column: Any, room: int) -> tuple[Any, int]:
@@ -110,14 +170,16 @@ def _ranks(column: Any, most: int) -> tuple[Any, int]:
 
 
 def _order_ties(order: Any, tie: Any, rest: list[Any]) -> None:
-    """Reorder, in place, each run of ``order`` that ties on the packed keys by the ``rest``."""
+    """Reorder, in place, each run of ``order`` that ties on the packed keys by the ``rest``
+    (work in the tied rows alone: they are seldom many)."""
     import numpy as np
 
-    run = np.cumsum(np.concatenate([[True], ~tie]))  # each sorted row's run of equal packed keys
-    in_tie = np.zeros(len(order), dtype=bool)
-    in_tie[1:] = tie
-    in_tie[:-1] |= tie
-    at = np.flatnonzero(in_tie)
+    pos = np.flatnonzero(tie)
+    at = np.union1d(pos, pos + 1)  # the sorted rows in a tie, in order
+    after_tie = np.zeros(len(at), dtype=bool)  # a row that ties with the one before it: same run
+    later = at > 0
+    after_tie[later] = tie[at[later] - 1]
+    run = np.cumsum(~after_tie)
     rows = order[at]
-    sub = np.lexsort((*[k[rows] for k in rest[::-1]], run[at]))
+    sub = np.lexsort((*[k[rows] for k in rest[::-1]], run))
     order[at] = rows[sub]

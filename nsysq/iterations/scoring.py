@@ -63,7 +63,7 @@ def score(durations: Any, *, threshold: float = THRESHOLD) -> Scores:
 
 def _robust(d: Any, chosen: Any, threshold: float) -> list[float | None]:
     """Each duration's score against the ``chosen`` ones (queries/diff/outliers.sql)."""
-    from nsysq.export.engine import connect, table_from_rows
+    from nsysq.export.engine import connect, pandas_free_binding, table_from_rows
 
     if not chosen.any():
         return [None] * len(d)
@@ -76,7 +76,7 @@ def _robust(d: Any, chosen: Any, threshold: float) -> list[float | None]:
         ratio = value / typical  # a + b = 2 for every iteration: each weighs the same
         rows.append((key, 2.0 / (1.0 + ratio), 2.0 * ratio / (1.0 + ratio), "both" if use else "steady_only"))
     con = connect(sqlite=False)
-    with contextlib.closing(con):
+    with contextlib.closing(con), pandas_free_binding():  # DuckDB would import pandas to bind them
         table_from_rows(con, "score_input", _ROW_TYPES, rows)
         sql = catalog.get(SCORE_QUERY).sql
         params = {"min_ns": 0.0, "threshold": threshold, "floor": FLOOR}

@@ -563,10 +563,10 @@ class Session:
         self._forget_arrays(table)
         self._con.execute(f"DROP TABLE IF EXISTS {table}")
         scratch = f"nsysq_arrays_{table}"
-        with engine.pandas_free_binding():
+        with engine.pandas_free_binding():  # the view's binding too: DuckDB checks pandas then
             self._con.register(scratch, arrays)  # read in place: no copy into DuckDB
-        self._array_views[table] = scratch
-        self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {scratch}")
+            self._array_views[table] = scratch
+            self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {scratch}")
         if record:
             self.executed.append(statement)
         self._mark_built(table, params)
