@@ -111,17 +111,33 @@ def test_user_sql_cannot_load_extensions(fixture_dir: Path, tmp_path: Path) -> N
     assert unsigned is False
 
 
-def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
+def _modules_after(command: str, path: Path) -> str:
+    """The stderr of ``nsysq COMMAND PATH -f csv`` run in-process, ending in the heavy modules it
+    imported ('MODULES pandas,...')."""
     code = (
-        f"{KEEP_RUNNING}import sys, runpy; sys.argv = ['nsysq', 'census', sys.argv[1], '-f', 'csv'];\n"
+        f"{KEEP_RUNNING}import sys, runpy; sys.argv = ['nsysq', '{command}', sys.argv[1], '-f', 'csv'];\n"
         "try:\n    runpy.run_module('nsysq', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
         "sys.stderr.write('MODULES ' + ','.join(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(fixture_dir / "v2024_6.sqlite")], capture_output=True, text=True
-    )
-    assert out.stderr.strip().endswith("MODULES"), out.stderr
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    return out.stderr.strip()
+
+
+def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
+    err = _modules_after("census", fixture_dir / "v2024_6.sqlite")
+    assert err.endswith("MODULES"), err
+
+
+@pytest.mark.parametrize("command", ["nvtx", "iters"])
+def test_nvtx_and_iters_do_not_import_pandas(command: str, tmp_path: Path) -> None:
+    """DuckDB imports pandas (0.2 s) to bind a view over numpy arrays or a Python parameter unless
+    told it is absent (engine.pandas_free_binding): nvtx keeps its ranges so, iters scores so."""
+    from nsysq.synth import training
+
+    path = training.training(tmp_path / "training.sqlite")
+    err = _modules_after(command, path)
+    assert err.endswith("MODULES"), err
 
 
 _OVERLAPPING_REFUSALS = """
