@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.resources
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib.abc import Loader
 from pathlib import Path
@@ -180,6 +180,20 @@ def table_from_rows(
     params = {f"c{i}": list(col) for i, col in enumerate(values)}
     with pandas_free_binding():
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {select}", params)
+
+
+def table_from_arrays(con: duckdb.DuckDBPyConnection, name: str, arrays: Mapping[str, Any]) -> None:
+    """Create (or replace) temp table ``name`` from numpy columns of one length (their types:
+    int64 BIGINT, float64 DOUBLE, an object array of str VARCHAR), read in place by one statement:
+    thousands of rows in a millisecond, where :func:`table_from_rows`' list parameters take 0.2 s
+    for 12,500 rows."""
+    scratch = f"nsysq_arrays_of_{name}"
+    with pandas_free_binding():
+        con.register(scratch, dict(arrays))
+        try:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {scratch}")
+        finally:
+            con.unregister(scratch)
 
 
 @contextmanager

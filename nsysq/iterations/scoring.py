@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +28,9 @@ from nsysq import catalog
 from nsysq.base.units import fmt_time
 from nsysq.iterations.params import FLOOR, THRESHOLD
 
-_ROW_TYPES = (("key", "BIGINT"), ("a_ns", "DOUBLE"), ("b_ns", "DOUBLE"), ("status", "VARCHAR"))
+if TYPE_CHECKING:
+    import duckdb
+
 SCORE_QUERY = "diff_outliers"
 
 
@@ -46,40 +48,35 @@ class Scores:
 
 def score(durations: Any, *, threshold: float = THRESHOLD) -> Scores:
     """Warm-up, outliers and scores of ``durations`` (ns, in iteration order)."""
+    from nsysq.export.engine import connect
+
     d = np.asarray(durations, dtype=np.float64)
     n = len(d)
-    first = _robust(d, np.ones(n, dtype=bool), threshold)
-    warm = 0
-    while warm < n // 2 and first[warm] is not None and float(first[warm] or 0) >= threshold:
-        warm += 1
-    warmup = np.arange(n) < warm
-    steady = ~warmup
-    scores = _robust(d, steady, threshold)
+    con = connect(sqlite=False)
+    with contextlib.closing(con):
+        first = _robust(con, d, np.ones(n, dtype=bool), threshold)
+        warm = 0
+        while warm < n // 2 and first[warm] is not None and float(first[warm] or 0) >= threshold:
+            warm += 1
+        warmup = np.arange(n) < warm
+        steady = ~warmup
+        scores = _robust(con, d, steady, threshold)
     outlier = steady & np.array([s is not None and abs(s) >= threshold for s in scores], dtype=bool)
     median = float(np.median(d[steady])) if steady.any() else 0.0
     spread = 1.4826 * float(np.median(np.abs(d[steady] - median))) if steady.any() else 0.0
     return Scores(warmup=warmup, outlier=outlier, score=scores, median=median, spread=spread)
 
 
-def _robust(d: Any, chosen: Any, threshold: float) -> list[float | None]:
-    """Each duration's score against the ``chosen`` ones (queries/diff/outliers.sql)."""
-    from nsysq.export.engine import connect, pandas_free_binding, table_from_rows
+def _robust(con: duckdb.DuckDBPyConnection, d: Any, chosen: Any, threshold: float) -> list[float | None]:
+    """Each duration's score against the ``chosen`` ones (queries/diff/outliers.sql, on ``con``)."""
+    from nsysq.export.engine import pandas_free_binding, table_from_arrays
 
     if not chosen.any():
         return [None] * len(d)
-    typical = float(np.median(d[chosen]))
-    rows = []
-    for key, (value, use) in enumerate(zip(d.tolist(), chosen.tolist(), strict=True)):
-        if value <= 0 or typical <= 0:
-            rows.append((key, 0.0, 0.0, "absent"))
-            continue
-        ratio = value / typical  # a + b = 2 for every iteration: each weighs the same
-        rows.append((key, 2.0 / (1.0 + ratio), 2.0 * ratio / (1.0 + ratio), "both" if use else "steady_only"))
-    con = connect(sqlite=False)
-    with contextlib.closing(con), pandas_free_binding():  # DuckDB would import pandas to bind them
-        table_from_rows(con, "score_input", _ROW_TYPES, rows)
-        sql = catalog.get(SCORE_QUERY).sql
-        params = {"min_ns": 0.0, "threshold": threshold, "floor": FLOOR}
+    table_from_arrays(con, "score_input", _score_input(d, chosen))
+    sql = catalog.get(SCORE_QUERY).sql
+    params = {"min_ns": 0.0, "threshold": threshold, "floor": FLOOR}
+    with pandas_free_binding():  # DuckDB would import pandas (0.2 s) to bind them
         found = con.execute(
             f"SELECT key, log_ratio, center, scale FROM ({sql}) ORDER BY key", params
         ).fetchall()
@@ -87,6 +84,22 @@ def _robust(d: Any, chosen: Any, threshold: float) -> list[float | None]:
     for _key, log_ratio, center, scale in found:
         out.append(None if log_ratio is None or center is None else (log_ratio - center) / scale)
     return out
+
+
+def _score_input(d: Any, chosen: Any) -> dict[str, Any]:
+    """score_input's columns: per duration its key, the a/b pair (a + b = 2: each iteration weighs
+    the same) of its ratio to the median of the ``chosen`` ones, and its status ('absent' for a
+    duration or median of 0, else 'both' when chosen, 'steady_only' when not)."""
+    typical = float(np.median(d[chosen]))
+    present = (d > 0) & (typical > 0)
+    ratio = np.divide(d, typical, out=np.zeros(len(d)), where=present)
+    status = np.where(present, np.where(chosen, "both", "steady_only"), "absent").astype(object)
+    return {
+        "key": np.arange(len(d), dtype=np.int64),
+        "a_ns": np.where(present, 2.0 / (1.0 + ratio), 0.0),
+        "b_ns": np.where(present, 2.0 * ratio / (1.0 + ratio), 0.0),
+        "status": status,
+    }
 
 
 def query_label() -> str:
