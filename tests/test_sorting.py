@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nsysq.base.sorting import lexsorted, stable_argsort
+from nsysq.base.sorting import KeyIndex, lexsorted, stable_argsort
 
 
 def _key(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -63,3 +63,22 @@ def test_stable_argsort_is_numpys(seed: int) -> None:
         values = np.sort(values)
     got = stable_argsort(values)
     assert np.array_equal(got, np.argsort(values, kind="stable"))
+
+
+@pytest.mark.parametrize("spread", [1, 3, 4, 5, 1000])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_key_index_finds_what_a_binary_search_finds(spread: int, dtype: type) -> None:
+    """A direct table (keys dense: spread <= 4) or a binary search: the same positions, -1 for a
+    value no key equals, below the first key or past the last."""
+    rng = np.random.default_rng(spread)
+    keys = np.unique(rng.integers(-50, 50 + 400 * spread, 400)).astype(dtype)
+    wanted = rng.integers(int(keys[0]) - 30, int(keys[-1]) + 30, 5000).astype(np.int64)
+    wanted[:3] = [-(2**62), 2**62, int(keys[-1])]
+    index = KeyIndex(keys)
+    assert (index.table is not None) == (int(keys[-1]) - int(keys[0]) + 1 <= 4 * len(keys))
+    at = np.searchsorted(keys, wanted.clip(np.iinfo(dtype).min, np.iinfo(dtype).max).astype(dtype))
+    at = np.minimum(at, len(keys) - 1)
+    expected = np.where(keys[at] == wanted, at, -1)
+    got = index.find(wanted)
+    assert got.dtype == np.int64 and np.array_equal(got, expected)
+    assert KeyIndex(keys[:0]).find(wanted).tolist() == [-1] * len(wanted)

@@ -183,3 +183,57 @@ def _order_ties(order: Any, tie: Any, rest: list[Any]) -> None:
     rows = order[at]
     sub = np.lexsort((*[k[rows] for k in rest[::-1]], run))
     order[at] = rows[sub]
+
+
+class KeyIndex:
+    """Where values lie among sorted distinct integer ``keys``: by a direct table of positions when
+    the keys are dense (their range at most _DENSE times their count: one gather per value), else
+    by binary search (a search per value, cache-missing on millions)."""
+
+    def __init__(self, keys: Any) -> None:
+        import numpy as np
+
+        self.keys = keys
+        self.low = 0
+        self.table: Any = None
+        n = len(keys)
+        if n:
+            low, high = int(keys[0]), int(keys[-1])
+            if high - low + 1 <= _DENSE * n:
+                self.low = low
+                self.table = np.full(high - low + 1, -1, dtype=np.int32 if n < (1 << 31) else np.int64)
+                self.table[np.asarray(keys, dtype=np.int64) - low] = np.arange(n, dtype=self.table.dtype)
+
+    def find(self, wanted: Any) -> Any:
+        """Per value of ``wanted`` (int64), the position of the key equal to it (-1: none), int64."""
+        import numpy as np
+
+        values = np.asarray(wanted, dtype=np.int64)
+        if not len(self.keys):
+            return np.full(len(values), -1, dtype=np.int64)
+        if self.table is None:
+            at = np.searchsorted(self.keys, _within(values, self.keys.dtype))
+            np.minimum(at, len(self.keys) - 1, out=at)
+            at[self.keys[at] != values] = -1
+            return at
+        offset = values - self.low
+        outside = (offset < 0) | (offset >= len(self.table))
+        np.clip(offset, 0, len(self.table) - 1, out=offset)
+        found = self.table[offset].astype(np.int64)
+        found[outside] = -1
+        return found
+
+
+_DENSE = 4  # KeyIndex's table: at most this many entries per key
+
+
+def _within(values: Any, dtype: Any) -> Any:
+    """int64 ``values`` to search for among keys of ``dtype``: clipped to its range and cast to it,
+    so that numpy does not convert the keys to int64 per search (a value out of range lands beside
+    the ends, where the equality check after the search rejects it)."""
+    import numpy as np
+
+    if dtype == values.dtype or dtype.kind not in "iu":
+        return values
+    info = np.iinfo(dtype)
+    return np.clip(values, info.min, info.max).astype(dtype)

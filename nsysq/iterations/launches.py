@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from nsysq.base.sorting import KeyIndex
+from nsysq.base.sums import sum_by
 from nsysq.export import schema
 
 if TYPE_CHECKING:
@@ -76,13 +78,14 @@ def read_calls(trace: Session) -> Calls | None:
     if found is None:
         return None
     raw, timed = _values(ops.pop("d"))
-    shifted = found + 1  # bincount's keys: 0 for the ops without a call
-    gpu = np.bincount(shifted, weights=raw, minlength=len(keys) + 1)[1:]
-    launched = np.bincount(shifted, minlength=len(keys) + 1)[1:] > 0
-    del shifted
+    called = np.flatnonzero(found >= 0)
+    gpu = sum_by(found[called], raw[called], len(keys))
+    launched = np.zeros(len(keys), dtype=bool)
+    launched[found[called]] = True
+    del called
     return Calls(
         tid=np.asarray(calls["tid"], dtype=np.int64), key=keys, s=np.asarray(calls["s"], dtype=np.int64),
-        e=np.asarray(calls["e"], dtype=np.int64), gpu=np.rint(gpu).astype(np.int64), launched=launched,
+        e=np.asarray(calls["e"], dtype=np.int64), gpu=gpu, launched=launched,
         op_call=found, op_ns=np.maximum(raw, 0, out=raw), op_timed=timed,
     )  # fmt: skip
 
@@ -148,14 +151,12 @@ def _join(keys: Any, op_keys: Any) -> Any | None:
         if np.any(keys[1:] == keys[:-1]):
             return None
     wanted = np.asarray(op_keys.filled(-1) if np.ma.isMaskedArray(op_keys) else op_keys, dtype=np.int64)
-    if not len(keys):
-        return np.full(len(wanted), -1, dtype=np.int64)
-    at = np.searchsorted(keys, wanted)
-    np.minimum(at, len(keys) - 1, out=at)
-    hit = keys[at] == wanted
-    found = at if order is None else order[at]
-    found[~hit] = -1
-    return found
+    at = KeyIndex(keys).find(wanted)
+    if order is None:
+        return at
+    hit = at >= 0
+    at[hit] = order[at[hit]]
+    return at
 
 
 def held(calls: Calls, order: Any, starts: Any, ends: Any, pushpop: Any) -> tuple[Any, Any]:
@@ -217,7 +218,7 @@ def gpu_of(calls: Calls, at: Any, group: Any, n: int, *, distinct: bool) -> Any:
     if distinct and len(at):
         key = np.unique(group.astype(np.int64) * np.int64(len(calls.s)) + at)
         group, at = key // len(calls.s), key % len(calls.s)
-    return np.rint(np.bincount(group, weights=calls.gpu[at], minlength=n)).astype(np.int64)
+    return sum_by(group, calls.gpu[at], n)
 
 
 @dataclass(frozen=True)

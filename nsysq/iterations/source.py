@@ -28,6 +28,7 @@ import numpy as np
 from nsysq.analyses import nvtx as nvtx_mod
 from nsysq.analyses import nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
+from nsysq.base.sums import sum_by
 from nsysq.iterations import candidates, launches
 from nsysq.iterations.period import find_period
 
@@ -223,7 +224,7 @@ def _group_gpu(calls: launches.Calls, order: Any, ranges: candidates.Ranges, row
     starts, ends, pushpop = ranges.start[rows], ranges.end[rows], ranges.pushpop[rows]
     per_range = launches.held_gpu(calls, order, starts, ends) if pushpop.all() else None
     if per_range is not None:
-        return np.rint(np.bincount(ranges.group[rows], weights=per_range, minlength=n)).astype(np.int64)
+        return sum_by(ranges.group[rows], per_range, n)
     at, pos = launches.held(calls, order, starts, ends, pushpop)
     return launches.gpu_of(calls, at, ranges.group[rows][pos], n, distinct=not pushpop.all())
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from nsysq import catalog
 from nsysq.base.errors import NoDataError
+from nsysq.base.sums import sum_by
 from nsysq.base.table import Table
 from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, groups, islands
@@ -139,7 +140,7 @@ def _metrics(ops: _Ops, n: int) -> dict[str, Any]:
     out: dict[str, Any] = {k: np.zeros(n, dtype=np.int64) for k in ("span", "busy", "comm", "exposed")}
     kernels = ops.kind == gpu_ops.KERNEL
     out["kernels"] = np.bincount(ops.it[kernels], minlength=n).astype(np.int64)
-    out["kernel_ns"] = _sum_by(ops.it[kernels], (ops.e - ops.s)[kernels], n)
+    out["kernel_ns"] = sum_by(ops.it[kernels], (ops.e - ops.s)[kernels], n)
     if len(ops.it):
         devices = groups(ops.dev)
         lookup = np.zeros(devices[-1] - devices[0] + 1, dtype=np.int64)
@@ -169,17 +170,12 @@ def _metrics(ops: _Ops, n: int) -> dict[str, Any]:
     return out
 
 
-def _sum_by(keys: Any, values: Any, n: int) -> Any:
-    """Per key in 0..n-1, the sum of its ``values`` (ns: exact in float64 below 2^53 ns, 104 days)."""
-    return np.rint(np.bincount(keys, weights=values, minlength=n)).astype(np.int64)
-
-
 def _union_by(s: Any, e: Any, width: int, m: int) -> Any:
     """The union's length of the intervals of each group (groups ``width`` apart on one axis)."""
     if not len(s):
         return np.zeros(m, dtype=np.int64)
     starts, ends = islands(_sorted(s, e))
-    return _sum_by(starts // width, ends - starts, m)
+    return sum_by(starts // width, ends - starts, m)
 
 
 def _sorted(s: Any, e: Any) -> Sorted:
@@ -193,7 +189,7 @@ def _covered_by(cs: Any, ce: Any, s: Any, e: Any, width: int, m: int) -> Any:
     if not len(s) or not len(cs):
         return np.zeros(m, dtype=np.int64)
     starts, ends = islands(_sorted(s, e))
-    return _sum_by(starts // width, Coverage.of(_sorted(cs, ce)).between(starts, ends), m)
+    return sum_by(starts // width, Coverage.of(_sorted(cs, ce)).between(starts, ends), m)
 
 
 def _causes(
@@ -220,7 +216,7 @@ def _causes(
     kernels = (ops.kind == gpu_ops.KERNEL) & (position[ops.it] >= 0)
     ids, code = np.unique(ops.sid[kernels], return_inverse=True)
     at = position[ops.it[kernels]] * len(ids) + code
-    matrix = _sum_by(at, (ops.e - ops.s)[kernels], len(rows) * len(ids)).reshape(len(rows), len(ids))
+    matrix = sum_by(at, (ops.e - ops.s)[kernels], len(rows) * len(ids)).reshape(len(rows), len(ids))
     by_name = {int(k): matrix[:, j] for j, k in enumerate(ids)}
     names = {
         int(r["id"]): str(r["value"]) for r in trace.run("iters_names", ids=[int(k) for k in ids]).records()
@@ -229,7 +225,7 @@ def _causes(
         chosen = (ops.kind == kind) & (position[ops.it] >= 0)
         if chosen.any():
             key = -1 - kind  # never a string id
-            by_name[key] = _sum_by(position[ops.it[chosen]], (ops.e - ops.s)[chosen], len(rows))
+            by_name[key] = sum_by(position[ops.it[chosen]], (ops.e - ops.s)[chosen], len(rows))
             names[key] = label
     faster = [bool(durations[i] < scores.median) for i in outliers]
     found_rows = scoring.causes(
