@@ -607,3 +607,31 @@ def test_ranges_from_the_pages_are_the_sql_rows(
         assert decoded or path in REAL_WITH_NVTX, path.name  # every fixture takes the pages
         assert fast == slow, path.name
         assert fast_footer == slow_footer, path.name
+
+
+@pytest.mark.parametrize("run", [3, 1 << 20])
+def test_call_runs_by_process_read_in_chunks(run: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvtx_sweep._process_runs (the calls' processes read a chunk at a time) gives the runs of
+    one process a sort would, with the process's globalPid, and None when the calls are not in
+    (process, correlation id) order; with ``rows``, over those calls alone."""
+    import numpy as np
+
+    from nsysq.analyses import nvtx_sweep
+
+    monkeypatch.setattr(nvtx_sweep, "_MATCH_RUN", run)
+    rng = np.random.default_rng(run)
+    pids = np.repeat(np.array([1, 4, 9], dtype=np.int64) << 24, [7, 1, 5])
+    gtid = pids + rng.integers(0, 3, len(pids))  # threads of each process, any order within it
+    corr = np.concatenate([np.arange(7) * 2, [0], np.arange(5) + 100]).astype(np.int32)
+    expected = [(0, 7, 1 << 24), (7, 8, 4 << 24), (8, 13, 9 << 24)]
+    assert nvtx_sweep._process_runs(gtid, corr, None) == expected
+    assert nvtx_sweep._process_runs(gtid[:1], corr[:1], None) == [(0, 1, 1 << 24)]
+    assert nvtx_sweep._process_runs(gtid[:0], corr[:0], None) == []
+    swapped = corr.copy()
+    swapped[[2, 3]] = swapped[[3, 2]]
+    assert nvtx_sweep._process_runs(gtid, swapped, None) is None
+    repeated = corr.copy()
+    repeated[10] = repeated[9]
+    assert nvtx_sweep._process_runs(gtid, repeated, None) is None
+    rows = np.array([0, 2, 8, 12])
+    assert nvtx_sweep._process_runs(gtid, corr[rows], rows) == [(0, 2, 1 << 24), (2, 4, 9 << 24)]

@@ -27,6 +27,7 @@ session calls it when it opens with ``nvtx=``).
 from __future__ import annotations
 
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from nsysq import catalog
 from nsysq.analyses import nvtx_ranges, nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
+from nsysq.base.threads import before_threads
 from nsysq.export import schema
 from nsysq.session.scope import OP_KEYS, NvtxSelection, OpFilter, stamp
 
@@ -242,12 +244,20 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool, 
     start/end range): the GPU ops' table is recorded, not kept (pending)."""
     import numpy as np
 
-    stacks = swept_stacks(trace)
-    if stacks is None:
-        return False
+    decoded_ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+    if decoded_ranges is None:  # ranges by SQL: the stacks first, then the ops, one after the other
+        stacks = swept_stacks(trace)
+        if stacks is None:
+            return False
+        lean = lean and release_events and not bool(np.any(stacks.kept & ~stacks.pushpop))
+        decoded = nvtx_sweep.decoded_ops(trace, release=release_events, as_table=not lean)
+    else:
+        columns = decoded_ranges.columns  # a kept start/end range needs the ops' table (lean: not kept)
+        lean = lean and release_events and not bool(np.any((columns["dropped"] == 0) & ~columns["pushpop"]))
+        stacks, decoded = _stacks_beside_ops(trace, release_events, lean)
+        if stacks is None:
+            return False
     note = nvtx_sweep.NOTE
-    lean = lean and release_events and not bool(np.any(stacks.kept & ~stacks.pushpop))
-    decoded = nvtx_sweep.decoded_ops(trace, release=release_events, as_table=not lean)
     if decoded is None:
         trace.materialize("nvtx_ops", "nsysq_nvtx_ops")
     if release_events:  # before the ops' table is made from the arrays: memory
@@ -270,6 +280,23 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool, 
         trace.note_materialized(name, table, note)
     trace.drop_materialized(_SWEEP)
     return True
+
+
+def _stacks_beside_ops(
+    trace: Session, release: bool, lean: bool
+) -> tuple[nvtx_sweep.Stacks | None, tuple[nvtx_sweep.Ops, dict[str, Any]] | None]:
+    """The stacks (swept_stacks, this thread) and the GPU ops (nvtx_sweep.decoded_ops, numpy alone
+    on a second thread, from columns this thread reads first): neither reads the other, and the two
+    cores then share them. None for the stacks when the ranges do not nest."""
+    fetched = nvtx_sweep.fetch_ops(trace, release=release, one_pid=lean)
+    if fetched is None:
+        return swept_stacks(trace), None
+    before_threads()
+    with ThreadPoolExecutor(max_workers=1) as pool:  # leaving it waits for the ops, whatever happens
+        ops = pool.submit(nvtx_sweep.ops_from, fetched, as_table=not lean)
+        del fetched
+        stacks = swept_stacks(trace)
+        return stacks, ops.result()
 
 
 def build_pairs(

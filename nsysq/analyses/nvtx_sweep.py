@@ -170,7 +170,7 @@ def _start_end_levels(st: Stacks) -> None:
 
 @dataclass
 class Ops:
-    oid: Any
+    oid: Any  # None when not kept: the op's index + 1
     kind: Any
     gs: Any
     ge: Any
@@ -474,6 +474,16 @@ def _as_int64(values: Any, n: int) -> Any:
     return np.broadcast_to(np.asarray(values, dtype=np.int64), (n,))
 
 
+@dataclass
+class Fetched:
+    """The decoded columns decoded_ops builds the ops from (read on the main thread: the session
+    and DuckDB are used there alone), and the one process id every op has (None: not one)."""
+
+    found_of: dict[str, dict[str, tuple[Any, Any]]]
+    calls: dict[str, tuple[Any, Any]] | None
+    same_pid: int | None
+
+
 def decoded_ops(
     trace: Session, *, release: bool = False, as_table: bool = True
 ) -> tuple[Ops, dict[str, Any]] | None:
@@ -481,11 +491,17 @@ def decoded_ops(
     the sweep and the columns of nsysq_nvtx_ops (read with OPS_SELECT). None when a table is not
     read from pages, the export traced CUDA graphs whole, a GPU interval or a matched call's is
     NULL, or two calls share a launch (the join then repeats ops): the SQL path handles those.
-    ``release``: free each table's decoded columns once copied (memory; a later query decodes
+    ``release``: free the tables' decoded columns once read (memory; a later query decodes
     them again). ``as_table`` False: the ops alone, not the columns of the table (no process or
     correlation id is kept; memory)."""
-    import numpy as np
+    fetched = fetch_ops(trace, release=release, one_pid=not as_table)
+    return None if fetched is None else ops_from(fetched, as_table=as_table)
 
+
+def fetch_ops(trace: Session, *, release: bool = False, one_pid: bool = False) -> Fetched | None:
+    """The decoded columns :func:`ops_from` reads (None: take the SQL path, see decoded_ops); with
+    ``release`` the session lets go of them at once (the arrays stay alive as long as the Fetched
+    holds them, and go as ops_from copies them). ``one_pid``: look for the one process of every op."""
     if trace.schema.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
         return None
     found_of = {}
@@ -498,7 +514,20 @@ def decoded_ops(
     calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if found_of else None
     if found_of and calls is None:
         return None
-    kind, gs, ge, corr, has_corr, pid, has_pid = _gathered(trace, found_of, release, one_pid=not as_table)
+    if release:
+        for table in (*found_of, "CUPTI_ACTIVITY_KIND_RUNTIME"):
+            trace.release_columns(table)
+    return Fetched(found_of, calls, _one_value(found_of, "globalPid") if one_pid else None)
+
+
+def ops_from(fetched: Fetched, *, as_table: bool = True) -> tuple[Ops, dict[str, Any]] | None:
+    """decoded_ops' ops (and table columns) from the fetched columns, by numpy alone (no session:
+    it may run on a thread of its own). The columns are let go of as they are copied (memory)."""
+    import numpy as np
+
+    found_of, calls, same = fetched.found_of, fetched.calls, fetched.same_pid
+    fetched.found_of, fetched.calls = {}, None
+    kind, gs, ge, corr, has_corr, pid, has_pid = _gathered(found_of, same if not as_table else None)
     del found_of
     n = len(kind)
     if not n or calls is None:
@@ -511,29 +540,22 @@ def decoded_ops(
             return None
         if not as_table:
             corr = pid = has_corr = has_pid = None
-        runtime = "CUPTI_ACTIVITY_KIND_RUNTIME"
-        if release:
-            trace.release_columns(runtime, ("eventClass", "correlationId"))
         at, call_tid, call_s, call_e = matched
         del matched
         called = at >= 0
         np.maximum(at, 0, out=at)  # a gather per column, the unmatched ops' values zeroed after
         tid = call_tid[at]
         del call_tid
-        if release:
-            trace.release_columns(runtime, ("globalTid",))
         s = call_s[at]
         del call_s
         e = call_e[at]
         del at, call_e
         if not called.all():
             tid[~called], s[~called], e[~called] = 0, 0, 0
-        if release:
-            trace.release_columns(runtime)
+    if not as_table:  # oid is the op's index + 1: not kept (memory)
+        return Ops(None, kind, gs, ge, called, tid, s, e), {}
     oid = np.arange(1, n + 1, dtype=np.int64)
     ops = Ops(oid, kind, gs, ge, called, tid, s, e)
-    if not as_table:
-        return ops, {}
     columns = {
         "oid": oid, "kind": kind, "gs": gs, "ge": ge, "pid": pid, "has_pid": has_pid, "corr": corr,
         "has_corr": has_corr, "called": called, "tid": tid, "s": s, "e": e,
@@ -549,13 +571,11 @@ def _has_null(found: dict[str, tuple[Any, Any]], name: str) -> bool:
     return nulls is not None and bool(np.asarray(nulls, bool).any())
 
 
-def _gathered(
-    trace: Session, found_of: dict[str, dict[str, tuple[Any, Any]]], release: bool, *, one_pid: bool = False
-) -> tuple[Any, ...]:
+def _gathered(found_of: dict[str, dict[str, tuple[Any, Any]]], same: int | None) -> tuple[Any, ...]:
     """The GPU-op tables' columns one after the other (kind, start, end, correlation id and its
-    validity, process id and its validity), written into arrays of every op; with ``release``
-    each table's decoded columns are freed as they are written (memory). ``one_pid``: when every op has
-    the same process, its process id and validity are read-only views of one value (memory)."""
+    validity, process id and its validity), written into arrays of every op, each table's columns
+    let go of as they are written (memory). ``same``: the one process id of every op, whose
+    process id and validity are then read-only views of one value (memory)."""
     import numpy as np
 
     sizes = {t: f["start"][0].shape[0] for t, f in found_of.items()}
@@ -563,7 +583,6 @@ def _gathered(
     kind = np.empty(total, np.int8)
     gs, ge, corr = (np.empty(total, np.int64) for _ in range(3))
     has_corr = np.empty(total, bool)
-    same = _one_value(found_of, "globalPid") if one_pid else None
     if same is None:
         pid, has_pid = np.empty(total, np.int64), np.empty(total, bool)
     else:
@@ -576,8 +595,6 @@ def _gathered(
             ("start", gs, None), ("end", ge, None), ("correlationId", corr, has_corr),
             *((("globalPid", pid, has_pid),) if same is None else ()),
         )  # fmt: skip
-        if release:  # the columns not copied go now, each copied one once written (memory)
-            trace.release_columns(table)
         for name, values, valid in targets:
             _write(found.pop(name), values, valid, at, n)
         del found
@@ -647,9 +664,10 @@ def _match_calls(
             null = np.broadcast_to(np.asarray(nulls, bool), (m,))
             if (null if rows is None else null[rows]).any():
                 return None
-    cpid = gtid & ~np.int64(16777215) if rows is None else gtid[rows] & ~np.int64(16777215)
     ckey = ccorr if rows is None else ccorr[rows]
-    if not _strictly_sorted(cpid, ckey):  # nsys writes them in order: no sort then
+    runs = _process_runs(gtid, ckey, rows)  # nsys writes them in order: no sort, no process column then
+    if runs is None:
+        cpid = gtid & ~np.int64(_THREAD_MASK) if rows is None else gtid[rows] & ~np.int64(_THREAD_MASK)
         order = lexsorted((cpid, ckey))
         rows = order if rows is None else rows[order]
         cpid, ckey = cpid[order], ckey[order]
@@ -657,14 +675,16 @@ def _match_calls(
         same = (cpid[1:] == cpid[:-1]) & (ckey[1:] == ckey[:-1])
         if same.any():
             return None
+        edges = np.concatenate([[0], np.flatnonzero(cpid[1:] != cpid[:-1]) + 1, [len(cpid)]])
+        runs = [
+            (int(lo), int(hi), int(cpid[lo])) for lo, hi in zip(edges[:-1], edges[1:], strict=True) if lo < hi
+        ]
+        del cpid
     at: Any = np.full(len(corr), -1, dtype=np.int32 if m < (1 << 31) else np.int64)  # memory
-    edges = np.concatenate([[0], np.flatnonzero(cpid[1:] != cpid[:-1]) + 1, [len(cpid)]])
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        if lo == hi:
-            continue
+    for lo, hi, process in runs:
         for a in range(0, len(corr), _MATCH_RUN):
             b = min(a + _MATCH_RUN, len(corr))
-            mine = np.flatnonzero(has_pid[a:b] & has_corr[a:b] & (pid[a:b] == cpid[lo]))
+            mine = np.flatnonzero(has_pid[a:b] & has_corr[a:b] & (pid[a:b] == process))
             needles = corr[a:b][mine]
             pos = np.searchsorted(ckey[lo:hi], _probe(needles, ckey.dtype))
             np.minimum(pos, hi - lo - 1, out=pos)
@@ -678,6 +698,30 @@ def _match_calls(
 
 
 _MATCH_RUN = 1 << 20
+_THREAD_MASK = (1 << 24) - 1  # a globalTid's thread bits; the rest is its process (globalPid)
+
+
+def _process_runs(gtid: Any, ckey: Any, rows: Any) -> list[tuple[int, int, int]] | None:
+    """The runs [lo, hi) of the calls (``rows`` of ``gtid``, None: every one) in one process, with
+    that process's globalPid, when the calls are strictly in (process, correlation id) order (the
+    order nsys writes them in); None otherwise. Read _MATCH_RUN calls at a time: no column of every
+    call's process (memory)."""
+    import numpy as np
+
+    n = len(ckey)
+    starts = [0]
+    for a in range(0, max(n - 1, 0), _MATCH_RUN):
+        b = min(a + _MATCH_RUN, n - 1)  # the pairs (i, i + 1) for i in [a, b)
+        g = gtid[a : b + 1] if rows is None else gtid[rows[a : b + 1]]
+        p = g & ~np.int64(_THREAD_MASK)
+        if not _strictly_sorted(p, ckey[a : b + 1]):
+            return None
+        starts.extend((np.flatnonzero(p[1:] != p[:-1]) + a + 1).tolist())
+    if not n:
+        return []
+    first = gtid[np.asarray(starts)] if rows is None else gtid[rows[np.asarray(starts)]]
+    pids = (first & ~np.int64(_THREAD_MASK)).tolist()
+    return list(zip(starts, [*starts[1:], n], pids, strict=True))
 
 
 def _probe(needles: Any, dtype: Any) -> Any:
