@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -297,8 +298,19 @@ NVTX_FIXTURE = "nvtx_2024"  # NVTX ranges, the decoded table whose prefetch star
         ["fleet", "lineup", str(BS16), "{out}/nvtx_2024.sqlite", "--workers", "2", "--format", "json"],
         ["fleet", "traces", str(BS16), "{out}/nvtx_2024.sqlite", "--workers", "2", "--format", "json"],
         ["fleet", "collectives", "{out}/ranks", "--workers", "2", "--format", "json"],
+        ["iters", "{out}/training.sqlite", "--format", "json"],
     ],
-    ids=["export", "census", "nvtx", "gaps", "fleet", "fleet-lineup", "fleet-traces", "fleet-collectives"],
+    ids=[
+        "export",
+        "census",
+        "nvtx",
+        "gaps",
+        "fleet",
+        "fleet-lineup",
+        "fleet-traces",
+        "fleet-collectives",
+        "iters",
+    ],  # fmt: skip
 )
 def test_no_thread_but_the_main_one_writes_the_environment_or_imports(
     argv: list[str], tmp_path: Path
@@ -308,6 +320,10 @@ def test_no_thread_but_the_main_one_writes_the_environment_or_imports(
     nvtx_scenarios.build(NVTX_FIXTURE, tmp_path)
     if "collectives" in argv:
         collective_ranks(tmp_path / "ranks", ranks=3, steps=3, late_rank=None)
+    if "iters" in argv:  # its calls are joined to their GPU ops on a thread beside the stacks' sweep
+        from nsysq.synth import training
+
+        training.training(tmp_path / "training.sqlite")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_MAIN_FREE", "GOTOBLAS_MAIN_FREE")}
     args = [a.format(out=tmp_path) for a in argv]
     proc = subprocess.run(
@@ -316,3 +332,20 @@ def test_no_thread_but_the_main_one_writes_the_environment_or_imports(
     assert proc.returncode == 0, proc.stderr
     assert "ENV-WRITE" not in proc.stderr, proc.stderr
     assert "IMPORT " not in proc.stderr, proc.stderr
+
+
+def test_background_hands_its_value_or_its_error_to_the_caller() -> None:
+    """base.threads.Background: the value of its computation, or its exception raised again where
+    the result is asked for; the thread is a daemon (a process that ends does not wait for it)."""
+    from nsysq.base.threads import Background
+
+    main = threading.current_thread()
+    done = Background(lambda: (threading.current_thread() is not main, 6 * 7))
+    assert done.result() == (True, 42)
+    assert done._thread.daemon
+
+    def fails() -> None:
+        raise ValueError("from the thread")
+
+    with pytest.raises(ValueError, match="from the thread"):
+        Background(fails).result()

@@ -27,15 +27,15 @@ session calls it when it opens with ``nvtx=``).
 from __future__ import annotations
 
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
 from nsysq.analyses import nvtx_ranges, nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
-from nsysq.base.threads import before_threads
+from nsysq.base.threads import Background
 from nsysq.export import schema
 from nsysq.session.scope import OP_KEYS, NvtxSelection, OpFilter, stamp
 
@@ -291,12 +291,13 @@ def _stacks_beside_ops(
     fetched = nvtx_sweep.fetch_ops(trace, release=release, one_pid=lean)
     if fetched is None:
         return swept_stacks(trace), None
-    before_threads()
-    with ThreadPoolExecutor(max_workers=1) as pool:  # leaving it waits for the ops, whatever happens
-        ops = pool.submit(nvtx_sweep.ops_from, fetched, as_table=not lean)
-        del fetched
+    ops = Background(partial(nvtx_sweep.ops_from, fetched, as_table=not lean))
+    del fetched
+    try:
         stacks = swept_stacks(trace)
-        return stacks, ops.result()
+    finally:  # whatever happens here, the ops are built (or fail) before this returns
+        decoded = ops.result()
+    return stacks, decoded
 
 
 def build_pairs(

@@ -216,11 +216,14 @@ class KeyIndex:
             np.minimum(at, len(self.keys) - 1, out=at)
             at[self.keys[at] != values] = -1
             return at
-        offset = values - self.low
-        outside = (offset < 0) | (offset >= len(self.table))
-        np.clip(offset, 0, len(self.table) - 1, out=offset)
-        found = self.table[offset].astype(np.int64)
-        found[outside] = -1
+        found = np.empty(len(values), dtype=np.int64)
+        for a in range(0, len(values), _RUN):  # no temporary as long as the values (memory)
+            offset = values[a : a + _RUN] - self.low
+            outside = (offset < 0) | (offset >= len(self.table))
+            np.clip(offset, 0, len(self.table) - 1, out=offset)
+            part = found[a : a + _RUN]
+            part[:] = self.table[offset]
+            part[outside] = -1
         return found
 
 

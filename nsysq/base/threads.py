@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar, cast
+
+T = TypeVar("T")
 
 # numpy's first import sets this with putenv and removes it with unsetenv unless it is already set.
 _NUMPY_IMPORT_WRITES = "OPENBLAS_MAIN_FREE"
@@ -31,3 +35,33 @@ def before_threads(imports: Iterable[str] = ()) -> None:
 
     for name in imports:
         importlib.import_module(name)
+
+
+class Background(Generic[T]):
+    """``compute()`` on a thread of its own, started at once (after :func:`before_threads`), for
+    numpy work beside the main thread's (numpy lets go of the GIL in its loops: the two cores share
+    them). ``compute`` must touch no session or DuckDB connection (the main thread's alone) and
+    import nothing. :meth:`result` waits for it and returns its value or raises its exception. The
+    thread is a daemon: a process that ends without asking leaves it behind."""
+
+    def __init__(self, compute: Callable[[], T]) -> None:
+        before_threads()
+        self._compute = compute
+        self._value: T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="nsysq-background", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._compute()
+        except BaseException as exc:  # handed to the thread that asks for the result
+            self._error = exc
+        finally:
+            del self._compute  # what it held goes with it (memory)
+
+    def result(self) -> T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return cast(T, self._value)  # set when no error was

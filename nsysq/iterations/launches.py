@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from nsysq.analyses.nvtx_sweep import launch_rows
 from nsysq.base.sorting import KeyIndex
 from nsysq.base.sums import sum_by
 from nsysq.export import schema
@@ -64,30 +65,129 @@ class Calls:
 
 def read_calls(trace: Session) -> Calls | None:
     """The calls with their ops' GPU time (see the module doc; None: take the SQL path)."""
+    fetched = fetch_calls(trace)
+    if fetched is not None:
+        return calls_from(fetched)
     calls = _decoded_calls(trace)
     if calls is None:
         calls = trace.run_arrays("iters_call_arrays")
     else:
         trace.note_query("iters_call_arrays", DECODED_NOTE)
+    trace.release_columns(schema.RUNTIME)  # memory: a later query that reads it decodes it again
+    ops = trace.run_arrays("iters_op_arrays")
+    return _joined(calls, ops.pop("k"), ops.pop("d"))
+
+
+def _joined(calls: dict[str, Any], op_keys: Any, op_ns: Any) -> Calls | None:
+    """The Calls from call_arrays.sql's columns and op_arrays.sql's k and d (None: see read_calls)."""
     if any(np.ma.isMaskedArray(calls[k]) for k in ("k", "s", "e")):
         return None
     keys = np.asarray(calls["k"], dtype=np.int64)
-    trace.release_columns(schema.RUNTIME)  # memory: a later query that reads it decodes it again
-    ops = trace.run_arrays("iters_op_arrays")
-    found = _join(keys, ops.pop("k"))
+    found = _join(keys, op_keys)
     if found is None:
         return None
-    raw, timed = _values(ops.pop("d"))
-    called = np.flatnonzero(found >= 0)
-    gpu = sum_by(found[called], raw[called], len(keys))
-    launched = np.zeros(len(keys), dtype=bool)
-    launched[found[called]] = True
-    del called
+    raw, timed = _values(op_ns)
+    n = len(keys)
+    slot = found if n == 0 or found.min() >= 0 else np.where(found >= 0, found, n)  # n: no call
+    gpu = sum_by(slot, raw, n + 1)[:n]
+    launched = np.zeros(n + 1, dtype=bool)
+    launched[slot] = True
+    del slot
+    launched = launched[:n]
     return Calls(
         tid=np.asarray(calls["tid"], dtype=np.int64), key=keys, s=np.asarray(calls["s"], dtype=np.int64),
         e=np.asarray(calls["e"], dtype=np.int64), gpu=gpu, launched=launched,
         op_call=found, op_ns=np.maximum(raw, 0, out=raw), op_timed=timed,
     )  # fmt: skip
+
+
+@dataclass
+class FetchedCalls:
+    """The decoded columns :func:`calls_from` reads: the runtime table's and, per GPU-op table, its
+    start, end, correlationId and globalPid (values, NULL mask or None)."""
+
+    calls: dict[str, tuple[Any, Any]]
+    ops: list[dict[str, tuple[Any, Any]]]
+
+
+_OP_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE)
+_OP_COLUMNS = ("start", "end", "correlationId", "globalPid")
+
+
+def fetch_calls(trace: Session) -> FetchedCalls | None:
+    """On a direct, unscoped read with every table read from pages: the decoded columns of
+    call_arrays.sql and op_arrays.sql (this thread: the session is read here), the session letting
+    go of the runtime table's at once (memory). None otherwise: read_calls takes the SQL."""
+    calls = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
+    if calls is None or len(calls) != len(_CALL_COLUMNS):
+        return None
+    ops = []
+    for table in _OP_TABLES:
+        if trace.schema.has(table):
+            found = trace.decoded_arrays(table, _OP_COLUMNS)
+            if found is None or len(found) != len(_OP_COLUMNS):
+                return None
+            ops.append(found)
+    trace.note_query("iters_call_arrays", DECODED_NOTE)
+    trace.note_query("iters_op_arrays", DECODED_NOTE)
+    trace.release_columns(schema.RUNTIME)
+    return FetchedCalls(calls, ops)
+
+
+def calls_from(fetched: FetchedCalls) -> Calls | None:
+    """read_calls' Calls from the fetched columns, by numpy alone (it may run on a thread of its
+    own): call_arrays.sql's and op_arrays.sql's columns computed as they compute them."""
+    calls = _call_columns(fetched.calls)
+    keys, durations = _op_columns(fetched.ops)
+    fetched.calls, fetched.ops = {}, []
+    return _joined(calls, keys, durations)
+
+
+def _op_columns(tables: list[dict[str, tuple[Any, Any]]]) -> tuple[Any, Any]:
+    """op_arrays.sql's k and d over the GPU-op tables one after the other (masked where NULL),
+    written _RUN rows at a time (no temporary as long as a table: memory)."""
+    total = sum(t["start"][0].shape[0] for t in tables)
+    key, duration = np.zeros(total, np.int64), np.zeros(total, np.int64)
+    no_key, no_duration = np.zeros(total, bool), np.zeros(total, bool)
+    at = 0
+    for found in tables:
+        n = found["start"][0].shape[0]
+        for a in range(0, n, _RUN):
+            b = min(a + _RUN, n)
+            out = slice(at + a, at + b)
+            part = {c: _part(found[c], n, a, b) for c in _OP_COLUMNS}
+            (pid, pid_null), (corr, corr_null) = part["globalPid"], part["correlationId"]
+            fits = (
+                (pid & 16777215 == 0)
+                & (pid >= 0)
+                & (pid >> 24 < (1 << 31))
+                & (corr >= 0)
+                & (corr < (1 << 32))
+            )
+            no_key[out] = pid_null | corr_null | ~fits
+            key[out] = ((pid >> 24) << 32) | corr
+            np.subtract(part["end"][0], part["start"][0], out=duration[out])
+            no_duration[out] = part["start"][1] | part["end"][1]
+        at += n
+    key[no_key] = 0
+    duration[no_duration] = 0
+    return _masked(key, no_key), _masked(duration, no_duration)
+
+
+_RUN = 1 << 20
+
+
+def _part(column: tuple[Any, Any], n: int, a: int, b: int) -> tuple[Any, Any]:
+    """Rows [a, b) of a decoded column (values, NULL mask or None; ``n`` rows, a value may stand
+    for them all) as int64 values and a NULL mask."""
+    values, nulls = column
+    part = np.broadcast_to(np.asarray(values), (n,))[a:b].astype(np.int64)
+    null = np.zeros(b - a, bool) if nulls is None else np.broadcast_to(np.asarray(nulls, bool), (n,))[a:b]
+    return part, null
+
+
+def _masked(values: Any, null: Any) -> Any:
+    return np.ma.masked_array(values, null) if null.any() else values
 
 
 DECODED_NOTE = "read from the decoded columns (nsysq.iterations.launches); this query gives the same rows"
@@ -98,11 +198,14 @@ def _decoded_calls(trace: Session) -> dict[str, Any] | None:
     """queries/iters/call_arrays.sql's columns (tid, k, s, e; masked where NULL, in row order) from
     the runtime table's decoded columns on a direct read (views of them where it can: memory);
     None when it is not one."""
-    from nsysq.analyses.nvtx_sweep import launch_rows
-
     found = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
     if found is None or len(found) != len(_CALL_COLUMNS):
         return None
+    return _call_columns(found)
+
+
+def _call_columns(found: dict[str, tuple[Any, Any]]) -> dict[str, Any]:
+    """call_arrays.sql's columns from the runtime table's decoded ones (numpy alone)."""
     rows = launch_rows(found, found["start"][0].shape[0])
 
     def pick(column: str) -> tuple[Any, Any]:

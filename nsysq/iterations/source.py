@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,6 +30,8 @@ from nsysq.analyses import nvtx as nvtx_mod
 from nsysq.analyses import nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.sums import sum_by
+from nsysq.base.threads import Background
+from nsysq.export import schema
 from nsysq.iterations import candidates, launches
 from nsysq.iterations.period import find_period
 
@@ -104,21 +107,38 @@ class _Path:
     calls: launches.Calls | None = None
     read: bool = False
     ranges: candidates.Ranges | None = None  # the candidate groups' ranges, when found from the stacks
+    reading: Background[launches.Calls | None] | None = None  # the calls, joined beside the stacks
 
     def fast(self, trace: Session) -> launches.Calls | None:
         if self.stacks is not None and not self.read:
-            self.calls, self.read = launches.read_calls(trace), True
+            reading, self.reading = self.reading, None
+            self.calls = reading.result() if reading is not None else launches.read_calls(trace)
+            self.read = True
         return self.calls
 
 
 def _path(trace: Session) -> _Path:
-    """The ranges' stacks (nsysq_nvtx_stack) by the sweep when they nest, else by SQL; and the path."""
+    """The ranges' stacks (nsysq_nvtx_stack) by the sweep when they nest, else by SQL; and the path.
+    The launching calls decode while the ranges are built and are joined to their GPU ops on a
+    second thread while the stacks are swept (launches.calls_from): the stacks' path reads them."""
+    if trace.schema.has(schema.NVTX):
+        trace.prefetch(("iters_call_arrays", "iters_op_arrays"))
     nvtx_mod.require_ranges(trace)
-    stacks = nvtx_mod.swept_stacks(trace)
+    fetched = launches.fetch_calls(trace)
+    reading = Background(partial(launches.calls_from, fetched)) if fetched is not None else None
+    del fetched
+    try:
+        stacks = nvtx_mod.swept_stacks(trace)
+    except BaseException:
+        if reading is not None:
+            reading.result()
+        raise
     if stacks is None:
+        if reading is not None:
+            reading.result()  # not read on the SQL path: waited for, let go
         nvtx_mod.stack_check(trace)
         return _Path()
-    return _Path(stacks=stacks)
+    return _Path(stacks=stacks, reading=reading)
 
 
 def _named(trace: Session, name: str) -> Iterations:
