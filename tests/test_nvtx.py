@@ -635,3 +635,36 @@ def test_call_runs_by_process_read_in_chunks(run: int, monkeypatch: pytest.Monke
     assert nvtx_sweep._process_runs(gtid, repeated, None) is None
     rows = np.array([0, 2, 8, 12])
     assert nvtx_sweep._process_runs(gtid, corr[rows], rows) == [(0, 2, 1 << 24), (2, 4, 9 << 24)]
+
+
+@pytest.mark.parametrize("mode", ["all", "innermost"])
+def test_runs_shared_between_two_threads_give_the_same_rows(
+    nvtx_dir: Path, fixture_dir: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """attributed_pairs' lookups and per_range's sums go in runs, half on a second thread
+    (base.threads.Background) when there is more than one run: with runs of 2 calls and 4 pairs
+    (every fixture then takes that path), every row and the footer are as with one run, and the
+    oracle's."""
+    from nsysq.analyses import nvtx_sweep
+
+    targets = [*(nvtx_dir / f"{n}.sqlite" for n in scenarios.SPECS), fixture_dir / "v2024_6.sqlite"]
+    whole = {path: run(path, limit=0, **_mode(mode)) for path in targets}
+    monkeypatch.setattr(nvtx_sweep, "_OPS_RUN", 2)
+    monkeypatch.setattr(nvtx_sweep, "CHUNK_PAIRS", 8)
+    split = []
+    original = nvtx_sweep.Background
+
+    def counted(compute: Any) -> Any:
+        split.append(compute)
+        return original(compute)
+
+    monkeypatch.setattr(nvtx_sweep, "Background", counted)
+    for path, expected in whole.items():
+        table = run(path, limit=0, **_mode(mode))
+        assert (table.rows, table.footer) == (expected.rows, expected.footer), path.name
+        got = {
+            k: tuple(r[c] for c in ("instances", "total_ns", "kernels", "kernel_ns"))
+            for k, r in by_name(table).items()
+        }
+        assert got == oracle.nvtx_by_name(path, **_mode(mode)), path.name
+    assert len(split) >= 2 * len(targets) - 2  # both steps split on (nearly) every fixture

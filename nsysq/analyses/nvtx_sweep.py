@@ -29,9 +29,11 @@ The SQL each step replaces is recorded for ``--show-sql`` (``Session.keep_arrays
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from nsysq.base.sorting import lexsorted
+from nsysq.base.threads import Background
 
 if TYPE_CHECKING:
     from nsysq.session import Session
@@ -221,30 +223,61 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     grouped = timed[np.argsort(code, kind="stable")]  # radix sort: per thread, GPU-time order
     edges = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=len(tids)))])
     del timed, code
-    op_parts, range_parts = [], []
+    items = []  # (first boundary, end, first op, end op): a stack's calls, _OPS_RUN at a time
     for t, _d, a, b in st.groups:
         k = int(np.searchsorted(tids, t))
-        oi = grouped[edges[k] : edges[k + 1]]
-        if not len(oi):
-            continue
-        pos = np.searchsorted(st.ev_ts[a:b], ops.s[oi], side="right") - 1
-        seen = pos >= 0
-        oi, ev = oi[seen], a + pos[seen]
-        inner = st.ev_inner[ev]
-        open_ = inner >= 0
-        oi, inner = oi[open_], inner[open_]
-        inner = _outlasting(st, inner, ops.e[oi])
-        found = inner >= 0
-        oi, inner = oi[found].astype(index), inner[found].astype(index)
-        if not innermost:
-            oi, inner = expand(st, oi, inner)
-        op_parts.append(oi)
-        range_parts.append(inner)
-    if not op_parts:
+        first, end = int(edges[k]), int(edges[k + 1])
+        items += [(a, b, lo, min(lo + _OPS_RUN, end)) for lo in range(first, end, _OPS_RUN)]
+
+    def pairs_of(which: list[tuple[int, int, int, int]]) -> list[tuple[Any, Any]]:
+        return [_stack_pairs(st, ops, grouped[lo:hi], (a, b), index, innermost) for a, b, lo, hi in which]
+
+    if len(items) > 1:  # the runs shared between this thread and a second one
+        other = Background(partial(pairs_of, items[1::2]))
+        try:
+            mine = pairs_of(items[0::2])
+        finally:
+            theirs = other.result()
+        found: list[tuple[Any, Any]] = [None] * len(items)  # type: ignore[list-item]
+        found[0::2], found[1::2] = mine, theirs
+        del mine, theirs
+    else:
+        found = pairs_of(items)
+    if not found:
         return np.zeros(0, index), np.zeros(0, index), rank
+    op_parts, range_parts = [o for o, _ in found], [r for _, r in found]
+    del found
     op_idx = np.concatenate(op_parts)
     op_parts.clear()  # memory: one column's parts and its whole at a time
     return op_idx, np.concatenate(range_parts), rank
+
+
+#: Calls per run of attributed_pairs' lookups (their temporaries: ~40 bytes each).
+_OPS_RUN = 1 << 20
+
+
+def _stack_pairs(
+    st: Stacks, ops: Ops, oi: Any, bounds: tuple[int, int], index: Any, innermost: bool
+) -> tuple[Any, Any]:
+    """The (op, range) pairs of ops ``oi`` (launched on the thread of the stack whose boundaries
+    are ``bounds``) with that stack's ranges: the innermost range open at the call's start that
+    outlasts the call, and its ancestors unless ``innermost``."""
+    import numpy as np
+
+    a, b = bounds
+    pos = np.searchsorted(st.ev_ts[a:b], ops.s[oi], side="right") - 1
+    seen = pos >= 0
+    oi, ev = oi[seen], a + pos[seen]
+    del pos, seen
+    inner = st.ev_inner[ev]
+    open_ = inner >= 0
+    oi, inner = oi[open_], inner[open_]
+    inner = _outlasting(st, inner, ops.e[oi])
+    found = inner >= 0
+    oi, inner = oi[found].astype(index), inner[found].astype(index)
+    if not innermost:
+        oi, inner = expand(st, oi, inner)
+    return oi, inner
 
 
 def _thread_codes(tids: Any, tid: Any, timed: Any) -> tuple[Any, Any]:
@@ -320,7 +353,9 @@ def expand(st: Stacks, op_idx: Any, range_idx: Any) -> tuple[Any, Any]:
 
 def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any] | None:
     """per_range.sql's rows from the pairs (None when the busy offsets would not fit in 64 bits),
-    computed over runs of ranges of at most CHUNK_PAIRS pairs each (memory)."""
+    computed over runs of ranges of at most CHUNK_PAIRS pairs each (memory), the runs shared
+    between this thread and a second one (base.threads.Background: two runs of half the size in
+    flight, the memory of one)."""
     import numpy as np
 
     if not len(op_idx):
@@ -331,23 +366,44 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
         return None
     by_time = np.empty(nops, dtype=rank.dtype)
     by_time[rank] = np.arange(nops, dtype=rank.dtype)
-    parts = []
-    for lo, hi in _range_chunks(range_idx, CHUNK_PAIRS):
-        if lo == 0 and hi > int(range_idx.max()):
-            part = _per_range_part(ops, op_idx, range_idx, rank, by_time)
-        else:
-            mine = np.flatnonzero((range_idx >= lo) & (range_idx < hi))
-            part = _per_range_part(ops, op_idx[mine], range_idx[mine], rank, by_time)
-        if part is None:
-            return None
-        parts.append(part)
-    if len(parts) == 1:
-        return parts[0]
-    return {c: np.concatenate([p.pop(c) for p in parts]) for c in _PER_RANGE_COLUMNS}  # pop: memory
+    chunks = _range_chunks(range_idx, CHUNK_PAIRS // 2)
+    if len(chunks) == 1:
+        return _per_range_part(ops, op_idx, range_idx, rank, by_time)
+    chunk_of = _chunk_of(range_idx, chunks)
+
+    def parts(which: range) -> list[dict[str, Any] | None]:
+        out = []
+        for k in which:
+            mine = np.flatnonzero(chunk_of == k)
+            out.append(_per_range_part(ops, op_idx[mine], range_idx[mine], rank, by_time))
+            del mine
+        return out
+
+    odd = Background(partial(parts, range(1, len(chunks), 2)))
+    try:
+        even = parts(range(0, len(chunks), 2))
+    finally:
+        found = odd.result()
+    ordered: list[dict[str, Any] | None] = [None] * len(chunks)
+    ordered[0::2], ordered[1::2] = even, found
+    if any(p is None for p in ordered):
+        return None
+    return {c: np.concatenate([p.pop(c) for p in ordered if p is not None]) for c in _PER_RANGE_COLUMNS}
 
 
 #: Pairs per run of :func:`per_range` (its sort keys and gathered GPU intervals: ~50 bytes each).
 CHUNK_PAIRS = 1 << 20
+
+
+def _chunk_of(range_idx: Any, chunks: list[tuple[int, int]]) -> Any:
+    """Per pair, the run of ranges (:func:`_range_chunks`) its range is in, as the narrowest
+    unsigned integer (one byte per pair for up to 256 runs)."""
+    import numpy as np
+
+    code = np.uint8 if len(chunks) <= 256 else np.uint16 if len(chunks) <= 65536 else np.int64
+    lengths = [hi - lo for lo, hi in chunks]
+    lut = np.repeat(np.arange(len(chunks), dtype=code), lengths)
+    return lut[range_idx]
 
 
 def _range_chunks(range_idx: Any, size: int) -> list[tuple[int, int]]:
