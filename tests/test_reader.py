@@ -349,3 +349,23 @@ def test_background_hands_its_value_or_its_error_to_the_caller() -> None:
 
     with pytest.raises(ValueError, match="from the thread"):
         Background(fails).result()
+
+
+def test_nvtx_runs_on_a_second_thread_import_nothing(tmp_path: Path) -> None:
+    """nsysq nvtx with runs small enough that attributed_pairs and per_range share them with a
+    second thread (every fixture is too small otherwise): that thread imports nothing."""
+    from tests.fixtures import nvtx_scenarios
+
+    nvtx_scenarios.build(NVTX_FIXTURE, tmp_path)
+    small_runs = "from nsysq.analyses import nvtx_sweep\nnvtx_sweep._OPS_RUN, nvtx_sweep.CHUNK_PAIRS = 2, 8\n"
+    script = _AUDIT_THREADS.replace(
+        "from nsysq.cli.root import main\n", small_runs + "from nsysq.cli.root import main\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_MAIN_FREE", "GOTOBLAS_MAIN_FREE")}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "nvtx", str(tmp_path / f"{NVTX_FIXTURE}.sqlite"), "--format", "json"],
+        capture_output=True, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "IMPORT " not in proc.stderr and "ENV-WRITE" not in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["rows"]
