@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nsysq.base.sorting import KeyIndex, lexsorted, stable_argsort
+from nsysq.base.sorting import KeyIndex, coded, lexsorted, stable_argsort
 
 
 def _key(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -82,3 +82,24 @@ def test_key_index_finds_what_a_binary_search_finds(spread: int, dtype: type) ->
     got = index.find(wanted)
     assert got.dtype == np.int64 and np.array_equal(got, expected)
     assert KeyIndex(keys[:0]).find(wanted).tolist() == [-1] * len(wanted)
+
+
+@pytest.mark.parametrize("kind", ["threads", "late", "many", "empty"])
+def test_coded_is_unique_with_inverse(kind: str) -> None:
+    """base.sorting.coded: each value's index into the sorted distinct values, and those values,
+    as np.unique(return_inverse=True) gives them, whether the leading rows hold every value, a
+    value first seen late, or too many values to rank."""
+    rng = np.random.default_rng(7)
+    n = 20_000
+    values = ((rng.integers(0, 5, n) + 1) << 24) + rng.integers(0, 3, n)
+    if kind == "late":
+        values[-3:] = [1, 99 << 30, 5 << 24]
+    elif kind == "many":
+        values = rng.integers(0, 2**40, n)
+    elif kind == "empty":
+        values = values[:0]
+    codes, distinct = coded(values)
+    expected_distinct, expected_codes = np.unique(values, return_inverse=True)
+    assert np.array_equal(distinct, expected_distinct)
+    assert np.array_equal(codes.astype(np.int64), expected_codes)
+    assert np.array_equal(distinct[codes], values)

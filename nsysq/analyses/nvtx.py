@@ -394,7 +394,7 @@ def build_per_range(trace: Session, *, lean: bool = False) -> None:
         if lean and _sums_by_sweep(trace, state):
             trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
             ops = state.ops  # the sums read the GPU intervals and kinds alone
-            state.ops = replace(ops, oid=None, called=None, tid=None, s=None, e=None)
+            state.ops = replace(ops, oid=None, called=None, tid=None, s=None, e=None, calls=None)
             del ops  # and what only pairs read of the stacks (_whole_stacks builds them again)
             state.stacks = replace(state.stacks, end=None, prid=None, ev_ts=None, ev_inner=None)
         else:  # a query may read them (per_range.sql, totals.sql)

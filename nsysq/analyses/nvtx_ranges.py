@@ -17,9 +17,11 @@ import re
 import sqlite3
 import weakref
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from nsysq.base.sorting import lexsorted
+from nsysq.base.threads import Background
 from nsysq.export import pages, schema
 from nsysq.export.check import connect_readonly
 
@@ -242,20 +244,32 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     # ORDER BY tid, dom, start, end DESC NULLS FIRST (-end; NULL the least), kind, name
     end_key = np.where(ended, -end, np.iinfo(np.int64).min)
     order = lexsorted((tid, dom, start, end_key, ~pushpop, _rank(names)[name_of]))
-    pid = tid & np.int64(_PID_MASK)
     dropped = np.where(other, 1, np.where(ended, 0, 2)).astype(np.int8)
-    domain, domain_code, domains = _domains(ev, pid[order], dom[order])
+    unsorted = {
+        "tid": tid, "start": start, "end": np.where(ended, end, 0), "ended": ended, "extended": extended,
+        "dropped": dropped, "pushpop": pushpop,
+    }  # fmt: skip
+    taken = Background(partial(_taken, unsorted, order))  # numpy's gathers, on the second core
+    del unsorted, end, ended, extended, dropped, pushpop
+    pid, dom = (tid & np.int64(_PID_MASK))[order], dom[order]
+    domain, domain_code, domains = _domains(ev, pid, dom)
     code = np.int32 if max(len(names), len(domains)) < (1 << 31) else np.int64  # memory
     name_code, domain_code = name_of[order].astype(code), domain_code.astype(code, copy=False)
+    name = np.asarray(names, dtype=object)[name_code]  # objects: under the GIL, here
+    rid = np.arange(1, len(order) + 1, dtype=np.int64)
+    rest = taken.result()
     columns = {
-        "rid": np.arange(1, len(order) + 1, dtype=np.int64), "pid": pid[order], "tid": tid[order],
-        "dom": dom[order], "domain": domain,
-        "name": np.asarray(names, dtype=object)[name_code], "pushpop": pushpop[order],
-        "start": start[order], "end": np.where(ended, end, 0)[order], "ended": ended[order],
-        "extended": extended[order], "dropped": dropped[order],
+        "rid": rid, "pid": pid, "tid": rest["tid"], "dom": dom, "domain": domain, "name": name,
+        "pushpop": rest["pushpop"], "start": rest["start"], "end": rest["end"], "ended": rest["ended"],
+        "extended": rest["extended"], "dropped": rest["dropped"],
     }  # fmt: skip
     used = np.flatnonzero(np.bincount(name_of, minlength=len(names)))
     return columns, [names[i] for i in used.tolist()], Coded(name_code, names, domain_code, domains)
+
+
+def _taken(columns: dict[str, Any], order: Any) -> dict[str, Any]:
+    """Each column's values in ``order`` (numpy alone: it runs beside the main thread)."""
+    return {name: values[order] for name, values in columns.items()}
 
 
 def _any_of(values: Any, wanted: tuple[int, ...]) -> Any:

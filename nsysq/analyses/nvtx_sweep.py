@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from nsysq.base.sorting import lexsorted
+from nsysq.base.sorting import coded, lexsorted
 from nsysq.base.threads import Background
 
 if TYPE_CHECKING:
@@ -88,14 +88,18 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     del gid, change
     ev_ts = np.concatenate([start[pp], end[pp]])
     # marks.sql's (grp, sub): ends (0, -rid) before starts (1, 2 rid); a zero-length end (1, 2 rid + 1)
-    sub_start = 3 * m + 2 * pp + m
-    sub_end = np.where(zero, 3 * m + 2 * pp + 1 + m, -pp + m)
+    sub = np.int32 if 6 * m < (1 << 31) else np.int64  # the keys lie in [1, 6 m) (memory)
+    sub_start = (3 * m + 2 * pp + m).astype(sub)
+    sub_end = np.where(zero, 3 * m + 2 * pp + 1 + m, -pp + m).astype(sub)
     ev_sub = np.concatenate([sub_start, sub_end])
     del sub_start, sub_end, zero
     ev_d = np.concatenate([np.ones(len(pp), np.int8), -np.ones(len(pp), np.int8)])
     order = lexsorted((ev_g, ev_ts, ev_sub))
     del ev_sub
-    ev_range, ev_g, ev_ts, ev_d = ev_range[order], ev_g[order], ev_ts[order], ev_d[order]
+    ev_range = ev_range[order]  # one at a time: each column's old order goes before the next (memory)
+    ev_g = ev_g[order]
+    ev_ts = ev_ts[order]
+    ev_d = ev_d[order]
     del order
     depth = np.cumsum(ev_d, dtype=np.int64)
     lvl = np.full(n, -1, dtype=np.int64)
@@ -177,9 +181,33 @@ class Ops:
     gs: Any
     ge: Any
     called: Any
-    tid: Any
+    tid: Any  # the launching call's globalTid, start and end; None when ``calls`` stands for them
     s: Any
     e: Any
+    calls: Calls | None = None  # per op its call, and the calls' columns (memory: no copy per op)
+
+
+@dataclass
+class Calls:
+    """The launching calls of the ops (:class:`Ops` ``calls``): ``of`` per op its call (-1: none),
+    per call its start ``s``, end ``e`` and thread as a code (``thread``) into ``threads`` (the
+    distinct globalTids, sorted)."""
+
+    of: Any
+    s: Any
+    e: Any
+    thread: Any
+    threads: Any
+
+
+def call_starts(ops: Ops, at: Any) -> Any:
+    """The launching calls' starts of ops ``at`` (ops with a call)."""
+    return ops.s[at] if ops.calls is None else ops.calls.s[ops.calls.of[at]]
+
+
+def call_ends(ops: Ops, at: Any) -> Any:
+    """The launching calls' ends of ops ``at`` (ops with a call)."""
+    return ops.e[at] if ops.calls is None else ops.calls.e[ops.calls.of[at]]
 
 
 def read_ops(trace: Session) -> Ops | None:
@@ -215,7 +243,7 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
     timed = by_time[ops.called[by_time]]
     del by_time
-    code, on_stack = _thread_codes(tids, ops.tid, timed)
+    code, on_stack = _thread_codes(tids, ops, timed)
     timed, code = timed[on_stack], code[on_stack]
     del on_stack
     index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
@@ -265,14 +293,14 @@ def _stack_pairs(
     import numpy as np
 
     a, b = bounds
-    pos = np.searchsorted(st.ev_ts[a:b], ops.s[oi], side="right") - 1
+    pos = np.searchsorted(st.ev_ts[a:b], call_starts(ops, oi), side="right") - 1
     seen = pos >= 0
     oi, ev = oi[seen], a + pos[seen]
     del pos, seen
     inner = st.ev_inner[ev]
     open_ = inner >= 0
     oi, inner = oi[open_], inner[open_]
-    inner = _outlasting(st, inner, ops.e[oi])
+    inner = _outlasting(st, inner, call_ends(ops, oi))
     found = inner >= 0
     oi, inner = oi[found].astype(index), inner[found].astype(index)
     if not innermost:
@@ -280,10 +308,11 @@ def _stack_pairs(
     return oi, inner
 
 
-def _thread_codes(tids: Any, tid: Any, timed: Any) -> tuple[Any, Any]:
-    """Per op of ``timed`` (indexes into ``tid``, the launching threads): its thread's position in
-    ``tids`` (sorted), uint16 when that fits, and whether its thread is there at all; computed
-    _MATCH_RUN ops at a time, so that no temporary is as long as the ops (memory)."""
+def _thread_codes(tids: Any, ops: Ops, timed: Any) -> tuple[Any, Any]:
+    """Per op of ``timed`` (indexes into the ops): its launching thread's position in ``tids``
+    (sorted), uint16 when that fits, and whether its thread is there at all; from the ops' thread
+    codes by a table of their threads' positions, else by binary search in the ops' globalTids
+    _MATCH_RUN ops at a time (no temporary as long as the ops: memory)."""
     import numpy as np
 
     n = len(timed)
@@ -291,8 +320,17 @@ def _thread_codes(tids: Any, tid: Any, timed: Any) -> tuple[Any, Any]:
     on_stack = np.zeros(n, dtype=bool)
     if not len(tids):
         return code, on_stack
+    lut, calls = None, ops.calls
+    if calls is not None:  # each of the calls' threads: its position in tids, len(tids) for none
+        at = np.minimum(np.searchsorted(tids, calls.threads), len(tids) - 1)
+        lut = np.where(tids[at] == calls.threads, at, len(tids)).astype(np.int64)
     for a in range(0, n, _MATCH_RUN):
-        mine = tid[timed[a : a + _MATCH_RUN]]
+        if lut is not None and calls is not None:
+            pos = lut[calls.thread[calls.of[timed[a : a + _MATCH_RUN]]]]
+            code[a : a + len(pos)] = np.minimum(pos, len(tids) - 1)
+            on_stack[a : a + len(pos)] = pos < len(tids)
+            continue
+        mine = ops.tid[timed[a : a + _MATCH_RUN]]
         at = np.minimum(np.searchsorted(tids, mine), len(tids) - 1)
         code[a : a + len(at)] = at
         on_stack[a : a + len(at)] = tids[at] == mine
@@ -301,21 +339,28 @@ def _thread_codes(tids: Any, tid: Any, timed: Any) -> tuple[Any, Any]:
 
 def op_totals(ops: Ops, op_idx: Any) -> dict[str, int] | None:
     """queries/nvtx/totals.sql's columns over the GPU ops, ``op_idx`` the ops of the pairs (None
-    when the durations could overflow 64 bits: the SQL sums them)."""
+    when the durations could overflow 64 bits: the SQL sums them). The durations are taken
+    _MATCH_RUN ops at a time: no temporary as long as the ops (memory)."""
     import numpy as np
 
-    dur = ops.ge - ops.gs
-    if len(dur) and max(int(dur.max()), -int(dur.min())) >= _I64_SAFE // len(dur):  # no |dur| array
-        return None
-    unattributed = np.ones(len(dur), dtype=bool)
+    n = len(ops.gs)
+    unattributed = np.ones(n, dtype=bool)
     unattributed[op_idx] = False
+    longest, total, left = 0, 0, 0
+    for a in range(0, n, _MATCH_RUN):
+        dur = ops.ge[a : a + _MATCH_RUN] - ops.gs[a : a + _MATCH_RUN]
+        longest = max(longest, int(dur.max()), -int(dur.min()))
+        if longest >= _I64_SAFE // n:  # no |dur| array
+            return None
+        total += int(dur.sum())
+        left += int(dur.sum(where=unattributed[a : a + _MATCH_RUN]))
     return {
-        "gpu_ops": len(dur),
-        "gpu_ns": int(dur.sum()),
+        "gpu_ops": n,
+        "gpu_ns": total,
         "graph_executions": int(np.count_nonzero(ops.kind == 3)),
         "ops_without_call": int(np.count_nonzero(~ops.called)),
         "unattributed_ops": int(np.count_nonzero(unattributed)),
-        "unattributed_gpu_ns": int(dur[unattributed].sum()),
+        "unattributed_gpu_ns": left,
     }
 
 
@@ -599,6 +644,11 @@ def ops_from(fetched: Fetched, *, as_table: bool = True) -> tuple[Ops, dict[str,
         at, call_tid, call_s, call_e = matched
         del matched
         called = at >= 0
+        if not as_table:  # the calls' columns, not a copy per op (memory): attributed_pairs reads them
+            thread, threads = coded(call_tid)
+            del call_tid
+            of = Calls(at, call_s, call_e, thread, threads)
+            return Ops(None, kind, gs, ge, called, None, None, None, of), {}
         np.maximum(at, 0, out=at)  # a gather per column, the unmatched ops' values zeroed after
         tid = call_tid[at]
         del call_tid
@@ -637,7 +687,10 @@ def _gathered(found_of: dict[str, dict[str, tuple[Any, Any]]], same: int | None)
     sizes = {t: f["start"][0].shape[0] for t, f in found_of.items()}
     total = sum(sizes.values())
     kind = np.empty(total, np.int8)
-    gs, ge, corr = (np.empty(total, np.int64) for _ in range(3))
+    gs, ge = np.empty(total, np.int64), np.empty(total, np.int64)
+    # with one process (no table kept), the correlation ids in their decoded type (memory)
+    narrow = [np.asarray(f["correlationId"][0]).dtype for f in found_of.values()] if same is not None else []
+    corr = np.empty(total, np.result_type(*narrow) if narrow else np.int64)
     has_corr = np.empty(total, bool)
     if same is None:
         pid, has_pid = np.empty(total, np.int64), np.empty(total, bool)

@@ -150,6 +150,34 @@ def _offsets(column: Any, room: int) -> tuple[Any, int]:
     return _ranks(column, min(room, _FEW))
 
 
+def coded(values: Any) -> tuple[Any, Any]:
+    """Each value's index into the sorted distinct values, and those values: by binary search into
+    the distinct values found (threads and processes hold few), uint16 codes when they fit, _RUN
+    values at a time (no temporary as long as the values: memory); by np.unique when they are many."""
+    import numpy as np
+
+    column = np.asarray(values)
+    distinct = np.unique(column[:_SAMPLE])
+    if len(distinct) > _SAMPLE // 4:
+        found, inverse = np.unique(column, return_inverse=True)
+        return inverse.astype(np.int64, copy=False), found
+    while True:
+        codes = np.empty(len(column), dtype=np.uint16 if len(distinct) <= 65536 else np.int64)
+        for a in range(0, len(column), _RUN):
+            part = column[a : a + _RUN]
+            at = np.minimum(np.searchsorted(distinct, part), max(len(distinct) - 1, 0))
+            missing = distinct[at] != part
+            if missing.any():  # a value the leading rows did not hold: start again with it
+                distinct = np.union1d(distinct, part[missing])
+                break
+            codes[a : a + len(part)] = at
+        else:
+            return codes, distinct
+        if len(distinct) > _FEW:
+            found, inverse = np.unique(column, return_inverse=True)
+            return inverse.astype(np.int64, copy=False), found
+
+
 def _ranks(column: Any, most: int) -> tuple[Any, int]:
     """Each value's rank among the distinct values of ``column`` and their count, when there are
     ``most`` or fewer ((None, 0) otherwise): the distinct values of the leading rows, completed
