@@ -227,3 +227,33 @@ def test_real_exports_with_nvtx_match_the_oracle() -> None:
         checked += 1
     if not checked:
         pytest.skip("no real export with NVTX step ranges")
+
+
+def test_step_codes_from_the_kept_codes_are_the_querys(loop: Path, tmp_path: Path) -> None:
+    """candidates._step_codes (each range's step name from the codes kept with the ranges) gives
+    what queries/iters/range_codes.sql's hashes give (candidates._hashed_codes), on the training
+    loop (ProfilerStep#N ranges), a loop named otherwise and the NVTX scenarios (domains)."""
+    import numpy as np
+
+    from nsysq.analyses import nvtx as nvtx_mod
+    from nsysq.iterations import candidates
+    from tests.fixtures import nvtx_scenarios
+
+    paths = [loop, plan.training(tmp_path / "named.sqlite", step_name="train_step")]
+    for name in nvtx_scenarios.SPECS:
+        nvtx_scenarios.build(name, tmp_path)
+        paths.append(tmp_path / f"{name}.sqlite")
+    compared = 0
+    for path in paths:
+        with Session(path) as trace:
+            nvtx_mod.require_ranges(trace)
+            names = trace.run("iters_range_names").records()
+            hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
+            direct = candidates._step_codes(trace, names)
+            if direct is None:
+                continue
+            hashed = candidates._hashed_codes(trace, names, hashes)
+            for got, expected in zip(direct, hashed, strict=True):
+                assert np.array_equal(got, expected), path.name
+            compared += 1
+    assert compared >= 3

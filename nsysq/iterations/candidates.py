@@ -11,10 +11,13 @@ and range_names.sql, so no join of the ranges with their stack and no window ove
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from nsysq.analyses import nvtx_ranges
 
 if TYPE_CHECKING:
     from nsysq.analyses.nvtx_sweep import Stacks
@@ -39,14 +42,13 @@ def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dic
     the group keys do not fit in 64 bits or two step names share a hash."""
     names = trace.run("iters_range_names").records()
     hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
-    by_hash = np.argsort(hashes)
     if len(np.unique(hashes)) < len(hashes):  # two names share a hash: candidates.sql groups them
         return None
-    codes = trace.run_arrays("iters_range_codes")
-    rows = np.flatnonzero(stacks.kept & np.asarray(np.ma.getdata(codes["kept"]), dtype=bool))
-    code = np.zeros(len(stacks.kept), dtype=np.int64)
-    found = np.searchsorted(hashes[by_hash], np.asarray(np.ma.getdata(codes["h"]), dtype=np.uint64)[rows])
-    code[rows] = by_hash[np.minimum(found, max(len(names) - 1, 0))]
+    found = _step_codes(trace, names)
+    if found is None:
+        found = _hashed_codes(trace, names, hashes)
+    kept, code, profiler = found
+    rows = np.flatnonzero(stacks.kept & kept)
     tids, tid_code = _codes(stacks.tid[rows])
     doms, dom_code = _codes(stacks.dom[rows])
     lvl = stacks.lvl[rows]
@@ -62,8 +64,53 @@ def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dic
         again = np.lexsort((rows, start, group))
         rows, group = rows[again], group[again]
     ranges = Ranges(group, stacks.tid[rows], stacks.start[rows], stacks.end[rows], stacks.pushpop[rows])
-    profiler = np.asarray(np.ma.getdata(codes["profiler"]), dtype=bool)[rows]
-    return _rows(stacks, names, code, rows, ranges, profiler, min_instances), ranges
+    return _rows(stacks, names, code, rows, ranges, profiler[rows], min_instances), ranges
+
+
+NOTE = (
+    "computed from the ranges' name and domain codes (nsysq.iterations.candidates); this query gives "
+    "the same rows"
+)
+_STEP = re.compile(r"ProfilerStep#[0-9]+")  # range_codes.sql's regexp_matches(name, '^ProfilerStep#[0-9]+$')
+
+
+def _step_codes(trace: Session, names: list[dict[str, Any]]) -> tuple[Any, Any, Any] | None:
+    """queries/iters/range_codes.sql's columns as each range's position among ``names``
+    (range_names.sql's rows), from the codes of the ranges' names and domains kept with the ranges
+    (nsysq.analyses.nvtx_ranges): (kept, code, profiler) per range in rid order. None when the
+    ranges were not kept so (then the query's hashes are read)."""
+    state = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+    if state is None or state.codes is None:
+        return None
+    coded = state.codes
+    if len(coded.domains) * len(coded.names) > 4 * len(coded.name_code) + 1024:  # a table too large
+        return None
+    profiler_name = np.array([_STEP.fullmatch(n) is not None for n in coded.names], dtype=bool)
+    step = ["ProfilerStep#N" if p else n for n, p in zip(coded.names, profiler_name.tolist(), strict=True)]
+    position = {(r["domain"], r["name"]): i for i, r in enumerate(names)}
+    width = len(coded.names)
+    pair = coded.domain_code.astype(np.int64) * width + coded.name_code
+    kept = np.asarray(state.columns["dropped"]) == 0
+    seen = np.unique(pair[kept])
+    lut = np.zeros(len(coded.domains) * width, dtype=np.int64)
+    for p in seen.tolist():
+        where = position.get((coded.domains[p // width], step[p % width]))
+        if where is None:  # not a name range_names.sql gives: the query decides
+            return None
+        lut[p] = where
+    code = np.where(kept, lut[pair], 0)
+    trace.note_query("iters_range_codes", NOTE)
+    return kept, code, profiler_name[coded.name_code]
+
+
+def _hashed_codes(trace: Session, names: list[dict[str, Any]], hashes: Any) -> tuple[Any, Any, Any]:
+    """(kept, code, profiler) per range from queries/iters/range_codes.sql's hashes."""
+    by_hash = np.argsort(hashes)
+    codes = trace.run_arrays("iters_range_codes")
+    kept = np.asarray(np.ma.getdata(codes["kept"]), dtype=bool)
+    found = np.searchsorted(hashes[by_hash], np.asarray(np.ma.getdata(codes["h"]), dtype=np.uint64))
+    code = np.where(kept, by_hash[np.minimum(found, max(len(names) - 1, 0))], 0)
+    return kept, code, np.asarray(np.ma.getdata(codes["profiler"]), dtype=bool)
 
 
 def _codes(values: Any) -> tuple[Any, Any]:

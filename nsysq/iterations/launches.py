@@ -285,8 +285,10 @@ def held_gpu(calls: Calls, order: Any, starts: Any, ends: Any) -> Any | None:
         return None
     # held(): start <= call start < end and call end <= end; with the ends sorted, the calls ending
     # by ``end`` are a prefix, so a range holds the calls lo <= i < min(hi, by_end).
-    lo = search(calls.s[order], starts, "left")
-    hi = np.minimum(search(calls.s[order], ends, "left"), search(ce, ends, "right"))
+    cs = calls.s[order]
+    lo = search(cs, starts, "left")
+    hi = np.minimum(search(cs, ends, "left"), search(ce, ends, "right"))
+    del cs, ce
     total = np.zeros(len(order) + 1, dtype=np.int64)
     np.cumsum(calls.gpu[order], out=total[1:])
     return np.where(hi > lo, total[np.maximum(hi, lo)] - total[lo], 0)
