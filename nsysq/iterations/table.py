@@ -14,6 +14,7 @@ nsysq.iterations.scoring.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from nsysq import catalog
 from nsysq.base.errors import NoDataError
 from nsysq.base.sums import sum_by
 from nsysq.base.table import Table
+from nsysq.base.threads import Background
 from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, groups, islands
 from nsysq.gputime.overlap import COMM_CATEGORY, load_kind_rules
@@ -81,6 +83,35 @@ def iters(
     found = find_iterations(trace, nvtx=nvtx, source=source)
     if not len(found):
         raise NoDataError(f"{trace.path.name}: {found.why}, but there are no such iterations.")
+    # Launched during an iteration from another thread: NVTX ranges only (a period's window is GPU time).
+    order = np.argsort(found.starts, kind="stable") if found.source == "nvtx" else np.arange(0)
+    left = None  # from the calls (nsysq.iterations.launches), as the query counts: beside the rest
+    if found.kept is not None:
+        left = Background(partial(found.kept.unattributed, found.starts[order], found.ends[order]))
+    try:
+        rows, scores = _rows(trace, found, threshold)
+    finally:
+        unattributed = left.result() if left is not None else None
+    if unattributed is None:
+        starts, ends = [int(v) for v in found.starts[order]], [int(v) for v in found.ends[order]]
+        unattributed = trace.run("iters_unattributed", starts=starts, ends=ends).records()[0]
+    footer = _footer(found, scores, unattributed, threshold, trace.t0)
+    labels = tuple(catalog.get(q).label for q in _QUERIES) + (scoring.query_label(),)
+    table = Table(
+        kind="iters",
+        columns=COLUMNS,
+        rows=rows,
+        queries=labels,
+        footer=footer,
+        notes=_notes(found, unattributed),
+    )
+    return stamp(table, trace.scope).in_unit(unit)
+
+
+def _rows(
+    trace: Session, found: Iterations, threshold: float
+) -> tuple[list[tuple[Any, ...]], scoring.Scores]:
+    """The iterations' rows (COLUMNS) and their scores."""
     ops = _read_ops(trace)
     metrics = _metrics(ops, len(found))
     durations = found.ends - found.starts
@@ -95,24 +126,7 @@ def iters(
              *(int(metrics[k][i]) for k in sums),
              bool(scores.warmup[i]), bool(scores.outlier[i]), scores.score[i], cause.get(i))
         )  # fmt: skip
-    # Launched during an iteration from another thread: NVTX ranges only (a period's window is GPU time).
-    order = np.argsort(found.starts, kind="stable") if found.source == "nvtx" else np.arange(0)
-    starts, ends = [int(v) for v in found.starts[order]], [int(v) for v in found.ends[order]]
-    if found.kept is not None:  # from the calls (nsysq.iterations.launches), as the query counts
-        unattributed: dict[str, Any] = found.kept.unattributed(found.starts[order], found.ends[order])
-    else:
-        unattributed = trace.run("iters_unattributed", starts=starts, ends=ends).records()[0]
-    footer = _footer(found, scores, unattributed, threshold, t0)
-    labels = tuple(catalog.get(q).label for q in _QUERIES) + (scoring.query_label(),)
-    table = Table(
-        kind="iters",
-        columns=COLUMNS,
-        rows=rows,
-        queries=labels,
-        footer=footer,
-        notes=_notes(found, unattributed),
-    )
-    return stamp(table, trace.scope).in_unit(unit)
+    return rows, scores
 
 
 def _read_ops(trace: Session) -> _Ops:

@@ -7,6 +7,7 @@ import functools
 import hashlib
 import os
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
@@ -18,13 +19,30 @@ from nsysq.base.errors import NoDataError, QueryError, UsageError
 from nsysq.base.table import Table
 from nsysq.export import engine, nsys_rep, schema
 from nsysq.export.cache import CacheState
-from nsysq.export.check import SourceSchema, read_schema
+from nsysq.export.check import SourceSchema, connect_readonly, read_schema
 from nsysq.export.decoded import DecodedTables
 from nsysq.export.nsys_rep import ReportExport
 from nsysq.export.reader import CacheMode, Reader, open_reader
 from nsysq.session import scope as scope_mod
 from nsysq.session.scope import IterationSelection, NvtxSelection, OpFilter, Scope
 from nsysq.session.sqlscript import Statement, rows_table, script_for
+
+PRESENCE_NOTE = "read from the export's first kernel row through SQLite; this query gives the same row"
+
+
+def _first_row(path: Path, table: str) -> bool | None:
+    """Whether ``table`` of the export holds a row, read through SQLite (None: SQLite refused; the
+    query then says why, naming any damage)."""
+    try:
+        con = connect_readonly(path)
+        try:
+            row = con.execute(f"SELECT EXISTS (SELECT 1 FROM {schema.quote(table)})").fetchone()
+            return bool(row[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+
 
 if TYPE_CHECKING:
     from nsysq.catalog.rules import Rule
@@ -443,6 +461,18 @@ class Session:
             executions=found["executions"], graphs=found["graphs"], ms=found["graph_ns"] / 1e6
         )
 
+    def _has_kernels(self) -> bool:
+        """queries/kernel/presence.sql's answer; on a direct, unscoped read from the pages, from the
+        file's first kernel row through SQLite, so that no one waits for the kernel table's decode
+        (still under way in the background) to learn that it has a row."""
+        decoded = self._decoded
+        if decoded is not None and not self.scope.active and decoded.from_pages(schema.KERNEL):
+            found = _first_row(self.path, schema.KERNEL)
+            if found is not None:
+                self.note_query("kernel_presence", PRESENCE_NOTE)
+                return found
+        return bool(self.run("kernel_presence").rows[0][0])
+
     def require_kernels(self) -> None:
         """Raise NoDataError when the export (or the scope) holds no CUDA kernels and no executions of
         CUDA graphs traced whole (their kernels are not in the kernel table)."""
@@ -452,7 +482,7 @@ class Session:
                 + _KERNEL_HINT
                 + "."
             )
-        if not self.run("kernel_presence").rows[0][0] and not self.whole_graphs["executions"]:
+        if not self._has_kernels() and not self.whole_graphs["executions"]:
             if self.scope.active:
                 raise NoDataError(f"{self.path.name} has no CUDA kernels in scope {self.scope.describe()}.")
             raise NoDataError(
