@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nsysq.base.sorting import KeyIndex, coded, lexsorted, stable_argsort
+from nsysq.base.sorting import KeyIndex, coded, lexsorted
 
 
 def _key(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -52,17 +52,6 @@ def test_lexsorted_of_keys_in_ascending_runs_is_lexsort(runs: int) -> None:
     tid = (np.arange(n) * runs // n).astype(np.int32)
     for keys in ([start], [start, end], [tid, start, end], [start, tid]):
         assert np.array_equal(lexsorted(keys), np.lexsort(keys[::-1]))
-
-
-@pytest.mark.parametrize("seed", range(12))
-def test_stable_argsort_is_numpys(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    n = int(rng.choice([0, 1, 5, 3000, 40_000]))
-    values = _key(rng, int(rng.integers(0, 7)), n)
-    if seed % 3 == 0:
-        values = np.sort(values)
-    got = stable_argsort(values)
-    assert np.array_equal(got, np.argsort(values, kind="stable"))
 
 
 @pytest.mark.parametrize("spread", [1, 3, 4, 5, 1000])
