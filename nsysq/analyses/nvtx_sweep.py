@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from nsysq.base.sorting import coded, lexsorted
+from nsysq.base.sorting import coded, lexsorted, searchable
 from nsysq.base.threads import Background
 
 if TYPE_CHECKING:
@@ -795,7 +795,7 @@ def _match_calls(
             b = min(a + _MATCH_RUN, len(corr))
             mine = np.flatnonzero(has_pid[a:b] & has_corr[a:b] & (pid[a:b] == process))
             needles = corr[a:b][mine]
-            pos = np.searchsorted(ckey[lo:hi], _probe(needles, ckey.dtype))
+            pos = np.searchsorted(ckey[lo:hi], searchable(needles, ckey.dtype))
             np.minimum(pos, hi - lo - 1, out=pos)
             pos += lo
             hit = ckey[pos] == needles
@@ -831,18 +831,6 @@ def _process_runs(gtid: Any, ckey: Any, rows: Any) -> list[tuple[int, int, int]]
     first = gtid[np.asarray(starts)] if rows is None else gtid[rows[np.asarray(starts)]]
     pids = (first & ~np.int64(_THREAD_MASK)).tolist()
     return list(zip(starts, [*starts[1:], n], pids, strict=True))
-
-
-def _probe(needles: Any, dtype: Any) -> Any:
-    """``needles`` (int64) to search for in a sorted array of ``dtype``: clipped to its range and
-    cast to it, so that numpy does not convert the whole array to int64 per search (a needle out
-    of range lands beside the ends, where the equality check after the search rejects it)."""
-    import numpy as np
-
-    if dtype == needles.dtype:
-        return needles
-    info = np.iinfo(dtype)
-    return np.clip(needles, info.min, info.max).astype(dtype)
 
 
 def _strictly_sorted(major: Any, minor: Any) -> bool:

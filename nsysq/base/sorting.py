@@ -225,7 +225,7 @@ class KeyIndex:
         if not len(self.keys):
             return np.full(len(values), -1, dtype=np.int64)
         if self.table is None:
-            at = np.searchsorted(self.keys, _within(values, self.keys.dtype))
+            at = np.searchsorted(self.keys, searchable(values, self.keys.dtype))
             np.minimum(at, len(self.keys) - 1, out=at)
             at[self.keys[at] != values] = -1
             return at
@@ -243,7 +243,7 @@ class KeyIndex:
 _DENSE = 4  # KeyIndex's table: at most this many entries per key
 
 
-def _within(values: Any, dtype: Any) -> Any:
+def searchable(values: Any, dtype: Any) -> Any:
     """int64 ``values`` to search for among keys of ``dtype``: clipped to its range and cast to it,
     so that numpy does not convert the keys to int64 per search (a value out of range lands beside
     the ends, where the equality check after the search rejects it)."""
