@@ -668,3 +668,22 @@ def test_runs_shared_between_two_threads_give_the_same_rows(
         }
         assert got == oracle.nvtx_by_name(path, **_mode(mode)), path.name
     assert len(split) >= 2 * len(targets) - 2  # both steps split on (nearly) every fixture
+
+
+@pytest.mark.parametrize("threads", [0, 1, 3, 8, 9, 40])
+def test_ops_grouped_by_thread_as_a_stable_sort_groups_them(threads: int) -> None:
+    """nvtx_sweep._by_thread: a pass per thread (up to _FEW_THREADS) or numpy's stable sort, the
+    same groups in the same order, and each thread's run where the edges say."""
+    import numpy as np
+
+    from nsysq.analyses import nvtx_sweep
+
+    rng = np.random.default_rng(threads)
+    n = 0 if threads == 0 else 5000
+    code = rng.integers(0, max(threads, 1), n).astype(np.uint16)
+    timed = rng.permutation(n).astype(np.int32)
+    grouped, edges = nvtx_sweep._by_thread(timed, code, threads)
+    assert np.array_equal(grouped, timed[np.argsort(code, kind="stable")])
+    assert len(edges) == max(threads, 1) + 1 or threads == 0
+    for k in range(threads):
+        assert np.array_equal(grouped[edges[k] : edges[k + 1]], timed[code == k])

@@ -241,15 +241,15 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory
     rank[by_time] = np.arange(nops, dtype=rank.dtype)
     tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
-    timed = by_time[ops.called[by_time]]
+    timed = by_time if ops.called.all() else by_time[ops.called[by_time]]  # all: the usual
     del by_time
     code, on_stack = _thread_codes(tids, ops, timed)
-    timed, code = timed[on_stack], code[on_stack]
+    if not on_stack.all():
+        timed, code = timed[on_stack], code[on_stack]
     del on_stack
     index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
     timed = timed.astype(index)  # memory: the gather below then writes the narrow type
-    grouped = timed[np.argsort(code, kind="stable")]  # radix sort: per thread, GPU-time order
-    edges = np.concatenate([[0], np.cumsum(np.bincount(code, minlength=len(tids)))])
+    grouped, edges = _by_thread(timed, code, len(tids))
     del timed, code
     items = []  # (first boundary, end, first op, end op): a stack's calls, _OPS_RUN at a time
     for t, _d, a, b in st.groups:
@@ -278,6 +278,23 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     op_idx = np.concatenate(op_parts)
     op_parts.clear()  # memory: one column's parts and its whole at a time
     return op_idx, np.concatenate(range_parts), rank
+
+
+def _by_thread(timed: Any, code: Any, threads: int) -> tuple[Any, Any]:
+    """The ops ``timed`` grouped by their thread's ``code`` (0..threads-1), each thread's in the
+    order they come (GPU time), and where each thread's run starts (``edges``, threads + 1 of them):
+    a pass per thread when they are few, else numpy's stable (radix) sort of the codes."""
+    import numpy as np
+
+    if threads > _FEW_THREADS:
+        grouped = timed[np.argsort(code, kind="stable")]
+        return grouped, np.concatenate([[0], np.cumsum(np.bincount(code, minlength=threads))])
+    parts = [timed[code == k] for k in range(threads)] if threads > 1 else [timed]
+    edges = np.concatenate([[0], np.cumsum([len(p) for p in parts])])
+    return (np.concatenate(parts) if len(parts) > 1 else parts[0]), edges
+
+
+_FEW_THREADS = 8  # threads with stacks: a pass over the ops per thread, up to this many
 
 
 #: Calls per run of attributed_pairs' lookups (their temporaries: ~40 bytes each).
