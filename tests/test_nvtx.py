@@ -651,14 +651,16 @@ def test_runs_shared_between_two_threads_give_the_same_rows(
     whole = {path: run(path, limit=0, **_mode(mode)) for path in targets}
     monkeypatch.setattr(nvtx_sweep, "_OPS_RUN", 2)
     monkeypatch.setattr(nvtx_sweep, "CHUNK_PAIRS", 8)
+    from nsysq.base import threads
+
     split = []
-    original = nvtx_sweep.Background
+    original = threads.Background
 
     def counted(compute: Any) -> Any:
         split.append(compute)
         return original(compute)
 
-    monkeypatch.setattr(nvtx_sweep, "Background", counted)
+    monkeypatch.setattr(threads, "Background", counted)
     for path, expected in whole.items():
         table = run(path, limit=0, **_mode(mode))
         assert (table.rows, table.footer) == (expected.rows, expected.footer), path.name

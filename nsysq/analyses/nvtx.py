@@ -35,7 +35,7 @@ from nsysq import catalog
 from nsysq.analyses import nvtx_ranges, nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
-from nsysq.base.threads import Background
+from nsysq.base.threads import side_by_side
 from nsysq.export import schema
 from nsysq.session.scope import OP_KEYS, NvtxSelection, OpFilter, stamp
 
@@ -291,13 +291,9 @@ def _stacks_beside_ops(
     fetched = nvtx_sweep.fetch_ops(trace, release=release, one_pid=lean)
     if fetched is None:
         return swept_stacks(trace), None
-    ops = Background(partial(nvtx_sweep.ops_from, fetched, as_table=not lean))
+    ops = partial(nvtx_sweep.ops_from, fetched, as_table=not lean)
     del fetched
-    try:
-        stacks = swept_stacks(trace)
-    finally:  # whatever happens here, the ops are built (or fail) before this returns
-        decoded = ops.result()
-    return stacks, decoded
+    return side_by_side(partial(swept_stacks, trace), ops)
 
 
 def build_pairs(

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from nsysq.base.sorting import coded, lexsorted, searchable
-from nsysq.base.threads import Background
+from nsysq.base.sorting import KeyIndex, coded, lexsorted
+from nsysq.base.threads import side_by_side
 
 if TYPE_CHECKING:
     from nsysq.session import Session
@@ -184,11 +184,11 @@ class Ops:
     tid: Any  # the launching call's globalTid, start and end; None when ``calls`` stands for them
     s: Any
     e: Any
-    calls: Calls | None = None  # per op its call, and the calls' columns (memory: no copy per op)
+    calls: OpCalls | None = None  # per op its call, and the calls' columns (memory: no copy per op)
 
 
 @dataclass
-class Calls:
+class OpCalls:
     """The launching calls of the ops (:class:`Ops` ``calls``): ``of`` per op its call (-1: none),
     per call its start ``s``, end ``e`` and thread as a code (``thread``) into ``threads`` (the
     distinct globalTids, sorted)."""
@@ -261,11 +261,7 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
         return [_stack_pairs(st, ops, grouped[lo:hi], (a, b), index, innermost) for a, b, lo, hi in which]
 
     if len(items) > 1:  # the runs shared between this thread and a second one
-        other = Background(partial(pairs_of, items[1::2]))
-        try:
-            mine = pairs_of(items[0::2])
-        finally:
-            theirs = other.result()
+        mine, theirs = side_by_side(partial(pairs_of, items[0::2]), partial(pairs_of, items[1::2]))
         found: list[tuple[Any, Any]] = [None] * len(items)  # type: ignore[list-item]
         found[0::2], found[1::2] = mine, theirs
         del mine, theirs
@@ -416,7 +412,7 @@ def expand(st: Stacks, op_idx: Any, range_idx: Any) -> tuple[Any, Any]:
 def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any] | None:
     """per_range.sql's rows from the pairs (None when the busy offsets would not fit in 64 bits),
     computed over runs of ranges of at most CHUNK_PAIRS pairs each (memory), the runs shared
-    between this thread and a second one (base.threads.Background: two runs of half the size in
+    between this thread and a second one (base.threads.side_by_side: two runs of half the size in
     flight, the memory of one)."""
     import numpy as np
 
@@ -441,11 +437,9 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
             del mine
         return out
 
-    odd = Background(partial(parts, range(1, len(chunks), 2)))
-    try:
-        even = parts(range(0, len(chunks), 2))
-    finally:
-        found = odd.result()
+    even, found = side_by_side(
+        partial(parts, range(0, len(chunks), 2)), partial(parts, range(1, len(chunks), 2))
+    )
     ordered: list[dict[str, Any] | None] = [None] * len(chunks)
     ordered[0::2], ordered[1::2] = even, found
     if any(p is None for p in ordered):
@@ -573,8 +567,9 @@ _PER_RANGE_COLUMNS = (
 
 
 _OP_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
-_GPU_COLUMNS = ("start", "end", "correlationId", "globalPid")
-_CALL_COLUMNS = ("start", "end", "eventClass", "globalTid", "correlationId")
+#: The decoded columns a GPU op is matched to its launching call by, and the call's (iters reads them too).
+GPU_COLUMNS = ("start", "end", "correlationId", "globalPid")
+CALL_COLUMNS = ("start", "end", "eventClass", "globalTid", "correlationId")
 #: nsysq_nvtx_ops from the arrays of decoded_ops: the NULLs and the kind ENUM of queries/nvtx/ops.sql.
 OPS_SELECT = (
     "oid, CAST(CASE kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'memset' ELSE 'graph' END "
@@ -625,11 +620,11 @@ def fetch_ops(trace: Session, *, release: bool = False, one_pid: bool = False) -
     found_of = {}
     for table in _OP_TABLES:
         if trace.schema.has(table):
-            found = trace.decoded_arrays(table, _GPU_COLUMNS)
+            found = trace.decoded_arrays(table, GPU_COLUMNS)
             if found is None or any(_has_null(found, c) for c in ("start", "end")):
                 return None
             found_of[table] = found
-    calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", _CALL_COLUMNS) if found_of else None
+    calls = trace.decoded_arrays("CUPTI_ACTIVITY_KIND_RUNTIME", CALL_COLUMNS) if found_of else None
     if found_of and calls is None:
         return None
     if release:
@@ -664,7 +659,7 @@ def ops_from(fetched: Fetched, *, as_table: bool = True) -> tuple[Ops, dict[str,
         if not as_table:  # the calls' columns, not a copy per op (memory): attributed_pairs reads them
             thread, threads = coded(call_tid)
             del call_tid
-            of = Calls(at, call_s, call_e, thread, threads)
+            of = OpCalls(at, call_s, call_e, thread, threads)
             return Ops(None, kind, gs, ge, called, None, None, None, of), {}
         np.maximum(at, 0, out=at)  # a gather per column, the unmatched ops' values zeroed after
         tid = call_tid[at]
@@ -808,15 +803,13 @@ def _match_calls(
         del cpid
     at: Any = np.full(len(corr), -1, dtype=np.int32 if m < (1 << 31) else np.int64)  # memory
     for lo, hi, process in runs:
+        index = KeyIndex(ckey[lo:hi], dense=False)  # a table of every id would lift nvtx's peak
         for a in range(0, len(corr), _MATCH_RUN):
             b = min(a + _MATCH_RUN, len(corr))
             mine = np.flatnonzero(has_pid[a:b] & has_corr[a:b] & (pid[a:b] == process))
-            needles = corr[a:b][mine]
-            pos = np.searchsorted(ckey[lo:hi], searchable(needles, ckey.dtype))
-            np.minimum(pos, hi - lo - 1, out=pos)
-            pos += lo
-            hit = ckey[pos] == needles
-            at[a:b][mine[hit]] = pos[hit]
+            pos = index.find(corr[a:b][mine])
+            hit = pos >= 0
+            at[a:b][mine[hit]] = pos[hit] + lo
     if rows is not None:
         found = at >= 0
         at[found] = rows[at[found]]  # the kept call's row among every call

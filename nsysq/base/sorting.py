@@ -137,16 +137,41 @@ def _offsets(column: Any, room: int) -> tuple[Any, int]:
 
 def coded(values: Any) -> tuple[Any, Any]:
     """Each value's index into the sorted distinct values, and those values: by binary search into
-    the distinct values found (threads and processes hold few), uint16 codes when they fit, _RUN
-    values at a time (no temporary as long as the values: memory); by np.unique when they are many."""
+    the distinct values found (threads and processes hold few; uint16 codes when they fit), by
+    np.unique when they are many."""
     import numpy as np
 
     column = np.asarray(values)
+    found = _distinct_codes(column, _FEW)
+    if found is not None:
+        return found
+    distinct, inverse = np.unique(column, return_inverse=True)
+    return inverse.astype(np.int64, copy=False), distinct
+
+
+def _ranks(column: Any, most: int) -> tuple[Any, int]:
+    """Each value's rank among the distinct values of ``column`` (int64) and their count, when
+    there are ``most`` or fewer ((None, 0) otherwise)."""
+    import numpy as np
+
+    found = _distinct_codes(column, most)
+    if found is None:
+        return None, 0
+    codes, distinct = found
+    return codes.astype(np.int64, copy=False), len(distinct)
+
+
+def _distinct_codes(column: Any, most: int) -> tuple[Any, Any] | None:
+    """Each value's index into the sorted distinct values of ``column`` (uint16 when they fit) and
+    those values, when there are ``most`` or fewer (None otherwise): the distinct values of the
+    leading rows, completed by those any row misses, located by binary search _RUN values at a time
+    (no hash table, no sort of the column, no temporary as long as it)."""
+    import numpy as np
+
     distinct = np.unique(column[:_SAMPLE])
-    if len(distinct) > _SAMPLE // 4:
-        found, inverse = np.unique(column, return_inverse=True)
-        return inverse.astype(np.int64, copy=False), found
-    while True:
+    if len(distinct) > _SAMPLE // 4:  # a timestamp, not a thread: not worth a pass
+        return None
+    while len(distinct) <= most:
         codes = np.empty(len(column), dtype=np.uint16 if len(distinct) <= 65536 else np.int64)
         for a in range(0, len(column), _RUN):
             part = column[a : a + _RUN]
@@ -158,28 +183,7 @@ def coded(values: Any) -> tuple[Any, Any]:
             codes[a : a + len(part)] = at
         else:
             return codes, distinct
-        if len(distinct) > _FEW:
-            found, inverse = np.unique(column, return_inverse=True)
-            return inverse.astype(np.int64, copy=False), found
-
-
-def _ranks(column: Any, most: int) -> tuple[Any, int]:
-    """Each value's rank among the distinct values of ``column`` and their count, when there are
-    ``most`` or fewer ((None, 0) otherwise): the distinct values of the leading rows, completed
-    by those any row misses, located by binary search (no hash table, no sort of the column)."""
-    import numpy as np
-
-    distinct = np.unique(column[:_SAMPLE])
-    if len(distinct) > _SAMPLE // 4:  # a timestamp, not a thread: not worth a pass
-        return None, 0
-    while len(distinct) <= most:
-        rank = np.searchsorted(distinct, column)
-        np.minimum(rank, len(distinct) - 1, out=rank)
-        missing = distinct[rank] != column
-        if not missing.any():
-            return rank.astype(np.int64, copy=False), len(distinct)
-        distinct = np.union1d(distinct, column[missing])
-    return None, 0
+    return None
 
 
 def _order_ties(order: Any, tie: Any, rest: list[Any]) -> None:
@@ -203,14 +207,15 @@ class KeyIndex:
     the keys are dense (their range at most _DENSE times their count: one gather per value), else
     by binary search (a search per value, cache-missing on millions)."""
 
-    def __init__(self, keys: Any) -> None:
+    def __init__(self, keys: Any, *, dense: bool = True) -> None:
+        """``dense`` False: binary search always (no table: memory)."""
         import numpy as np
 
         self.keys = keys
         self.low = 0
         self.table: Any = None
         n = len(keys)
-        if n:
+        if n and dense:
             low, high = int(keys[0]), int(keys[-1])
             if high - low + 1 <= _DENSE * n:
                 self.low = low

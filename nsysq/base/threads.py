@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import threading
@@ -9,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar, cast
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 # numpy's first import sets this with putenv and removes it with unsetenv unless it is already set.
 _NUMPY_IMPORT_WRITES = "OPENBLAS_MAIN_FREE"
@@ -65,3 +67,17 @@ class Background(Generic[T]):
         if self._error is not None:
             raise self._error
         return cast(T, self._value)  # set when no error was
+
+
+def side_by_side(here: Callable[[], T], there: Callable[[], U]) -> tuple[T, U]:
+    """``here()`` on this thread while ``there()`` runs in the :class:`Background` (the rules are
+    its); waits for ``there`` whatever ``here`` does, so that nothing outlives the call, and
+    returns both results (the first exception, when one raises)."""
+    other = Background(there)
+    try:
+        mine = here()
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            other.result()
+        raise
+    return mine, other.result()

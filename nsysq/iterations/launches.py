@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from nsysq.analyses.nvtx_sweep import launch_rows
+from nsysq.analyses.nvtx_sweep import CALL_COLUMNS, GPU_COLUMNS, launch_rows
 from nsysq.base.sorting import KeyIndex
 from nsysq.base.sums import sum_by
 from nsysq.export import schema
@@ -111,21 +111,20 @@ class FetchedCalls:
 
 
 _OP_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE)
-_OP_COLUMNS = ("start", "end", "correlationId", "globalPid")
 
 
 def fetch_calls(trace: Session) -> FetchedCalls | None:
     """On a direct, unscoped read with every table read from pages: the decoded columns of
     call_arrays.sql and op_arrays.sql (this thread: the session is read here), the session letting
     go of the runtime table's at once (memory). None otherwise: read_calls takes the SQL."""
-    calls = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
-    if calls is None or len(calls) != len(_CALL_COLUMNS):
+    calls = trace.decoded_arrays(schema.RUNTIME, CALL_COLUMNS)
+    if calls is None or len(calls) != len(CALL_COLUMNS):
         return None
     ops = []
     for table in _OP_TABLES:
         if trace.schema.has(table):
-            found = trace.decoded_arrays(table, _OP_COLUMNS)
-            if found is None or len(found) != len(_OP_COLUMNS):
+            found = trace.decoded_arrays(table, GPU_COLUMNS)
+            if found is None or len(found) != len(GPU_COLUMNS):
                 return None
             ops.append(found)
     trace.note_query("iters_call_arrays", DECODED_NOTE)
@@ -155,7 +154,7 @@ def _op_columns(tables: list[dict[str, tuple[Any, Any]]]) -> tuple[Any, Any]:
         for a in range(0, n, _RUN):
             b = min(a + _RUN, n)
             out = slice(at + a, at + b)
-            part = {c: _part(found[c], n, a, b) for c in _OP_COLUMNS}
+            part = {c: _part(found[c], n, a, b) for c in GPU_COLUMNS}
             (pid, pid_null), (corr, corr_null) = part["globalPid"], part["correlationId"]
             fits = (
                 (pid & 16777215 == 0)
@@ -191,15 +190,14 @@ def _masked(values: Any, null: Any) -> Any:
 
 
 DECODED_NOTE = "read from the decoded columns (nsysq.iterations.launches); this query gives the same rows"
-_CALL_COLUMNS = ("start", "end", "eventClass", "globalTid", "correlationId")
 
 
 def _decoded_calls(trace: Session) -> dict[str, Any] | None:
     """queries/iters/call_arrays.sql's columns (tid, k, s, e; masked where NULL, in row order) from
     the runtime table's decoded columns on a direct read (views of them where it can: memory);
     None when it is not one."""
-    found = trace.decoded_arrays(schema.RUNTIME, _CALL_COLUMNS)
-    if found is None or len(found) != len(_CALL_COLUMNS):
+    found = trace.decoded_arrays(schema.RUNTIME, CALL_COLUMNS)
+    if found is None or len(found) != len(CALL_COLUMNS):
         return None
     return _call_columns(found)
 

@@ -19,6 +19,7 @@ the table (nsysq.iterations.table) and the ``--iteration`` scope (nsysq.iteratio
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from functools import partial
@@ -130,8 +131,9 @@ def _path(trace: Session) -> _Path:
     try:
         stacks = nvtx_mod.swept_stacks(trace)
     except BaseException:
-        if reading is not None:
-            reading.result()
+        if reading is not None:  # nothing outlives the call; this error is the one raised
+            with contextlib.suppress(BaseException):
+                reading.result()
         raise
     if stacks is None:
         if reading is not None:

@@ -23,7 +23,7 @@ from nsysq import catalog
 from nsysq.base.errors import NoDataError
 from nsysq.base.sums import sum_by
 from nsysq.base.table import Table
-from nsysq.base.threads import Background
+from nsysq.base.threads import side_by_side
 from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, groups, islands
 from nsysq.gputime.overlap import COMM_CATEGORY, load_kind_rules
@@ -85,14 +85,12 @@ def iters(
         raise NoDataError(f"{trace.path.name}: {found.why}, but there are no such iterations.")
     # Launched during an iteration from another thread: NVTX ranges only (a period's window is GPU time).
     order = np.argsort(found.starts, kind="stable") if found.source == "nvtx" else np.arange(0)
-    left = None  # from the calls (nsysq.iterations.launches), as the query counts: beside the rest
-    if found.kept is not None:
-        left = Background(partial(found.kept.unattributed, found.starts[order], found.ends[order]))
-    try:
-        rows, scores = _rows(trace, found, threshold)
-    finally:
-        unattributed = left.result() if left is not None else None
-    if unattributed is None:
+    rows_of = partial(_rows, trace, found, threshold)
+    if found.kept is not None:  # from the calls (nsysq.iterations.launches), as the query counts
+        left = partial(found.kept.unattributed, found.starts[order], found.ends[order])
+        (rows, scores), unattributed = side_by_side(rows_of, left)  # the count on the second core
+    else:
+        rows, scores = rows_of()
         starts, ends = [int(v) for v in found.starts[order]], [int(v) for v in found.ends[order]]
         unattributed = trace.run("iters_unattributed", starts=starts, ends=ends).records()[0]
     footer = _footer(found, scores, unattributed, threshold, trace.t0)
