@@ -689,3 +689,45 @@ def test_ops_grouped_by_thread_as_a_stable_sort_groups_them(threads: int) -> Non
     assert len(edges) == max(threads, 1) + 1 or threads == 0
     for k in range(threads):
         assert np.array_equal(grouped[edges[k] : edges[k + 1]], timed[code == k])
+
+
+@pytest.mark.parametrize("innermost", [False, True])
+def test_scope_launches_from_the_sweep_are_the_query_rows(
+    fixture_dir: Path, nvtx_dir: Path, innermost: bool
+) -> None:
+    """The launches a --nvtx scope keeps, found from the sweep's pairs (nvtx._launches_by_sweep),
+    are queries/nvtx/scope_launches.sql's rows over the same tables, one per op, for the three
+    most frequent range names of every NVTX fixture and real export."""
+    from nsysq import catalog
+    from nsysq.analyses import nvtx as nvtx_mod
+
+    swept = 0
+    for path in _oracle_targets(fixture_dir, nvtx_dir):
+        with Session(path) as trace:
+            try:
+                nvtx_mod.build_pairs(trace, innermost=innermost, extend_unended=False)
+            except NoDataError:
+                continue
+            state = nvtx_mod._swept(trace)
+            names = trace.sql_table(
+                "SELECT name, count(*) FROM nsysq_nvtx_ranges WHERE dropped IS NULL AND name IS NOT NULL "
+                "GROUP BY name ORDER BY 2 DESC, 1 LIMIT 3"
+            ).rows
+            for name, _ in names:
+                trace.materialize(
+                    "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name, match="exact",
+                    domain=None, instance=None,
+                )  # fmt: skip
+                want = sorted(trace.sql_table(catalog.get("nvtx_scope_launches").sql).rows, key=repr)
+                got = nvtx_mod._launches_by_sweep(trace, state) if state is not None else None
+                if got is None:
+                    continue
+                rows = [
+                    (int(p) if hp else None, int(c) if hc else None)
+                    for p, hp, c, hc in zip(
+                        got["pid"], got["has_pid"], got["corr"], got["has_corr"], strict=True
+                    )
+                ]
+                assert sorted(rows, key=repr) == want, (path.name, name)
+                swept += bool(want)
+    assert swept >= len(scenarios.SPECS)

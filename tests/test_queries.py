@@ -85,6 +85,7 @@ NVTX_BUILT = {
     "nsysq_nvtx_per_range": "nvtx_per_range",
     "nsysq_nvtx_rows": "nvtx_rows",
     "nsysq_nvtx_selected": "nvtx_select",
+    "nsysq_nvtx_launches": "nvtx_scope_launches",
 }
 BUILT |= set(NVTX_BUILT)
 # nsys iters' temp tables (nsysq.iterations), built after the NVTX ones, in this order.

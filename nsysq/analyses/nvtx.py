@@ -58,6 +58,8 @@ class _Swept:
     #: when a step reads them (_ensure_ops, _ensure_pairs).
     pending: tuple[str, ...] = ()
     pairs_innermost: bool = False
+    #: The columns nsysq_nvtx_ops is kept as (from decoded_ops; None when built otherwise or let go).
+    op_columns: dict[str, Any] | None = None
 
 
 _SWEPT: weakref.WeakKeyDictionary[Session, _Swept] = weakref.WeakKeyDictionary()
@@ -198,6 +200,7 @@ def _ensure_ops(trace: Session) -> None:
         "nvtx_ops", "nsysq_nvtx_ops", decoded[1], select=nvtx_sweep.OPS_SELECT, note=nvtx_sweep.OPS_NOTE,
         record=False,
     )  # fmt: skip
+    state.op_columns = decoded[1]
 
 
 def _ensure_pairs(trace: Session, state: _Swept | None) -> None:
@@ -272,10 +275,13 @@ def _build_by_sweep(trace: Session, release_events: bool, extend_unended: bool, 
         )
     pending = ("nsysq_nvtx_ops",) if lean else ()
     ops = decoded[0] if decoded else None
+    op_columns = decoded[1] if decoded is not None and not lean else None
     if lean and ops is not None:  # oid is the op's index + 1 (decoded_ops): not kept (memory)
         ops = replace(ops, oid=None)
     del decoded  # memory: without the table, the ops' process and correlation ids go
-    _SWEPT[trace] = _Swept(_sweep_key(trace, extend_unended), stacks, ops, pending=pending)
+    _SWEPT[trace] = _Swept(
+        _sweep_key(trace, extend_unended), stacks, ops, pending=pending, op_columns=op_columns
+    )
     for name, table in _BASE_TABLES[5:]:  # ancestors, inner: their rows come with the pairs
         trace.note_materialized(name, table, note)
     trace.drop_materialized(_SWEEP)
@@ -389,6 +395,7 @@ def build_per_range(trace: Session, *, lean: bool = False) -> None:
     if state is not None and state.pairs is not None and state.ops is not None:
         if lean and _sums_by_sweep(trace, state):
             trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
+            state.op_columns = None
             ops = state.ops  # the sums read the GPU intervals and kinds alone
             state.ops = replace(ops, oid=None, called=None, tid=None, s=None, e=None, calls=None)
             del ops  # and what only pairs read of the stacks (_whole_stacks builds them again)
@@ -637,7 +644,51 @@ def selection_filter(trace: Session, selection: NvtxSelection) -> OpFilter:
         raise UsageError(_no_match(trace, selection.selector, name, selection.like, index))
     if selection.mode == "window":  # per op: the ops of one launch may lie inside and outside a range
         return OpFilter(selection.label, catalog.get("nvtx_scope_window").sql, keys=OP_KEYS)
-    return OpFilter(selection.label, catalog.get("nvtx_scope_launches").sql)
+    _keep_launches(trace)
+    return OpFilter(selection.label, f"SELECT globalPid, correlationId FROM {_LAUNCHES}")
+
+
+#: The launches a --nvtx scope keeps (queries/nvtx/scope_launches.sql), read by its OpFilter.
+_LAUNCHES = "nsysq_nvtx_launches"
+_LAUNCHES_SELECT = (
+    "CASE WHEN has_pid THEN pid END AS globalPid, CASE WHEN has_corr THEN corr END AS correlationId"
+)
+
+
+def _keep_launches(trace: Session) -> None:
+    """nsysq_nvtx_launches: from the sweep's pairs and the GPU ops' columns when the sweep kept them,
+    else by queries/nvtx/scope_launches.sql; then the attribution's tables and arrays go (memory:
+    the scope that follows builds its own, and reads only the launches)."""
+    state = _swept(trace)
+    launches = _launches_by_sweep(trace, state) if state is not None else None
+    if launches is None:
+        trace.materialize("nvtx_scope_launches", _LAUNCHES, rebuild=True)
+    else:
+        trace.keep_arrays(
+            "nvtx_scope_launches", _LAUNCHES, launches, select=_LAUNCHES_SELECT, note=nvtx_sweep.NOTE
+        )
+    helpers = [table for _, table in _BASE_TABLES] + ["nsysq_nvtx_pairs", "nsysq_nvtx_per_range"]
+    trace.drop_materialized(*(table for table in helpers if trace.is_materialized(table)))
+    _SWEPT.pop(trace, None)
+    nvtx_ranges.forget(trace)
+
+
+def _launches_by_sweep(trace: Session, state: _Swept) -> dict[str, Any] | None:
+    """The columns of nsysq_nvtx_launches (read with _LAUNCHES_SELECT): the process and correlation
+    ids of every op a selected range holds in the pairs built last, in op order; None when the
+    sweep did not keep the ops' columns (the query finds them)."""
+    import numpy as np
+
+    columns, pairs = state.op_columns, state.pairs
+    if columns is None or pairs is None:
+        return None
+    op_idx, range_idx, _ = pairs
+    rid = np.asarray(trace.run_arrays("nvtx_selected_arrays", record=False)["rid"], dtype=np.int64)
+    picked = np.zeros(len(state.stacks.kept), dtype=bool)
+    picked[rid - 1] = True
+    chosen = np.zeros(len(columns["oid"]), dtype=bool)
+    chosen[op_idx[picked[range_idx]]] = True
+    return {name: columns[name][chosen] for name in ("pid", "has_pid", "corr", "has_corr")}
 
 
 def _no_match(trace: Session, selector: str, name: str, like: bool, index: int | None) -> str:

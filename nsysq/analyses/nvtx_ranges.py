@@ -91,6 +91,11 @@ def keep_decoded(trace: Session, table: str, sorted_table: str, *, extend_unende
     return True
 
 
+def forget(trace: Session) -> None:
+    """Let go of the arrays :func:`keep_decoded` kept for ``trace`` (its table is dropped too)."""
+    _KEPT.pop(trace, None)
+
+
 def _key(trace: Session, extend_unended: bool) -> str:
     return f"{trace.scope.key()}|{extend_unended}"
 
