@@ -78,6 +78,31 @@ def commands() -> list[tuple[str, list[str], dict[str, bool]]]:
             cold,
         ),
         ("iters, nested-NVTX trace (first, cold cache)", ["iters", "{nested}"], cold),
+        (
+            "census --nvtx step, nested-NVTX trace (first, cold cache)",
+            ["census", "{nested}", "--nvtx", "step"],
+            cold,
+        ),
+        (
+            "nvtx, nested-NVTX trace (cached copy, new question)",
+            ["nvtx", "{nested}"],
+            {"forget_answers": True},
+        ),
+        (
+            "nvtx --innermost, nested-NVTX trace (cached copy, new question)",
+            ["nvtx", "{nested}", "--innermost"],
+            {"forget_answers": True},
+        ),
+        (
+            "iters, nested-NVTX trace (cached copy, new question)",
+            ["iters", "{nested}"],
+            {"forget_answers": True},
+        ),
+        (
+            "census --nvtx step, nested-NVTX trace (cached copy, new question)",
+            ["census", "{nested}", "--nvtx", "step"],
+            {"forget_answers": True},
+        ),
         ("fleet census, 24 ranks", ["fleet", "census", "--fail-on", "failed", "{ranks}"], {}),
         ("fleet collectives, 24 ranks", ["fleet", "collectives", "{ranks}"], {}),
     ]
@@ -109,9 +134,16 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [c for c in commands() if args.only is None or args.only in c[0]]
     paths = traces(chosen, args.kernels)
     try:
-        if any(options.get("forget_answers") or "asked before" in name for name, _, options in chosen):
-            for env in envs.values():  # the copy each tree's "cached copy" runs read
-                build = [*NSYSQ, "cache", "build", paths["{big}"]]
+        copied = {  # the traces "cached copy" and "asked before" runs read
+            arg
+            for name, cmd, options in chosen
+            if options.get("forget_answers") or "asked before" in name
+            for arg in cmd
+            if arg in paths
+        }
+        for env in envs.values():  # the copy each tree's runs read
+            for placeholder in sorted(copied):
+                build = [*NSYSQ, "cache", "build", paths[placeholder]]
                 subprocess.run(build, env=env, check=True, capture_output=True)
         specs = [
             Spec(f"{label}: {name}", [*NSYSQ, *(paths.get(a, a) for a in cmd)], envs[label], **options)

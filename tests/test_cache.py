@@ -20,10 +20,15 @@ import pytest
 from nsysq.analyses.census import census
 from nsysq.analyses.info import info
 from nsysq.analyses.lineup import lineup
+from nsysq.analyses.nvtx import nvtx
 from nsysq.analyses.stakeout import stakeout
 from nsysq.analyses.timeline import timeline
-from nsysq.base.errors import NoDataError
+from nsysq.base.errors import NoDataError, UsageError
+from nsysq.base.table import Table
 from nsysq.export import cache, pages, schema
+from nsysq.gputime.gaps import gaps
+from nsysq.gputime.overlap import overlap
+from nsysq.iterations.table import iters
 from nsysq.session import Session
 from tests.conftest import REAL_DIR, sha256
 
@@ -61,11 +66,32 @@ def _answers(trace: Session) -> dict[str, Any]:
         out["stakeout"] = [stakeout(trace, n).rows for n in names[:2]]
     except NoDataError as exc:
         out["no_kernels"] = str(exc)
+    out.update(_array_answers(trace))
     span = data["span_ns"] or 0
     out["timeline"] = timeline(trace, limit=0).rows
     out["timeline_window"] = timeline(
         trace, start_ms=span / 4e6, end_ms=span / 2e6, nvtx_lanes=True, limit=0
     ).rows
+    return out
+
+
+def _array_answers(trace: Session) -> dict[str, Any]:
+    """What the commands that read the event columns as arrays answer (on the copy too, where the
+    kernels come back in another order): NVTX, iterations, gaps, overlap."""
+    asked = {
+        "nvtx": lambda: [nvtx(trace, limit=0)],
+        "nvtx_innermost": lambda: [nvtx(trace, innermost=True, limit=0)],
+        "iters": lambda: [iters(trace)],
+        "gaps": lambda: list(gaps(trace).tables().values()),
+        "overlap": lambda: list(overlap(trace).tables().values()),
+    }
+    out: dict[str, Any] = {}
+    for key, ask in asked.items():
+        try:
+            tables: list[Table] = ask()
+            out[key] = [(t.rows, t.footer) for t in tables]
+        except (NoDataError, UsageError) as exc:
+            out[key] = str(exc)
     return out
 
 

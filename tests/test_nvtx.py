@@ -568,6 +568,34 @@ def test_kept_answers_tell_nvtx_selectors_apart(monkeypatch: pytest.MonkeyPatch)
     assert len(set(totals.values())) == 3
 
 
+def test_kept_answers_tell_nvtx_modes_apart(
+    nvtx_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With answers kept (the cache on), every mode and filter of ``nsysq nvtx`` asked one after
+    the other answers as it does alone: their last query reads the same helper table
+    (nsysq_nvtx_rows), built differently, and the answer's key names how (Session._note_lineage).
+    Asked in this order, a key without it gave --innermost the launch rows."""
+    monkeypatch.setenv("NSYSQ_CACHE_MIN_BYTES", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_BACKGROUND", "0")
+    monkeypatch.setenv("NSYSQ_CACHE_DIR", str(tmp_path / "cache"))
+    asked: list[dict[str, Any]] = [
+        {}, {"innermost": True}, {"window": True}, {"depth": 0}, {"extend_unended": True}, {},
+    ]  # fmt: skip
+    differ = 0
+    for name in scenarios.SPECS:
+        path = nvtx_dir / f"{name}.sqlite"
+        alone = []
+        for kwargs in asked:
+            with Session(path, cache=False) as trace:
+                alone.append(nvtx(trace, limit=0, **kwargs).rows)
+        for cached in (True, "build", True):
+            for kwargs, want in zip(asked, alone, strict=True):
+                with Session(path, cache=cached) as trace:
+                    assert nvtx(trace, limit=0, **kwargs).rows == want, (name, kwargs, cached)
+        differ += alone[0] != alone[1]
+    assert differ  # a fixture where --innermost differs from the launch attribution
+
+
 def test_an_nvtx_scope_never_extends_unended_ranges(nvtx_dir: Path) -> None:
     """A trace opened with nvtx= reads the ranges as they ended (--nvtx never extends), and its
     session still answers nvtx(extend_unended=True) afterwards: the scope was fixed when it opened."""

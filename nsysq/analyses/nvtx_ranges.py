@@ -72,11 +72,16 @@ SELECT = (
 )
 
 
+#: The reads whose NVTX rows come from the export's pages: a direct one (whose kernels the decoder
+#: reads), and one from the cached copy (the export beside it is the one the copy was made of).
+_PAGES_READ = ("pages", "cached copy")
+
+
 def keep_decoded(trace: Session, table: str, sorted_table: str, *, extend_unended: bool) -> bool:
     """Keep nsysq_nvtx_ranges (``table``) from the pages when this read allows it; False otherwise
     (nothing kept: build it with SQL)."""
     _KEPT.pop(trace, None)
-    if trace.scope.active or trace.kernel_reader != "pages" or not pages.available():
+    if trace.scope.active or trace.kernel_reader not in _PAGES_READ or not pages.available():
         return False
     events = _read_events(trace)
     if events is None:

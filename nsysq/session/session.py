@@ -101,6 +101,9 @@ class Session:
         self._scope_ready = False
         self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
         self._array_views: dict[str, str] = {}  # helper tables kept as views over arrays (keep_arrays)
+        # Per helper table, how it was built (its query's parameters, and the lineage of the helper
+        # tables that query reads): a kept answer over it is salted with this (_answer_key).
+        self._lineage: dict[str, str] = {}
         if self.scope.nvtx is not None and self.scope.iterations is not None:
             raise UsageError("--iteration does not combine with --nvtx or --nvtx-like; give one.")
         if self.scope.nvtx is not None:
@@ -236,13 +239,44 @@ class Session:
             ) from None
 
     def decoded_arrays(self, table: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
-        """On a direct, unscoped read of ``table`` from the export's pages: its ``columns`` as the
-        decoded arrays, each with its NULL mask (None: no NULL; a column the table lacks is left
-        out). None otherwise: read the rows with SQL (run_arrays)."""
+        """On an unscoped read of ``table`` from the export's pages or from its cached copy: its
+        ``columns`` as arrays, each with its NULL mask (None: no NULL; a column the table lacks is
+        left out), rows in the export's order (from the copy, kernels in start order: it stores
+        them grouped by name). None otherwise: read the rows with SQL (run_arrays)."""
         decoded = self._decoded
-        if decoded is None or self.scope.active or not decoded.from_pages(table):
+        if self.scope.active:
+            return None
+        if decoded is None:
+            return self._copy_arrays(table, columns) if self._cache.mode == "cached" else None
+        if not decoded.from_pages(table):
             return None
         return self._reader.fetch(lambda: decoded.tables[table].arrays(columns), {table: columns})
+
+    def _copy_arrays(self, table: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
+        """decoded_arrays from the cached copy: one scan of the stored columns (kernels put back in
+        start order: lookups by correlation id then walk the calls in order, as on the export)."""
+        import numpy as np
+
+        from nsysq.base.sorting import lexsorted
+
+        present = [c for c in columns if c in self.schema.columns.get(table, ())]
+        if not present:
+            return None
+        read = [*present, "start"] if table == schema.KERNEL and "start" not in present else present
+        select = ", ".join(schema.quote(c) for c in read)
+        with engine.pandas_free_binding():
+            got = self._con.execute(f"SELECT {select} FROM {schema.quote(table)}").fetchnumpy()
+        order = lexsorted((np.ma.getdata(got["start"]),)) if table == schema.KERNEL else None
+        out: dict[str, Any] = {}
+        for column in present:
+            values = got.pop(column)
+            mask = np.ma.getmaskarray(values) if np.ma.isMaskedArray(values) else None
+            nulls = mask if mask is not None and mask.any() else None
+            data = np.ma.getdata(values)
+            out[column] = (
+                (data, nulls) if order is None else (data[order], None if nulls is None else nulls[order])
+            )
+        return out
 
     def kept(
         self,
@@ -271,12 +305,22 @@ class Session:
         """The one key of a kept answer: the SQL as it runs (in scope), its parameters, the scope, the
         lineup rules loaded (for a query over nsysq's helper tables, or an analysis's rows), the macros
         the query calls and, for rows computed outside SQL, the analysis and its version."""
+        lineage = "".join(self._lineage.get(t, "") for t in query.table_names)
         if analysis:
-            salt = scope_key + self._rules_digest + analysis
+            salt = scope_key + self._rules_digest + analysis + lineage
         else:
             rules = self._rules_digest if "nsysq_" in query.tables else ""
-            salt = scope_key + rules + _macros_salt(query)
+            salt = scope_key + rules + _macros_salt(query) + lineage
         return self._reader.answer_digest(sql, params, salt)
+
+    def _note_lineage(self, name: str, table: str, params: dict[str, Any]) -> None:
+        """Helper table ``table`` now holds (or stands for) packaged query ``name``'s rows with
+        ``params``: its lineage is those and the lineage of the helper tables the query reads, so two
+        answers over tables built differently (``nsysq nvtx`` and ``nsysq nvtx --innermost`` both
+        read nsysq_nvtx_rows) are never kept under one key."""
+        parents = "|".join(self._lineage.get(t, "") for t in catalog.get(name).table_names if t != table)
+        text = f"{name}|{_built_key(table, params)}|{parents}"
+        self._lineage[table] = hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def note_query(self, name: str, note: str, **params: Any) -> None:
         """Record packaged query ``name`` for --show-sql without running it: its rows were read
@@ -293,6 +337,7 @@ class Session:
         self.scope = scope
         self._scope_ready = False
         self._materialized.clear()  # helper tables built from kernels are rebuilt in the new scope
+        self._lineage.clear()
         self._rules_loaded = None
         for fact in ("kernel_totals", "whole_graphs"):
             self.__dict__.pop(fact, None)
@@ -554,6 +599,7 @@ class Session:
                 f"{str(exc).splitlines()[0]}"
             ) from None
         self._mark_built(table, params)
+        self._note_lineage(name, table, params)
 
     def _materialize_statement(self, name: str, table: str, note: str, params: dict[str, Any]) -> Statement:
         query = catalog.get(name)
@@ -569,6 +615,7 @@ class Session:
         ``table`` without running it: what it holds was computed another way (``note`` says how)
         and a later step reads that instead. The script then builds it, and its result is the same."""
         self.executed.append(self._materialize_statement(name, table, note, params))
+        self._note_lineage(name, table, params)
 
     def keep_arrays(
         self,
@@ -600,6 +647,7 @@ class Session:
         if record:
             self.executed.append(statement)
         self._mark_built(table, params)
+        self._note_lineage(name, table, params)
 
     def materialize_via(
         self, name: str, table: str, via: str, arrays: dict[str, dict[str, Any]], *, note: str, **params: Any
@@ -624,6 +672,7 @@ class Session:
                 self._con.unregister(scratch)
         self.executed.append(statement)
         self._mark_built(table, params)
+        self._note_lineage(name, table, params)
 
     def free_arrays(self, *tables: str) -> None:
         """Let go of the arrays ``keep_arrays`` kept as ``tables`` (memory) without recording a DROP:
