@@ -600,9 +600,10 @@ class Fetched:
 def decoded_ops(
     trace: Session, *, release: bool = False, as_table: bool = True
 ) -> tuple[Ops, dict[str, Any]] | None:
-    """queries/nvtx/ops.sql's rows from the decoded columns of a direct, unscoped read: the ops for
-    the sweep and the columns of nsysq_nvtx_ops (read with OPS_SELECT). None when a table is not
-    read from pages, the export traced CUDA graphs whole, a GPU interval or a matched call's is
+    """queries/nvtx/ops.sql's rows from the columns of an unscoped read (decoded from the pages, or
+    read from the cached copy: Session.decoded_arrays): the ops for the sweep and the columns of
+    nsysq_nvtx_ops (read with OPS_SELECT). None when a table is not read as arrays, the export
+    traced CUDA graphs whole, a GPU interval or a matched call's is
     NULL, or two calls share a launch (the join then repeats ops): the SQL path handles those.
     ``release``: free the tables' decoded columns once read (memory; a later query decodes
     them again). ``as_table`` False: the ops alone, not the columns of the table (no process or

@@ -114,9 +114,10 @@ _OP_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE)
 
 
 def fetch_calls(trace: Session) -> FetchedCalls | None:
-    """On a direct, unscoped read with every table read from pages: the decoded columns of
-    call_arrays.sql and op_arrays.sql (this thread: the session is read here), the session letting
-    go of the runtime table's at once (memory). None otherwise: read_calls takes the SQL."""
+    """On an unscoped read with every table read as arrays (from the pages, or the cached copy:
+    Session.decoded_arrays): the columns of call_arrays.sql and op_arrays.sql (this thread: the
+    session is read here), the session letting go of the runtime table's at once (memory). None
+    otherwise: read_calls takes the SQL."""
     calls = trace.decoded_arrays(schema.RUNTIME, CALL_COLUMNS)
     if calls is None or len(calls) != len(CALL_COLUMNS):
         return None

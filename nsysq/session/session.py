@@ -20,6 +20,7 @@ from nsysq.base.table import Table
 from nsysq.export import engine, nsys_rep, schema
 from nsysq.export.cache import CacheState
 from nsysq.export.check import SourceSchema, connect_readonly, read_schema
+from nsysq.export.decoded import CORE as DECODED_TABLES
 from nsysq.export.decoded import DecodedTables
 from nsysq.export.nsys_rep import ReportExport
 from nsysq.export.reader import CacheMode, Reader, open_reader
@@ -260,7 +261,7 @@ class Session:
         from nsysq.base.sorting import lexsorted
 
         present = [c for c in columns if c in self.schema.columns.get(table, ())]
-        if not present:
+        if table not in DECODED_TABLES or not present:  # the tables a direct read decodes, alone
             return None
         read = [*present, "start"] if table == schema.KERNEL and "start" not in present else present
         select = ", ".join(schema.quote(c) for c in read)
