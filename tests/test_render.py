@@ -185,3 +185,57 @@ def test_every_table_command_by_hand_is_richs(trace: Path, monkeypatch: pytest.M
     if trace in EXAMPLES:
         fast, slow = cli_both(["diff", *map(str, EXAMPLES[:2])], monkeypatch)
         assert fast == slow
+
+
+def _json_value(rng: random.Random, depth: int = 0) -> Any:
+    """A value of every kind json.dumps meets in nsysq's documents (and some it should not)."""
+    import decimal
+
+    import numpy as np
+
+    scalars: list[Any] = [
+        None, True, False, 0, -7, 2**70, 1.5, -0.0, 1e300, 1 / 3, float("nan"), float("inf"),
+        float("-inf"), "", "plain", 'quote " and \\ back', "tab\tnew\nline", "née 🚀 ✓", "\x00\x1f",
+        np.float64(2.25), np.int64(5), np.bool_(True), decimal.Decimal("1.25"), Path("/x"),
+    ]  # fmt: skip
+    if depth < 2 and rng.random() < 0.2:
+        if rng.random() < 0.5:
+            return [_json_value(rng, depth + 1) for _ in range(rng.randrange(3))]
+        return {f"k{i}": _json_value(rng, depth + 1) for i in range(rng.randrange(3))}
+    return rng.choice(scalars)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_json_text_is_json_dumps_byte_for_byte(seed: int) -> None:
+    """base.json_text.dumps writes what json.dumps(indent=2, default=str, ensure_ascii=False)
+    writes: tables of rows at every depth (one column of one kind, or mixed), rows that do not
+    share their keys, empty lists and dicts, nested values inside rows, and a text that holds the
+    token the rows are placed by."""
+    import json
+
+    from nsysq.base import json_text
+
+    rng = random.Random(seed)
+    keys = ["a", "b é", 'q"k', "n"][: rng.randrange(5)]
+    kinds = [rng.choice(["int", "str", "bool", "float", "any"]) for _ in keys]
+
+    def cell(kind: str) -> Any:
+        if kind == "int":
+            return rng.randrange(-(10**12), 10**12)
+        if kind == "str":
+            return rng.choice(["x", "", "é 🚀", "a\nb", '"'])
+        if kind == "bool":
+            return rng.random() < 0.5
+        if kind == "float":  # now and then one that is not finite
+            return rng.choice([0.1, -2.5e-9, 1e22, 3.0]) if rng.random() < 0.9 else float("nan")
+        return _json_value(rng)
+
+    rows = [{k: cell(kind) for k, kind in zip(keys, kinds, strict=True)} for _ in range(rng.randrange(4))]
+    odd = [dict(r) for r in rows] + [{"other": 1}]  # keys differ: written by json.dumps
+    doc: dict[str, Any] = {
+        "kind": "t", "columns": keys, "rows": rows, "footer": {"n": len(rows), "nested": {"rows": rows}},
+        "notes": ["\x00nsysq-rows-0\x00"] if seed % 7 == 0 else [], "odd": odd, "sections": [rows, []],
+        "tuple": tuple(rows), "empty": {},
+    }  # fmt: skip
+    for value in (doc, rows, odd, [doc, doc], _json_value(rng)):
+        assert json_text.dumps(value) == json.dumps(value, indent=2, default=str, ensure_ascii=False)

@@ -13,6 +13,7 @@ import textwrap
 from decimal import Decimal
 from typing import IO, Any
 
+from nsysq.base import json_text
 from nsysq.base.errors import UsageError
 from nsysq.base.table import Table
 from nsysq.base.terminal import (
@@ -143,8 +144,7 @@ def render(table: Table, fmt: str, out: IO[str], *, title: str | None = None) ->
     """Write ``table`` to ``out`` in ``fmt``."""
     check_format(fmt)
     if fmt == "json":
-        json.dump(to_json(table), out, indent=2, default=str, ensure_ascii=False)
-        out.write("\n")
+        out.write(json_text.dumps(to_json(table)) + "\n")
     elif fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
         columns = _asked_columns(table)

@@ -46,14 +46,13 @@ from nsysq.cli.common import (
 @trace_options(Takes.NO_CACHE)
 def info_command(trace: TraceArg, fmt: FormatOpt = Format.table, *, options: TraceOptions) -> None:
     """What is in a trace: nsys version, GPUs, time span, row counts, tables, and warnings."""
-    import json
-
     from nsysq.analyses.info import info, info_table
+    from nsysq.base import json_text
 
     with open_trace(trace, options) as t:
         data = info(t)
     if fmt == Format.json:
-        sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text.dumps(data) + "\n")
     else:
         emit(info_table(data), fmt, Unit.ns, title=f"{Path(data['path']).name}")
     for warning in data["warnings"]:

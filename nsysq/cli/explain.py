@@ -3,13 +3,13 @@ with a trace, the launches checked against them. Registered by :mod:`nsysq.cli.r
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from nsysq.base import json_text
 from nsysq.cli.common import (
     Format,
     FormatOpt,
@@ -62,7 +62,7 @@ def explain_command(
                 show_sql([t])
                 return
     if fmt == Format.json:
-        sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text.dumps(data) + "\n")
     else:
         sections = tables(data)
         if fmt == Format.csv:

@@ -331,8 +331,7 @@ def collectives_command(
     processes or devices, each a rank), aligned on one clock (utcEpochNs): per collective the skew,
     the wait it caused and the rank that arrived last; per rank the wait it caused and waited; the
     verdict names the rank that makes the others wait and the phase that grew before (docs/fleet.md)."""
-    import json
-
+    from nsysq.base import json_text
     from nsysq.base.sections import render_sections
     from nsysq.fleet_analysis import collectives
 
@@ -349,8 +348,7 @@ def collectives_command(
     )  # fmt: skip
     time_unit = unit_for(fmt, unit)
     if fmt == Format.json:
-        json.dump(result.document(time_unit), sys.stdout, indent=2, default=str, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text.dumps(result.document(time_unit)) + "\n")
     else:
         tables = {
             "collectives": result.collectives_table.in_unit(time_unit),

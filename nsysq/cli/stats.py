@@ -7,7 +7,6 @@ Registered by :mod:`nsysq.cli.root`. The reports are computed by :mod:`nsysq.sta
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from nsysq.base import json_text
 from nsysq.cli.common import (
     ShowSqlOpt,
     Takes,
@@ -139,8 +139,7 @@ def _print(reports: list[StatsReport], trace: str, fmt: StatsFormat, unit: str, 
         elif to_stdout and fmt is not StatsFormat.json:
             sys.stdout.write(_text(r, fmt, several=len(reports) > 1))
     if to_stdout and fmt is StatsFormat.json:
-        json.dump(_document(trace, reports, unit), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text.dumps(_document(trace, reports, unit)) + "\n")
     footer = next((r.table.footer for r in reports if r.table is not None), {})
     if fmt in (StatsFormat.csv, StatsFormat.json) and {"scope", "window"} & set(footer):
         say(_scope_line(footer))
@@ -221,10 +220,7 @@ def _write_files(reports: list[StatsReport], prefix: str, fmt: StatsFormat, forc
         raise UsageError(f"{existing[0]} exists; remove it or add --force-overwrite to replace it.")
     for report, path in zip(reports, paths, strict=True):
         if fmt is StatsFormat.json:
-            text = json.dumps(
-                _document("", [report], report.unit)["reports"][0], indent=2, ensure_ascii=False
-            )
-            text += "\n"
+            text = json_text.dumps(_document("", [report], report.unit)["reports"][0]) + "\n"
         else:
             text = _text(report, fmt, several=False)
         path.write_text(text, encoding="utf-8")
