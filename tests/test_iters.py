@@ -257,3 +257,24 @@ def test_step_codes_from_the_kept_codes_are_the_querys(loop: Path, tmp_path: Pat
                 assert np.array_equal(got, expected), path.name
             compared += 1
     assert compared >= 3
+
+
+def test_shares_from_the_calls_on_two_cores_are_the_querys(tmp_path: Path) -> None:
+    """The candidate groups' GPU shares from the calls, the threads shared between two cores
+    (source._shares), are queries/iters/shares.sql's over the NVTX attribution, on the bench's
+    nested-NVTX generator (8 threads, each with its own step ranges)."""
+    from nsysq.iterations import source
+    from nsysq.synth import big
+
+    path = tmp_path / "nested.sqlite"
+    big(path, 30_000, nested_nvtx=True)
+    with Session(path, cache=False) as trace:
+        found = source._path(trace)
+        fits = [g for g in source._groups(trace, found) if g["fit"]]
+        fast = source._shares(trace, found, fits)
+        trace.materialize("iters_candidates", source.GROUPS, rebuild=True, min_instances=source.MIN_INSTANCES)
+        source._attribution(trace)
+        slow = trace.run("iters_shares").records()
+    assert len({g["tid"] for g in fits}) > 1  # the split between the cores ran
+    keys = ("tid", "dom", "name", "lvl", "instances", "gpu_ns", "thread_gpu_ns")
+    assert [tuple(r[k] for k in keys) for r in fast] == [tuple(r[k] for k in keys) for r in slow]

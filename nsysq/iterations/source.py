@@ -31,7 +31,7 @@ from nsysq.analyses import nvtx as nvtx_mod
 from nsysq.analyses import nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.sums import sum_by
-from nsysq.base.threads import Background
+from nsysq.base.threads import Background, side_by_side
 from nsysq.export import schema
 from nsysq.iterations import candidates, launches
 from nsysq.iterations.period import find_period
@@ -228,15 +228,34 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
         return trace.run("iters_shares").records()
     chosen = np.zeros(int(ranges.group.max()) + 1, dtype=bool)
     chosen[[g["group"] for g in fits]] = True
-    gpu = np.zeros(len(chosen), dtype=np.int64)
-    threads = {}
-    for tid in sorted({int(g["tid"]) for g in fits}):
-        rows = np.flatnonzero(chosen[ranges.group] & (ranges.tid == tid))
-        order = calls.thread(tid)
-        threads[tid] = int(calls.gpu[order].sum())
-        gpu += _group_gpu(calls, order, ranges, rows, len(chosen))
+    tids = sorted({int(g["tid"]) for g in fits})
+    of = partial(_threads_gpu, calls, ranges, chosen[ranges.group], len(chosen))
+    if len(tids) > 1:  # the threads shared between this core and the second one (numpy alone)
+        (gpu, threads), (theirs, their_threads) = side_by_side(
+            partial(of, tids[0::2]), partial(of, tids[1::2])
+        )
+        gpu += theirs
+        threads.update(their_threads)
+    else:
+        gpu, threads = of(tids)
     rows_out = [{**g, "gpu_ns": int(gpu[g["group"]]), "thread_gpu_ns": threads[int(g["tid"])]} for g in fits]
     return sorted(rows_out, key=_share_order)
+
+
+def _threads_gpu(
+    calls: launches.Calls, ranges: candidates.Ranges, chosen: Any, n: int, tids: list[int]
+) -> tuple[Any, dict[int, int]]:
+    """Per group 0..n-1, the GPU time its ranges (``chosen`` per range: of a fit group) on threads
+    ``tids`` hold; and per thread, the GPU time of every call it launches (numpy alone: it may run
+    on a thread of its own)."""
+    gpu = np.zeros(n, dtype=np.int64)
+    threads = {}
+    for tid in tids:
+        rows = np.flatnonzero(chosen & (ranges.tid == tid))
+        order = calls.thread(tid)
+        threads[tid] = int(calls.gpu[order].sum())
+        gpu += _group_gpu(calls, order, ranges, rows, n)
+    return gpu, threads
 
 
 def _group_gpu(calls: launches.Calls, order: Any, ranges: candidates.Ranges, rows: Any, n: int) -> Any:
