@@ -278,3 +278,39 @@ def test_shares_from_the_calls_on_two_cores_are_the_querys(tmp_path: Path) -> No
     assert len({g["tid"] for g in fits}) > 1  # the split between the cores ran
     keys = ("tid", "dom", "name", "lvl", "instances", "gpu_ns", "thread_gpu_ns")
     assert [tuple(r[k] for k in keys) for r in fast] == [tuple(r[k] for k in keys) for r in slow]
+
+
+def test_iteration_ops_from_the_calls_are_the_querys(loop: Path, tmp_path: Path) -> None:
+    """The iterations' GPU ops found from the calls they hold (launches.Kept.ops) are
+    queries/iters/ops.sql's rows, in its order of iteration then start: on the training loop,
+    its autograd and named variants, the nested-NVTX generator and the real exports with NVTX."""
+    import numpy as np
+
+    from nsysq.iterations import source
+    from nsysq.synth import big
+
+    nested = tmp_path / "nested.sqlite"
+    big(nested, 30_000, nested_nvtx=True)
+    paths = [
+        loop, plan.training(tmp_path / "autograd.sqlite", autograd=True),
+        plan.training(tmp_path / "named.sqlite", step_name="train_step"), nested,
+        *(p for p in REAL_TRACES if _has_nvtx(p)),
+    ]  # fmt: skip
+    columns = ("it", "kind", "dev", "s", "e", "sid", "did")
+    checked = 0
+    for path in paths:
+        with Session(path, cache=False) as trace:
+            try:
+                found = source.find_iterations(trace)
+            except NoDataError:
+                continue
+            fast = found.kept.ops(trace) if found.kept is not None else None
+            slow = trace.run_arrays("iters_ops")
+        if fast is None:
+            continue
+        got = [np.ma.getdata(fast[c]).astype(np.int64).tolist() for c in columns]
+        want = [np.ma.getdata(slow[c]).astype(np.int64).tolist() for c in columns]
+        assert sorted(zip(*got, strict=True)) == sorted(zip(*want, strict=True)), path.name
+        assert list(zip(got[0], got[3], strict=True)) == list(zip(want[0], want[3], strict=True)), path.name
+        checked += bool(got[0])
+    assert checked >= 4

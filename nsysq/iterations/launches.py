@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from nsysq.analyses.nvtx_sweep import CALL_COLUMNS, GPU_COLUMNS, launch_rows
-from nsysq.base.sorting import KeyIndex
+from nsysq.base.sorting import KeyIndex, lexsorted
 from nsysq.base.sums import sum_by
 from nsysq.export import schema
 
@@ -111,6 +111,30 @@ class FetchedCalls:
 
 
 _OP_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE)
+#: The GPU ops' columns queries/iters/ops.sql reads (names only of kernels).
+_ITER_OP_COLUMNS = ("start", "end", "deviceId", "shortName", "demangledName")
+
+
+def _op_part(columns: dict[str, tuple[Any, Any]], rows: Any, n: int, it: Any, kind: int) -> dict[str, Any]:
+    """ops.sql's columns for ``rows`` of one GPU-op table (``kind``: its position in _OP_TABLES)."""
+
+    def column(name: str) -> Any:  # NULL (or a column the table lacks) as -1, as the query's COALESCE
+        if name not in columns:
+            return np.full(len(rows), -1, dtype=np.int64)
+        values, nulls = columns[name]
+        out = np.broadcast_to(np.asarray(values), (n,))[rows].astype(np.int64)
+        if nulls is not None:
+            out[np.broadcast_to(np.asarray(nulls, dtype=bool), (n,))[rows]] = -1
+        return out
+
+    s, e = column("start"), column("end")
+    names = kind == 0  # the query reads the names of kernels alone
+    none = np.full(len(rows), -1, dtype=np.int64)
+    return {
+        "it": it, "kind": np.full(len(rows), kind, dtype=np.int64), "dev": column("deviceId"), "s": s,
+        "e": np.maximum(e, s), "sid": column("shortName") if names else none,
+        "did": column("demangledName") if names else none,
+    }  # fmt: skip
 
 
 def fetch_calls(trace: Session) -> FetchedCalls | None:
@@ -327,10 +351,39 @@ def gpu_of(calls: Calls, at: Any, group: Any, n: int, *, distinct: bool) -> Any:
 
 @dataclass(frozen=True)
 class Kept:
-    """The calls and which of them the iterations hold (``mask``)."""
+    """The calls and which of them the iterations hold (``mask``); ``it``: per call the iteration
+    that holds it (-1: none), None when one call is held by two (ranges of one name nested)."""
 
     calls: Calls
     mask: Any
+    it: Any | None = None
+
+    def ops(self, trace: Session) -> dict[str, Any] | None:
+        """queries/iters/ops.sql's columns (it, kind, dev, s, e, sid, did; by iteration, then
+        start) from the calls and the GPU ops' columns read as the calls were (None: by the query,
+        when a call is held twice or the columns are not read as arrays). Every op of a held call
+        with a start and an end, in its call's iteration: the query's join on the launch."""
+        calls = self.calls
+        tables = [t for t in _OP_TABLES if trace.schema.has(t)]
+        if self.it is None or schema.GRAPH_TRACE in tables:
+            return None
+        found = [trace.decoded_arrays(t, _ITER_OP_COLUMNS) for t in tables]
+        sizes = [f["start"][0].shape[0] if f is not None and "start" in f else -1 for f in found]
+        if any(f is None for f in found) or sum(sizes) != len(calls.op_call):
+            return None
+        op_it = np.append(self.it, -1)[calls.op_call]  # op_call -1: no call
+        chosen = (op_it >= 0) & calls.op_timed
+        parts, at = [], 0
+        for table, columns, n in zip(tables, found, sizes, strict=True):
+            assert columns is not None
+            rows = np.flatnonzero(chosen[at : at + n])
+            parts.append(_op_part(columns, rows, n, op_it[at + rows], _OP_TABLES.index(table)))
+            at += n
+        out = {
+            c: np.concatenate([p[c] for p in parts]) for c in ("it", "kind", "dev", "s", "e", "sid", "did")
+        }
+        order = lexsorted((out["it"], out["s"]))
+        return {c: values[order] for c, values in out.items()}
 
     def unattributed(self, starts: Any, ends: Any) -> dict[str, int]:
         """queries/iters/unattributed.sql's row: the GPU ops with a start and an end whose call is

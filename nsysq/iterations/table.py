@@ -27,7 +27,7 @@ from nsysq.base.threads import side_by_side
 from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, groups, islands
 from nsysq.gputime.overlap import COMM_CATEGORY, load_kind_rules
-from nsysq.iterations import scoring
+from nsysq.iterations import launches, scoring
 from nsysq.iterations.params import THRESHOLD
 from nsysq.iterations.source import Iterations, find_iterations
 from nsysq.session.scope import stamp
@@ -110,7 +110,7 @@ def _rows(
     trace: Session, found: Iterations, threshold: float
 ) -> tuple[list[tuple[Any, ...]], scoring.Scores]:
     """The iterations' rows (COLUMNS) and their scores."""
-    ops = _read_ops(trace)
+    ops = _read_ops(trace, found)
     metrics = _metrics(ops, len(found))
     durations = found.ends - found.starts
     scores = scoring.score(durations, threshold=threshold)
@@ -127,7 +127,9 @@ def _rows(
     return rows, scores
 
 
-def _read_ops(trace: Session) -> _Ops:
+def _read_ops(trace: Session, found: Iterations) -> _Ops:
+    """queries/iters/ops.sql's rows, each kernel classed compute or communication: from the calls
+    the iterations hold when they were read as arrays (launches.Kept.ops), else by the query."""
     trace.use_rules()
     kind_rules = load_kind_rules()
     pairs = trace.run(
@@ -135,7 +137,11 @@ def _read_ops(trace: Session) -> _Ops:
         kind_patterns=[r.like for r in kind_rules],
     ).rows  # fmt: skip
     classes = {(int(s), int(d)): 1 if is_comm else gpu_ops.COMPUTE for s, d, is_comm, _ in pairs}
-    rows = {k: np.ma.getdata(v) for k, v in trace.run_arrays("iters_ops").items()}
+    kept = found.kept.ops(trace) if found.kept is not None else None
+    if kept is not None:
+        trace.note_query("iters_ops", launches.DECODED_NOTE)
+    queried = trace.run_arrays("iters_ops") if kept is None else kept
+    rows = {k: np.ma.getdata(v) for k, v in queried.items()}
     kind = rows["kind"].astype(np.int64)
     sid = rows["sid"].astype(np.int64)
     comm = np.zeros(len(kind), dtype=bool)
