@@ -371,13 +371,13 @@ class Kept:
         sizes = [f["start"][0].shape[0] if f is not None and "start" in f else -1 for f in found]
         if any(f is None for f in found) or sum(sizes) != len(calls.op_call):
             return None
-        op_it = np.append(self.it, -1)[calls.op_call]  # op_call -1: no call
-        chosen = (op_it >= 0) & calls.op_timed
+        chosen = np.flatnonzero(calls.op_timed & (calls.op_call >= 0) & self.mask[calls.op_call])
         parts, at = [], 0
         for table, columns, n in zip(tables, found, sizes, strict=True):
             assert columns is not None
-            rows = np.flatnonzero(chosen[at : at + n])
-            parts.append(_op_part(columns, rows, n, op_it[at + rows], _OP_TABLES.index(table)))
+            mine = chosen[(chosen >= at) & (chosen < at + n)]
+            it = self.it[calls.op_call[mine]].astype(np.int64)
+            parts.append(_op_part(columns, mine - at, n, it, _OP_TABLES.index(table)))
             at += n
         out = {
             c: np.concatenate([p[c] for p in parts]) for c in ("it", "kind", "dev", "s", "e", "sid", "did")

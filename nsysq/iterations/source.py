@@ -316,7 +316,7 @@ def _keep_launches(
     trace.keep_arrays("iters_nvtx_launches", LAUNCHES, columns, note=NOTE, rids=rids)
     kept = np.zeros(len(calls.s), dtype=bool)
     kept[at] = True
-    it_of = np.full(len(calls.s), -1, dtype=np.int64)
+    it_of = np.full(len(calls.s), -1, dtype=np.int32 if len(starts) < (1 << 31) else np.int64)  # memory
     it_of[at] = it
     once = int(np.count_nonzero(kept)) == len(at)  # no call held by two iterations (nested ranges)
     return launches.Kept(calls, kept, it_of if once else None)
