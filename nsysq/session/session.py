@@ -256,6 +256,7 @@ class Session:
     def _copy_arrays(self, table: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
         """decoded_arrays from the cached copy: one scan of the stored columns (kernels put back in
         start order: lookups by correlation id then walk the calls in order, as on the export)."""
+        import duckdb
         import numpy as np
 
         from nsysq.base.sorting import lexsorted
@@ -265,8 +266,11 @@ class Session:
             return None
         read = [*present, "start"] if table == schema.KERNEL and "start" not in present else present
         select = ", ".join(schema.quote(c) for c in read)
-        with engine.pandas_free_binding():
-            got = self._con.execute(f"SELECT {select} FROM {schema.quote(table)}").fetchnumpy()
+        try:
+            with engine.pandas_free_binding():
+                got = self._con.execute(f"SELECT {select} FROM {schema.quote(table)}").fetchnumpy()
+        except duckdb.Error:  # the query path reads it again and says what is wrong
+            return None
         order = lexsorted((np.ma.getdata(got["start"]),)) if table == schema.KERNEL else None
         out: dict[str, Any] = {}
         for column in present:
