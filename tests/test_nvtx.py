@@ -759,3 +759,44 @@ def test_scope_launches_from_the_sweep_are_the_query_rows(
                 assert sorted(rows, key=repr) == want, (path.name, name)
                 swept += bool(want)
     assert swept >= len(scenarios.SPECS)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_per_range_beside_the_ranges_sums_as_the_left_join(seed: int) -> None:
+    """rows_coded.sql reads each range's GPU work beside it (nvtx._beside) where rows.sql LEFT
+    JOINs nsysq_nvtx_per_range: per group the sums are the same, with ranges without a row, NULL
+    sums, rows of ranges not kept and kept ranges out of rid order."""
+    import duckdb
+    import numpy as np
+
+    from nsysq.analyses import nvtx_sweep
+    from nsysq.analyses.nvtx import _beside
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    rid = rng.choice(np.arange(1, 3 * n + 1), size=n, replace=False).astype(np.int64)
+    if seed % 3:
+        rid.sort()
+    candidates = np.union1d(rid, rng.integers(1, 4 * n, size=n))  # some rows of ranges not kept
+    rows = np.sort(rng.choice(candidates, size=int(rng.integers(0, len(candidates) + 1)), replace=False))
+    names = [c for c in nvtx_sweep.PER_RANGE_COLUMNS if c != "rid"]
+    per_range: dict[str, Any] = {"rid": rows}
+    for c in names:
+        values = rng.integers(0, 1000, size=len(rows)).astype(np.int64)
+        per_range[c] = np.ma.masked_array(values, mask=rng.random(len(rows)) < 0.3) if seed % 2 else values
+    group = rng.integers(0, 4, size=n).astype(np.int64)
+    con = duckdb.connect()
+    joined_in = {"rid": rows, **{c: np.ma.filled(per_range[c], -1) for c in names}}
+    nulls = {c: np.ma.getmaskarray(per_range[c]) for c in names}
+    con.register("ranges", {"rid": rid, "grp": group})
+    con.register("per_range_raw", {**joined_in, **{f"{c}_null": nulls[c] for c in names}})
+    cols = ", ".join(f"CASE WHEN {c}_null THEN NULL ELSE {c} END AS {c}" for c in names)
+    con.execute(f"CREATE TABLE per_range AS SELECT rid, {cols} FROM per_range_raw")
+    sums = ", ".join(f"COALESCE(sum(p.{c}), 0)" for c in names)
+    want = con.execute(
+        f"SELECT r.grp, {sums} FROM ranges r LEFT JOIN per_range p ON p.rid = r.rid GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    beside = _beside(rid, per_range)
+    assert set(beside) == set(names)
+    got = [(int(g), *(int(beside[c][group == g].sum()) for c in names)) for g in sorted(set(group.tolist()))]
+    assert [tuple(int(v) for v in row) for row in want] == got

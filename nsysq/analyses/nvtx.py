@@ -385,11 +385,12 @@ def _whole_stacks(trace: Session, state: _Swept) -> nvtx_sweep.Stacks:
     return state.stacks
 
 
-def build_per_range(trace: Session, *, lean: bool = False) -> None:
+def build_per_range(trace: Session, *, lean: bool = False) -> dict[str, Any] | None:
     """(Re)build ``nsysq_nvtx_per_range`` (each range's GPU work) from the pairs built last: from the
     sweep's pairs when it built them, else by queries/nvtx/per_range.sql. ``lean`` (`nsysq nvtx`,
     which reads no other step): when the sweep's sums need no SQL, the GPU ops' and the pairs'
-    tables and the stacks' boundaries are let go first (memory; a later step builds them again)."""
+    tables and the stacks' boundaries are let go first (memory; a later step builds them again).
+    Returns the rows as the arrays the table is kept from (None when the query built it)."""
     state = _swept(trace)
     rows = None
     if state is not None and state.pairs is not None and state.ops is not None:
@@ -408,6 +409,7 @@ def build_per_range(trace: Session, *, lean: bool = False) -> None:
         trace.materialize("nvtx_per_range", "nsysq_nvtx_per_range", rebuild=True)
     else:
         trace.keep_arrays("nvtx_per_range", "nsysq_nvtx_per_range", rows, note=nvtx_sweep.NOTE)
+    return rows
 
 
 def _sums_by_sweep(trace: Session, state: _Swept) -> bool:
@@ -470,8 +472,9 @@ def nvtx(
         build_attribution(trace, release_events=True, extend_unended=extend_unended, lean=not window)
         unnested = unnested_ranges(trace)
         pairs = build_pairs(trace, innermost=innermost, window=window, lean=not window)
-        build_per_range(trace, lean=True)
-        _build_rows(trace, depth=depth, like=like, domain=domain, group_names=group_names)
+        per_range = build_per_range(trace, lean=True)
+        _build_rows(trace, per_range, depth=depth, like=like, domain=domain, group_names=group_names)
+        del per_range
         totals = _totals(trace)
         table = trace.run("nvtx", limit=limit)
     mode = "window" if window else ("innermost" if innermost else "launch")
@@ -486,34 +489,43 @@ def nvtx(
     return stamp(labelled, trace.scope).in_unit(unit)
 
 
-def _build_rows(trace: Session, **params: Any) -> None:
+def _build_rows(trace: Session, per_range: dict[str, Any] | None, **params: Any) -> None:
     """(Re)build ``nsysq_nvtx_rows`` (queries/nvtx/rows.sql): from the kept range arrays with their
-    names and domains as codes (queries/nvtx/rows_coded.sql, no string read per range) when the
-    ranges came from the pages and the stacks from the sweep, else by the query."""
+    names and domains as codes and their GPU work beside them (queries/nvtx/rows_coded.sql: no
+    string read per range, no join) when the ranges came from the pages and the stacks from the
+    sweep, else by the query. ``per_range``: build_per_range's arrays (None: read from its table)."""
     state = _swept(trace)
     ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
     codes = ranges.codes if ranges is not None else None
     if state is None or ranges is None or codes is None or len(state.stacks.lvl) != len(codes.name_code):
         trace.materialize("nvtx_rows", "nsysq_nvtx_rows", rebuild=True, **params)
         return
-    scratch = _coded_tables(ranges.columns, codes, state.stacks.lvl)
+    if per_range is None:
+        per_range = trace.run_arrays("nvtx_per_range_arrays", record=False)
+    scratch = _coded_tables(ranges.columns, codes, state.stacks.lvl, per_range)
+    del per_range
     trace.materialize_via(
         "nvtx_rows", "nsysq_nvtx_rows", "nvtx_rows_coded", scratch, note=_ROWS_NOTE, **params
     )
 
 
-def _coded_tables(columns: dict[str, Any], codes: nvtx_ranges.Coded, lvl: Any) -> dict[str, dict[str, Any]]:
-    """The tables queries/nvtx/rows_coded.sql reads: the kept ranges, the names, the domains."""
+def _coded_tables(
+    columns: dict[str, Any], codes: nvtx_ranges.Coded, lvl: Any, per_range: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """The tables queries/nvtx/rows_coded.sql reads: the kept ranges (each with its row of
+    ``per_range``, the per-range sums), the names, the domains."""
     import numpy as np
 
     dropped = columns["dropped"] != 0
     kept: Any = np.flatnonzero(~dropped) if dropped.any() else slice(None)  # a slice: views, no copies
     small = np.int32 if max(len(codes.names), len(codes.domains)) < (1 << 31) else np.int64
+    rid = columns["rid"][kept]
     coded = {
-        "rid": columns["rid"][kept], "lvl": lvl[kept],
+        "rid": rid, "lvl": lvl[kept],
         "name_code": codes.name_code[kept].astype(small, copy=False),
         "domain_code": codes.domain_code[kept].astype(small, copy=False),
         "cpu_ns": columns["end"][kept] - columns["start"][kept],
+        **_beside(rid, per_range),
     }  # fmt: skip
     names = {"code": np.arange(len(codes.names), dtype=small), "name": np.asarray(codes.names, object)}
     domains = {
@@ -521,6 +533,33 @@ def _coded_tables(columns: dict[str, Any], codes: nvtx_ranges.Coded, lvl: Any) -
         "domain": np.asarray(codes.domains, object),
     }
     return {"nsysq_nvtx_coded": coded, "nsysq_nvtx_coded_names": names, "nsysq_nvtx_coded_domains": domains}
+
+
+def _beside(rid: Any, per_range: dict[str, Any]) -> dict[str, Any]:
+    """per_range's columns as one value per range of ``rid``, 0 where a range has no row or a NULL
+    (rows_coded.sql's sums then equal rows.sql's over its LEFT JOIN); a row of a range not in
+    ``rid`` is left out, as by the join. The arrays themselves when their rids are ``rid`` (the
+    usual: every kept range has GPU work; no copy)."""
+    import numpy as np
+
+    got = np.asarray(np.ma.getdata(per_range["rid"]), dtype=np.int64)
+    names = [c for c in nvtx_sweep.PER_RANGE_COLUMNS if c != "rid"]
+    if len(got) == len(rid) and np.array_equal(got, rid):
+        return {c: np.asarray(np.ma.filled(per_range[c], 0), dtype=np.int64) for c in names}
+    sorter = None if bool(np.all(rid[1:] > rid[:-1])) else np.argsort(rid, kind="stable")
+    at = np.searchsorted(rid, got, sorter=sorter)
+    inside = at < len(rid)
+    at, found = at[inside], np.flatnonzero(inside)
+    if sorter is not None:
+        at = sorter[at]
+    same = rid[at] == got[found]
+    at, found = at[same], found[same]
+    out = {}
+    for c in names:
+        column = np.zeros(len(rid), dtype=np.int64)
+        column[at] = np.ma.filled(per_range[c], 0)[found]
+        out[c] = column
+    return out
 
 
 _ROWS_NOTE = (

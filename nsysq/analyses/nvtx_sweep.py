@@ -418,7 +418,7 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
 
     if not len(op_idx):
         empty = np.zeros(0, np.int64)
-        return dict.fromkeys(_PER_RANGE_COLUMNS, empty)
+        return dict.fromkeys(PER_RANGE_COLUMNS, empty)
     nops = len(ops.gs)
     if (int(range_idx.max()) + 1) * (nops + 1) >= _I64_SAFE:
         return None
@@ -444,7 +444,7 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     ordered[0::2], ordered[1::2] = even, found
     if any(p is None for p in ordered):
         return None
-    return {c: np.concatenate([p.pop(c) for p in ordered if p is not None]) for c in _PER_RANGE_COLUMNS}
+    return {c: np.concatenate([p.pop(c) for p in ordered if p is not None]) for c in PER_RANGE_COLUMNS}
 
 
 #: Pairs per run of :func:`per_range` (its sort keys and gathered GPU intervals: ~50 bytes each).
@@ -497,7 +497,7 @@ def _per_range_part(ops: Ops, op_idx: Any, range_idx: Any, rank: Any, by_time: A
     del kind
     out["gpu_span_ns"] = last_end - low
     out["gpu_busy_ns"] = _busy(gs, ge, first, rid, np.concatenate([[0], np.cumsum(widths)[:-1]]) - low)
-    return {c: out[c] for c in _PER_RANGE_COLUMNS}
+    return {c: out[c] for c in PER_RANGE_COLUMNS}
 
 
 def per_range_fits(ops: Ops, range_idx: Any) -> bool:
@@ -560,7 +560,8 @@ def _kind_sums(kind: Any, gs: Any, ge: Any, first: Any, scratch: Any) -> tuple[A
     return np.add.reduceat(dur, first), graph_ns
 
 
-_PER_RANGE_COLUMNS = (
+#: per_range.sql's columns, in its order (the sweep's per-range rows; nvtx sets them beside the ranges).
+PER_RANGE_COLUMNS = (
     "rid", "kernels", "kernel_ns", "memcpys", "memsets", "graph_executions", "graph_ns", "gpu_span_ns",
     "gpu_busy_ns",
 )  # fmt: skip

@@ -1,12 +1,14 @@
 -- name: nvtx_rows_coded
--- version: 2
--- returns: queries/nvtx/rows.sql's rows (same columns, types and order) from the kept ranges as numeric arrays (nsysq.analyses.nvtx): per kept range its rid, level, CPU-side duration, and its name and domain as codes into two small tables, so that no string is read per range.
--- tables: nsysq_nvtx_coded (rid, lvl, name_code, domain_code, cpu_ns: one row per kept range), nsysq_nvtx_coded_names (code, name), nsysq_nvtx_coded_domains (code, domain), nsysq_nvtx_per_range (queries/nvtx/per_range.sql)
+-- version: 3
+-- returns: queries/nvtx/rows.sql's rows (same columns, types and order) from the kept ranges as numeric arrays (nsysq.analyses.nvtx): per kept range its rid, level, CPU-side duration, its GPU work (queries/nvtx/per_range.sql's columns beside it, 0 for a range with none: no join), and its name and domain as codes into two small tables, so that no string is read per range.
+-- tables: nsysq_nvtx_coded (rid, lvl, name_code, domain_code, cpu_ns, and nsysq_nvtx_per_range's kernels, kernel_ns, memcpys, memsets, graph_executions, graph_ns, gpu_span_ns, gpu_busy_ns: one row per kept range), nsysq_nvtx_coded_names (code, name), nsysq_nvtx_coded_domains (code, domain)
 -- params: depth (integer or NULL); like (pattern or NULL); domain (name or NULL); group_names (boolean)
 -- dialect: duckdb
 -- Ranges are grouped by integer codes (each folded name and each domain stands for the smallest
 -- code carrying it) and the strings joined to the groups at the end: no string per range, in the
--- join or in the grouping's hash table.
+-- join or in the grouping's hash table. A range with no GPU work carries zeros where rows.sql's
+-- LEFT JOIN gives NULLs: the sums below come out the same (a NULL adds nothing; COALESCE makes a
+-- group of NULLs 0).
 WITH names AS (
     SELECT
         code,
@@ -31,12 +33,11 @@ instances AS (
         d.domain_group,
         n.name_group,
         r.cpu_ns,
-        p.kernels, p.kernel_ns, p.memcpys, p.memsets, p.graph_executions, p.graph_ns,
-        p.gpu_span_ns, p.gpu_busy_ns
+        r.kernels, r.kernel_ns, r.memcpys, r.memsets, r.graph_executions, r.graph_ns,
+        r.gpu_span_ns, r.gpu_busy_ns
     FROM nsysq_nvtx_coded AS r
     JOIN name_groups AS n ON n.code = r.name_code
     JOIN domain_groups AS d ON d.code = r.domain_code
-    LEFT JOIN nsysq_nvtx_per_range AS p ON p.rid = r.rid
     WHERE $depth IS NULL OR r.lvl = $depth
 ),
 grouped AS (
