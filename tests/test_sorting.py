@@ -33,6 +33,19 @@ def test_lexsorted_is_lexsort(seed: int) -> None:
     assert np.array_equal(got, np.lexsort(keys[::-1])), [k.dtype for k in keys]
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_lexsorted_writes_the_rows_a_run_at_a_time(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The row numbers packed beside the key go in _RUN at a time (a reused buffer, no arange as
+    long as the key): runs of 7 rows, a last run shorter or full, give np.lexsort's order."""
+    from nsysq.base import sorting
+
+    monkeypatch.setattr(sorting, "_RUN", 7)
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([7, 8, 13, 14, 15, 200, 3001]))
+    keys = [_key(rng, 5, n), _key(rng, int(rng.choice([0, 5])), n)]  # many descents: the packed sort
+    assert np.array_equal(lexsorted(keys), np.lexsort(keys[::-1]))
+
+
 def test_lexsorted_resolves_ties_by_the_keys_that_did_not_fit() -> None:
     start = np.array([5, 5, 5, 1, 1, 9], dtype=np.int64)
     end = np.array([-(2**62), 2**62, 0, 3, -3, 7], dtype=np.int64)  # too wide to pack beside start

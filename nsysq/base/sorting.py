@@ -62,11 +62,24 @@ def _sorted_with_rows(key: Any, *, need_ties: bool) -> tuple[Any, Any]:
         return order, (_ties(key, order) if need_ties else None)
     bits = max(n - 1, 1).bit_length()
     key <<= bits
-    key |= np.arange(n, dtype=np.int64)
+    _or_rows(key)
     key.sort()  # numpy's vectorized sort: the row number makes every key distinct, so order is stable
     tie = _shifted_ties(key, bits) if need_ties else None
     key &= (1 << bits) - 1
     return key, tie
+
+
+def _or_rows(key: Any) -> None:
+    """``key |= np.arange(len(key))``, _RUN rows at a time through one reused buffer: an arange as
+    long as the key is fresh memory, and first touches of fresh memory cost more than the OR."""
+    import numpy as np
+
+    n = len(key)
+    rows = np.arange(min(_RUN, n), dtype=np.int64)
+    buf = np.empty_like(rows)
+    for a in range(0, n, _RUN):
+        b = min(a + _RUN, n)
+        np.bitwise_or(key[a:b], np.add(rows[: b - a], a, out=buf[: b - a]), out=key[a:b])
 
 
 def _shifted_ties(key: Any, bits: int) -> Any:
