@@ -105,3 +105,22 @@ def test_coded_is_unique_with_inverse(kind: str) -> None:
     assert np.array_equal(distinct, expected_distinct)
     assert np.array_equal(codes.astype(np.int64), expected_codes)
     assert np.array_equal(distinct[codes], values)
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, 7, 8, 20, 1000])
+def test_place_rows_is_the_arange_scatter(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """place_rows(out, at) is out[at] = arange(len(at)), in runs of 7 rows: an order's inverse, and a
+    KeyIndex table's positions."""
+    from nsysq.base import sorting
+
+    monkeypatch.setattr(sorting, "_RUN", 7)
+    rng = np.random.default_rng(n)
+    for dtype in (np.int32, np.int64):
+        at = rng.permutation(n)
+        want = np.full(n, -1, dtype=dtype)
+        want[at] = np.arange(n, dtype=dtype)
+        got = np.full(n, -1, dtype=dtype)
+        sorting.place_rows(got, at)
+        assert got.dtype == dtype and np.array_equal(got, want)
+    keys = np.unique(rng.integers(0, 3 * n + 1, n))
+    assert np.array_equal(KeyIndex(keys).find(keys), np.arange(len(keys)))

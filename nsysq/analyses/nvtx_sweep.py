@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from nsysq.base.sorting import KeyIndex, coded, lexsorted
+from nsysq.base.sorting import KeyIndex, coded, lexsorted, place_rows
 from nsysq.base.threads import side_by_side
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     nops = len(ops.gs)
     by_time = lexsorted((ops.gs, ops.ge))
     rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory
-    rank[by_time] = np.arange(nops, dtype=rank.dtype)
+    place_rows(rank, by_time)
     tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
     timed = by_time if ops.called.all() else by_time[ops.called[by_time]]  # all: the usual
     del by_time
@@ -423,7 +423,7 @@ def per_range(ops: Ops, op_idx: Any, range_idx: Any, rank: Any) -> dict[str, Any
     if (int(range_idx.max()) + 1) * (nops + 1) >= _I64_SAFE:
         return None
     by_time = np.empty(nops, dtype=rank.dtype)
-    by_time[rank] = np.arange(nops, dtype=rank.dtype)
+    place_rows(by_time, rank)
     chunks = _range_chunks(range_idx, CHUNK_PAIRS // 2)
     if len(chunks) == 1:
         return _per_range_part(ops, op_idx, range_idx, rank, by_time)

@@ -82,6 +82,20 @@ def _or_rows(key: Any) -> None:
         np.bitwise_or(key[a:b], np.add(rows[: b - a], a, out=buf[: b - a]), out=key[a:b])
 
 
+def place_rows(out: Any, at: Any) -> None:
+    """``out[at] = np.arange(len(at))`` (in ``out``'s type), _RUN rows at a time through one reused
+    buffer: no arange as long as ``at`` (fresh memory, see _or_rows). With ``at`` an order,
+    ``out`` becomes its inverse (each row's rank)."""
+    import numpy as np
+
+    n = len(at)
+    rows = np.arange(min(_RUN, n), dtype=out.dtype)
+    buf = np.empty_like(rows)
+    for a in range(0, n, _RUN):
+        b = min(a + _RUN, n)
+        out[at[a:b]] = np.add(rows[: b - a], a, out=buf[: b - a], dtype=out.dtype)
+
+
 def _shifted_ties(key: Any, bits: int) -> Any:
     """Per pair of neighbours in the sorted ``key``, whether they are equal above the low ``bits``
     (_RUN rows at a time, in one reused buffer: no temporary as long as the key)."""
@@ -233,7 +247,7 @@ class KeyIndex:
             if high - low + 1 <= _DENSE * n:
                 self.low = low
                 self.table = np.full(high - low + 1, -1, dtype=np.int32 if n < (1 << 31) else np.int64)
-                self.table[np.asarray(keys, dtype=np.int64) - low] = np.arange(n, dtype=self.table.dtype)
+                place_rows(self.table, np.asarray(keys, dtype=np.int64) - low)
 
     def find(self, wanted: Any) -> Any:
         """Per value of ``wanted`` (int64), the position of the key equal to it (-1: none), int64."""
