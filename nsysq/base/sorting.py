@@ -13,7 +13,7 @@ pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 _LIMIT = 1 << 62  # the packed key's range stays below this (no int64 overflow)
@@ -69,31 +69,32 @@ def _sorted_with_rows(key: Any, *, need_ties: bool) -> tuple[Any, Any]:
     return key, tie
 
 
-def _or_rows(key: Any) -> None:
-    """``key |= np.arange(len(key))``, _RUN rows at a time through one reused buffer: an arange as
-    long as the key is fresh memory, and first touches of fresh memory cost more than the OR."""
+def _row_runs(n: int, dtype: Any) -> Iterator[tuple[slice, Any]]:
+    """The row numbers 0..n-1 (``dtype``) _RUN at a time: per run its slice and its numbers, in one
+    reused buffer (valid until the next run). An arange as long as the rows would be fresh memory,
+    and first touches of fresh memory cost more than the passes that use it."""
     import numpy as np
 
-    n = len(key)
-    rows = np.arange(min(_RUN, n), dtype=np.int64)
+    rows = np.arange(min(_RUN, n), dtype=dtype)
     buf = np.empty_like(rows)
     for a in range(0, n, _RUN):
         b = min(a + _RUN, n)
-        np.bitwise_or(key[a:b], np.add(rows[: b - a], a, out=buf[: b - a]), out=key[a:b])
+        yield slice(a, b), np.add(rows[: b - a], a, out=buf[: b - a], dtype=dtype)
+
+
+def _or_rows(key: Any) -> None:
+    """``key |= np.arange(len(key))`` a run at a time (_row_runs)."""
+    import numpy as np
+
+    for run, numbers in _row_runs(len(key), np.int64):
+        np.bitwise_or(key[run], numbers, out=key[run])
 
 
 def place_rows(out: Any, at: Any) -> None:
-    """``out[at] = np.arange(len(at))`` (in ``out``'s type), _RUN rows at a time through one reused
-    buffer: no arange as long as ``at`` (fresh memory, see _or_rows). With ``at`` an order,
-    ``out`` becomes its inverse (each row's rank)."""
-    import numpy as np
-
-    n = len(at)
-    rows = np.arange(min(_RUN, n), dtype=out.dtype)
-    buf = np.empty_like(rows)
-    for a in range(0, n, _RUN):
-        b = min(a + _RUN, n)
-        out[at[a:b]] = np.add(rows[: b - a], a, out=buf[: b - a], dtype=out.dtype)
+    """``out[at] = np.arange(len(at))`` (in ``out``'s type) a run at a time (_row_runs). With ``at``
+    an order, ``out`` becomes its inverse (each row's rank)."""
+    for run, numbers in _row_runs(len(at), out.dtype):
+        out[at[run]] = numbers
 
 
 def _shifted_ties(key: Any, bits: int) -> Any:
