@@ -314,3 +314,81 @@ def test_iteration_ops_from_the_calls_are_the_querys(loop: Path, tmp_path: Path)
         assert list(zip(got[0], got[3], strict=True)) == list(zip(want[0], want[3], strict=True)), path.name
         checked += bool(got[0])
     assert checked >= 4
+
+
+def _random_ranges_spec(seed: int) -> Any:
+    """Push/pop ranges nested at random (names from a small pool, back-to-back and zero-length
+    ones, ties) on two threads and two domains, and start/end ranges of repeated names, some
+    overlapping each other: candidate groups of every kind."""
+    import random
+
+    from nsysq.synth.writer import H200, TraceSpec, global_tid
+
+    rng = random.Random(seed)
+    ranges: list[dict[str, Any]] = []
+    tids = [global_tid(4242, 4242), global_tid(4242, 4243)]
+
+    def nest(tid: int, dom: int, lo: int, hi: int, depth: int) -> None:
+        t = lo
+        while t < hi and depth < 4:
+            start = t + rng.choice([0, 0, 1, 5])
+            end = min(hi, start + rng.choice([0, 3, 10, 40]))
+            if start > hi:
+                break
+            name = rng.choice(["step", "fwd", "bwd", "opt", f"d{depth}"])
+            ranges.append({"start": start, "end": end, "eventType": 59, "globalTid": tid, "domainId": dom,
+                           "text": name})  # fmt: skip
+            if end > start and rng.random() < 0.6:
+                nest(tid, dom, start, end, depth + 1)
+            t = end + rng.choice([0, 0, 2])
+
+    for tid in tids:
+        for dom in (0, 1):
+            nest(tid, dom, 1_000, 1_400, 0)
+        for i in range(rng.randint(3, 8)):  # start/end ranges: some overlap, some not
+            start = 1_000 + rng.randint(0, 350) if rng.random() < 0.5 else 1_000 + 50 * i
+            ranges.append({"start": start, "end": start + rng.choice([0, 10, 49, 120]), "eventType": 60,
+                           "globalTid": tid, "domainId": 0, "text": rng.choice(["io", "io", "load"]),
+                           "rangeId": i + 1})  # fmt: skip
+    kernels = [{"start": 1_500, "end": 1_510, "correlationId": 1, "globalPid": tids[0] & ~0xFFFFFF,
+                "shortName": "k", "demangledName": "k"}]  # fmt: skip
+    return TraceSpec(version="2024.6", nvtx=ranges, kernels=kernels, gpus=[H200],
+                     analysis={"duration": 10_000, "startTime": 0, "stopTime": 10_000})  # fmt: skip
+
+
+def test_candidate_groups_from_the_stacks_are_the_querys(loop: Path, tmp_path: Path) -> None:
+    """candidates.groups (push/pop groups taken as never overlapping, start/end ones sorted) gives
+    queries/iters/candidates.sql's rows in its order (``overlaps`` compared as none or some: the
+    array counts ranges starting before the previous one ended, the query before any earlier one),
+    on random nests of push/pop and start/end ranges, the training loop, the NVTX scenarios, the
+    nested-NVTX generator and the real exports with NVTX."""
+    from nsysq.iterations import candidates, source
+    from nsysq.synth import big
+    from nsysq.synth.writer import write_trace
+    from tests.fixtures import nvtx_scenarios
+
+    paths = [loop, big(tmp_path / "nested.sqlite", 20_000, nested_nvtx=True)]
+    paths += [write_trace(tmp_path / f"random{s}.sqlite", _random_ranges_spec(s)) for s in range(12)]
+    paths += [nvtx_scenarios.build(name, tmp_path) for name in nvtx_scenarios.SPECS]
+    paths += [p for p in REAL_TRACES if _has_nvtx(p)]
+    keys = ("tid", "dom", "domain", "name", "lvl", "profiler", "instances", "fit")
+    compared = overlapping = 0
+    for path in paths:
+        with Session(path, cache=False) as trace:
+            try:
+                found = source._path(trace)
+            except NoDataError:
+                continue
+            if found.stacks is None:
+                continue
+            got = candidates.groups(trace, found.stacks, source.MIN_INSTANCES)
+            assert got is not None, path.name
+            least = source.MIN_INSTANCES
+            trace.materialize("iters_candidates", source.GROUPS, rebuild=True, min_instances=least)
+            want = trace.sql_table(f"SELECT * FROM {source.GROUPS}").records()
+        fast = [(*(r[k] for k in keys), r["overlaps"] > 0) for r in got[0]]
+        slow = [(*(r[k] for k in keys), r["overlaps"] > 0) for r in want]
+        assert fast == slow, path.name
+        compared += 1
+        overlapping += sum(r["overlaps"] > 0 for r in want)
+    assert compared >= 14 and overlapping > 0  # some group overlaps itself: the sorted branch ran

@@ -1,13 +1,14 @@
 """The candidate step ranges as arrays: queries/iters/candidates.sql's groups, from the sweep's stacks.
 
 A group is the kept ranges of one (domain, step name) at one nesting level on one thread and
-domain (every ProfilerStep#N counts as the one name 'ProfilerStep#N'); its ranges overlap when one
-starts before the previous one (by start, then rid) ended, which is the query's test (a range that
-starts before some earlier one ended) for being none: sorted by start, a sequence with no range
-starting before the previous one's end has every range start at or after every earlier end. The
-levels come from nsysq.analyses.nvtx_sweep's stacks, the names from queries/iters/range_codes.sql
-and range_names.sql, so no join of the ranges with their stack and no window over them is run.
-"""
+domain (every ProfilerStep#N counts as the one name 'ProfilerStep#N'), numbered by that key with no
+sort of the ranges. Its ranges overlap when one starts before the previous one (by start, then rid)
+ended, which is the query's test (a range that starts before some earlier one ended) for being
+none: sorted by start, a sequence with no range starting before the previous one's end has every
+range start at or after every earlier end. Push/pop ranges at one level of nested stacks never
+overlap, so only the groups holding a start/end range are sorted (:func:`_overlaps`). The levels
+come from nsysq.analyses.nvtx_sweep's stacks, the names from queries/iters/range_codes.sql and
+range_names.sql, so no join of the ranges with their stack and no window over them is run."""
 
 from __future__ import annotations
 
@@ -26,20 +27,30 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Ranges:
-    """The kept ranges sorted by group, then start and rid: their group (index into the groups as
-    :func:`groups` numbers them), thread, start, end and kind."""
+    """The kept ranges of the groups, in rid order: their ``rows`` in the stacks, ``group`` (index
+    into the groups as :func:`groups` numbers them) and thread (``tid_code``: index into ``tids``,
+    the threads sorted)."""
 
+    stacks: Stacks
+    rows: Any
     group: Any
-    tid: Any
-    start: Any
-    end: Any
-    pushpop: Any
+    tids: Any
+    tid_code: Any
+
+    def on_thread(self, chosen: Any, tid: int) -> Any:
+        """The positions (into ``rows``) of the ranges on thread ``tid`` of the groups ``chosen``
+        (a mask per group), in rid order."""
+        at = int(np.searchsorted(self.tids, tid))
+        if at == len(self.tids) or int(self.tids[at]) != tid:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(chosen[self.group] & (self.tid_code == at))
 
 
 def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dict[str, Any]], Ranges] | None:
     """candidates.sql's rows (its columns, but ``overlaps`` as a count of ranges starting before
     the previous one ended; same order; ``group`` numbers them) and the ranges by group; None when
-    the group keys do not fit in 64 bits or two step names share a hash."""
+    the group keys do not fit in 64 bits or two step names share a hash. ``stacks`` nest (the
+    sweep's, with no unnested push/pop range)."""
     names = trace.run("iters_range_names").records()
     hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
     if len(np.unique(hashes)) < len(hashes):  # two names share a hash: candidates.sql groups them
@@ -51,20 +62,32 @@ def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dic
     rows = np.flatnonzero(stacks.kept & kept)
     tids, tid_code = _codes(stacks.tid[rows])
     doms, dom_code = _codes(stacks.dom[rows])
-    lvl = stacks.lvl[rows]
-    width = int(lvl.max()) + 1 if len(rows) else 1
-    if len(tids) * len(doms) * max(len(names), 1) * width >= 1 << 62:
+    width = int(stacks.lvl[rows].max()) + 1 if len(rows) else 1
+    shape = (len(tids), len(doms), max(len(names), 1), width)
+    if shape[0] * shape[1] * shape[2] * shape[3] >= 1 << 62:
         return None
-    key = ((tid_code * len(doms) + dom_code) * len(names) + code[rows]) * width + lvl
-    _, group = _codes(key)
-    order = np.argsort(group, kind="stable")  # rid order: by thread, domain and start already
-    rows, group = rows[order], group[order]
-    start = stacks.start[rows]
-    if np.any((group[1:] == group[:-1]) & (start[1:] < start[:-1])):  # not in start order: sort it
-        again = np.lexsort((rows, start, group))
-        rows, group = rows[again], group[again]
-    ranges = Ranges(group, stacks.tid[rows], stacks.start[rows], stacks.end[rows], stacks.pushpop[rows])
-    return _rows(stacks, names, code, rows, ranges, profiler[rows], min_instances), ranges
+    key = ((tid_code * len(doms) + dom_code) * len(names) + code[rows]) * width + stacks.lvl[rows]
+    keys, group = _codes(key)
+    del key
+    group = group.astype(np.int32 if len(keys) < 1 << 31 else np.int64)  # memory
+    ranges = Ranges(stacks, rows, group, tids, tid_code)
+    labels = _labels(keys, shape, tids, doms)
+    return _rows(names, labels, ranges, profiler[rows], min_instances), ranges
+
+
+_Label = tuple[int, int, int, int]
+
+
+def _labels(keys: Any, shape: _Label, tids: Any, doms: Any) -> list[_Label]:
+    """Each group's (tid, dom, name position, level) from its key (thread, domain, name and level
+    codes, mixed radix ``shape``)."""
+    out = []
+    for k in keys.tolist():
+        k, lvl = divmod(k, shape[3])
+        k, name = divmod(k, shape[2])
+        t, d = divmod(k, shape[1])
+        out.append((int(tids[t]), int(doms[d]), name, lvl))
+    return out
 
 
 NOTE = (
@@ -132,30 +155,47 @@ def _codes(values: Any) -> tuple[Any, Any]:
 
 
 def _rows(
-    stacks: Stacks,
     names: list[dict[str, Any]],
-    code: Any,
-    rows: Any,
+    labels: list[_Label],
     ranges: Ranges,
     profiler: Any,
     least: int,
 ) -> list[dict[str, Any]]:
-    """One dict per group, in candidates.sql's order (``least``: the fewest instances of a fit one)."""
-    group = ranges.group
-    n = int(group[-1]) + 1 if len(group) else 0
-    same = group[1:] == group[:-1]
-    overlaps = np.bincount(group[1:][same & (ranges.start[1:] < ranges.end[:-1])], minlength=n)
+    """One dict per group, in candidates.sql's order (``profiler`` per range of ``ranges``;
+    ``least``: the fewest instances of a fit one)."""
+    group, n = ranges.group, len(labels)
     instances = np.bincount(group, minlength=n)
-    profiled = np.bincount(group, weights=profiler, minlength=n) > 0
-    first = rows[np.concatenate([[0], np.flatnonzero(~same) + 1])] if n else rows[:0]
+    profiled = np.zeros(n, dtype=bool)
+    profiled[group[profiler]] = True
+    overlaps = _overlaps(ranges, n)
     out = []
-    for g, r in enumerate(first):
-        label = names[int(code[r])]
+    for g, (tid, dom, name, lvl) in enumerate(labels):
+        label = names[name]
         out.append({
-            "tid": int(stacks.tid[r]), "dom": int(stacks.dom[r]), "domain": label["domain"],
-            "name": label["name"], "lvl": int(stacks.lvl[r]), "profiler": bool(profiled[g]),
-            "instances": int(instances[g]), "overlaps": int(overlaps[g]), "group": g,
-            "fit": bool(not profiled[g] and instances[g] >= least and overlaps[g] == 0),
+            "tid": tid, "dom": dom, "domain": label["domain"], "name": label["name"], "lvl": lvl,
+            "profiler": bool(profiled[g]), "instances": int(instances[g]), "overlaps": int(overlaps[g]),
+            "group": g, "fit": bool(not profiled[g] and instances[g] >= least and overlaps[g] == 0),
         })  # fmt: skip
     out.sort(key=lambda r: (not r["profiler"], -r["instances"], r["lvl"], r["tid"], r["dom"], r["name"]))
+    return out
+
+
+def _overlaps(ranges: Ranges, n: int) -> Any:
+    """Per group 0..n-1, its ranges that start before the previous one (by start, then rid) ended.
+    Push/pop ranges at one level of one stack never overlap when the stacks nest: a range still
+    open at a push puts the push a level deeper (nsysq.analyses.nvtx_sweep's levels, where a range
+    ending at the push's instant is closed). So only the groups holding a start/end range are
+    sorted and compared."""
+    st, rows, group = ranges.stacks, ranges.rows, ranges.group
+    out = np.zeros(n, dtype=np.int64)
+    mixed = np.zeros(n, dtype=bool)
+    mixed[group[~st.pushpop[rows]]] = True
+    if not mixed.any():
+        return out
+    pos = np.flatnonzero(mixed[group])
+    sub, grp = rows[pos], group[pos]
+    order = np.lexsort((sub, st.start[sub], grp))
+    sub, grp = sub[order], grp[order]
+    same = grp[1:] == grp[:-1]
+    out += np.bincount(grp[1:][same & (st.start[sub][1:] < st.end[sub][:-1])], minlength=n)
     return out

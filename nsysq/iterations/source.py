@@ -229,7 +229,7 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
     chosen = np.zeros(int(ranges.group.max()) + 1, dtype=bool)
     chosen[[g["group"] for g in fits]] = True
     tids = sorted({int(g["tid"]) for g in fits})
-    of = partial(_threads_gpu, calls, ranges, chosen[ranges.group], len(chosen))
+    of = partial(_threads_gpu, calls, ranges, chosen)
     if len(tids) > 1:  # the threads shared between this core and the second one (numpy alone)
         (gpu, threads), (theirs, their_threads) = side_by_side(
             partial(of, tids[0::2]), partial(of, tids[1::2])
@@ -243,31 +243,35 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
 
 
 def _threads_gpu(
-    calls: launches.Calls, ranges: candidates.Ranges, chosen: Any, n: int, tids: list[int]
+    calls: launches.Calls, ranges: candidates.Ranges, chosen: Any, tids: list[int]
 ) -> tuple[Any, dict[int, int]]:
-    """Per group 0..n-1, the GPU time its ranges (``chosen`` per range: of a fit group) on threads
-    ``tids`` hold; and per thread, the GPU time of every call it launches (numpy alone: it may run
-    on a thread of its own)."""
+    """Per group (``chosen``: the fit ones), the GPU time its ranges on threads ``tids`` hold; and
+    per thread, the GPU time of every call it launches (numpy alone: it may run on a thread of its
+    own)."""
+    n = len(chosen)
     gpu = np.zeros(n, dtype=np.int64)
     threads = {}
     for tid in tids:
-        rows = np.flatnonzero(chosen & (ranges.tid == tid))
+        at = ranges.on_thread(chosen, tid)
         order = calls.thread(tid)
         threads[tid] = int(calls.gpu[order].sum())
-        gpu += _group_gpu(calls, order, ranges, rows, n)
+        gpu += _group_gpu(calls, order, ranges.stacks, ranges.rows[at], ranges.group[at], n)
     return gpu, threads
 
 
-def _group_gpu(calls: launches.Calls, order: Any, ranges: candidates.Ranges, rows: Any, n: int) -> Any:
-    """Per group 0..n-1: the GPU time of the calls (``order``: one thread's) its ranges ``rows``
-    hold, each call once per group: a fit group's push/pop ranges are disjoint, so by a prefix sum
-    per range (launches.held_gpu) when the thread's calls do not overlap, else by the pairs."""
-    starts, ends, pushpop = ranges.start[rows], ranges.end[rows], ranges.pushpop[rows]
+def _group_gpu(
+    calls: launches.Calls, order: Any, stacks: nvtx_sweep.Stacks, rows: Any, group: Any, n: int
+) -> Any:
+    """Per group 0..n-1: the GPU time of the calls (``order``: one thread's) its ranges (``rows``
+    of the stacks, of groups ``group``) hold, each call once per group: a fit group's push/pop
+    ranges are disjoint, so by a prefix sum per range (launches.held_gpu) when the thread's calls
+    do not overlap, else by the pairs."""
+    starts, ends, pushpop = stacks.start[rows], stacks.end[rows], stacks.pushpop[rows]
     per_range = launches.held_gpu(calls, order, starts, ends) if pushpop.all() else None
     if per_range is not None:
-        return sum_by(ranges.group[rows], per_range, n)
+        return sum_by(group, per_range, n)
     at, pos = launches.held(calls, order, starts, ends, pushpop)
-    return launches.gpu_of(calls, at, ranges.group[rows][pos], n, distinct=not pushpop.all())
+    return launches.gpu_of(calls, at, group[pos], n, distinct=not pushpop.all())
 
 
 def _share_order(r: dict[str, Any]) -> tuple[Any, ...]:
