@@ -392,3 +392,36 @@ def test_candidate_groups_from_the_stacks_are_the_querys(loop: Path, tmp_path: P
         compared += 1
         overlapping += sum(r["overlaps"] > 0 for r in want)
     assert compared >= 14 and overlapping > 0  # some group overlaps itself: the sorted branch ran
+
+
+def test_unattributed_from_the_calls_a_run_at_a_time_is_the_querys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """launches.Kept.unattributed, the calls' windows found a run of 7 calls at a time, gives
+    queries/iters/unattributed.sql's row: on the autograd loop (work launched during the steps from
+    another thread), the loop named otherwise and the nested-NVTX generator."""
+    import numpy as np
+
+    from nsysq.iterations import launches, source
+    from nsysq.synth import big
+
+    monkeypatch.setattr(launches, "_RUN", 7)
+    paths = [
+        plan.training(tmp_path / "autograd.sqlite", autograd=True),
+        plan.training(tmp_path / "named.sqlite", step_name="train_step"),
+        big(tmp_path / "nested.sqlite", 20_000, nested_nvtx=True),
+    ]
+    during = 0
+    for path in paths:
+        with Session(path, cache=False) as trace:
+            found = source.find_iterations(trace)
+            assert found.kept is not None, path.name
+            order = np.argsort(found.starts, kind="stable")
+            starts, ends = found.starts[order], found.ends[order]
+            fast = found.kept.unattributed(starts, ends)
+            slow = trace.run(
+                "iters_unattributed", starts=[int(v) for v in starts], ends=[int(v) for v in ends]
+            ).records()[0]
+        assert fast == {k: int(slow[k]) for k in fast}, path.name
+        during += fast["during_ops"]
+    assert during > 0

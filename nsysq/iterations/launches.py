@@ -391,12 +391,16 @@ class Kept:
         (ascending starts), on any thread."""
         calls = self.calls
         left = calls.op_timed & ~np.append(self.mask, False)[calls.op_call]  # op_call -1: no call
-        window = np.searchsorted(starts, calls.s, side="right") - 1
+        inside = np.zeros(len(calls.s) + 1, dtype=bool)  # the last: no call
         if len(starts):
-            inside = (window >= 0) & (calls.s <= ends[np.maximum(window, 0)])
-        else:
-            inside = np.zeros(len(calls.s), dtype=bool)
-        during = left & np.append(inside, False)[calls.op_call]
+            for a in range(0, len(calls.s), _RUN):  # a run at a time: no temporary as long as the calls
+                s = calls.s[a : a + _RUN]
+                window = np.searchsorted(starts, s, side="right")
+                window -= 1
+                inside[a : a + len(s)] = window >= 0
+                np.maximum(window, 0, out=window)
+                inside[a : a + len(s)] &= s <= ends[window]
+        during = left & inside[calls.op_call]
         return {
             "ops": int(np.count_nonzero(left)),
             "gpu_ns": int(calls.op_ns.sum(where=left)),
