@@ -73,9 +73,16 @@ def read_calls(trace: Session) -> Calls | None:
         calls = trace.run_arrays("iters_call_arrays")
     else:
         trace.note_query("iters_call_arrays", DECODED_NOTE)
-    trace.release_columns(schema.RUNTIME)  # memory: a later query that reads it decodes it again
+    _release_calls(trace)
     ops = trace.run_arrays("iters_op_arrays")
     return _joined(calls, ops.pop("k"), ops.pop("d"))
+
+
+def _release_calls(trace: Session) -> None:
+    """Let go of the runtime table's decoded columns (memory: a later query that reads it decodes
+    it again), the trace's span read first: the table's t0 reads them (every iters row counts from it)."""
+    _ = trace.span
+    trace.release_columns(schema.RUNTIME)
 
 
 def _joined(calls: dict[str, Any], op_keys: Any, op_ns: Any) -> Calls | None:
@@ -154,7 +161,7 @@ def fetch_calls(trace: Session) -> FetchedCalls | None:
             ops.append(found)
     trace.note_query("iters_call_arrays", DECODED_NOTE)
     trace.note_query("iters_op_arrays", DECODED_NOTE)
-    trace.release_columns(schema.RUNTIME)
+    _release_calls(trace)
     return FetchedCalls(calls, ops)
 
 

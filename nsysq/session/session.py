@@ -421,15 +421,10 @@ class Session:
 
     def release_columns(self, table: str, columns: tuple[str, ...] | None = None) -> None:
         """Free the decoded arrays of ``table``'s ``columns`` (None: every column) on a direct read;
-        a later query that reads them decodes them again. A no-op on a cached copy. The trace's
-        span (``t0``, which stamps every answer) is read first when it reads them."""
+        a later query that reads them decodes them again. A no-op on a cached copy."""
         decoded = self._decoded.tables.get(table) if self._decoded is not None else None
         if decoded is None:
             return
-        span = catalog.get("trace_span")
-        if "span" not in self.__dict__ and table in span.table_names:
-            if columns is None or set(columns) & set(span.columns_of(table)):
-                _ = self.span  # every answer's clock reads the table: taken before its columns go
         if columns is None:
             decoded.release()
         else:
