@@ -800,3 +800,41 @@ def test_per_range_beside_the_ranges_sums_as_the_left_join(seed: int) -> None:
     assert set(beside) == set(names)
     got = [(int(g), *(int(beside[c][group == g].sum()) for c in names)) for g in sorted(set(group.tolist()))]
     assert [tuple(int(v) for v in row) for row in want] == got
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parents_by_level_are_the_parents_by_one_sort(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvtx_sweep._parents (a pass over the pushes per level, here at any depth) gives
+    _parents_by_key's parents (one sort of (level, position) keys, which stacks deeper than
+    _FEW_LEVELS take) on random nested stacks, shallow and deep, several to a run of boundaries."""
+    import numpy as np
+
+    from nsysq.analyses import nvtx_sweep
+
+    monkeypatch.setattr(nvtx_sweep, "_FEW_LEVELS", 1 << 20)
+    rng = np.random.default_rng(seed)
+    ev_g, ev_range, delta = [], [], []
+    ranges = 0
+    for g in range(int(rng.integers(1, 5))):
+        depth, cap = 0, int(rng.choice([1, 3, 8, 200]))
+        for _ in range(int(rng.integers(1, 3000))):
+            push = depth == 0 or (depth < cap and rng.random() < 0.5)
+            ev_g.append(g)
+            ev_range.append(ranges if push else -1)
+            delta.append(1 if push else -1)
+            ranges += push
+            depth += 1 if push else -1
+        ev_g += [g] * depth
+        ev_range += [-1] * depth
+        delta += [-1] * depth
+    g_arr, range_arr, d_arr = np.array(ev_g), np.array(ev_range), np.array(delta)
+    depth_arr = np.zeros(len(d_arr), dtype=np.int64)
+    for g in np.unique(g_arr):
+        depth_arr[g_arr == g] = np.cumsum(d_arr[g_arr == g])
+    pushes = np.flatnonzero(d_arr == 1)
+    levels = depth_arr[pushes] - 1
+    by_level, by_key = np.full(ranges, -1), np.full(ranges, -1)
+    nvtx_sweep._parents(pushes, levels, g_arr, range_arr, by_level)
+    nvtx_sweep._parents_by_key(pushes, levels, g_arr, range_arr, by_key)
+    assert np.array_equal(by_level, by_key)
+    assert np.count_nonzero(by_level >= 0) == np.count_nonzero(levels > 0)  # every child has one

@@ -125,11 +125,38 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
 
 
 def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
-    """stack.sql's parent: the last push one level up at or before each push, on the same stack."""
+    """stack.sql's parent: the last push one level up at or before each push, on the same stack.
+    Each level's pushes (ascending positions) are taken by one pass over the levels, and a child's
+    parent found by one binary search among the level above's (stacks up to _FEW_LEVELS deep;
+    deeper ones by one sort of (level, position) keys)."""
     import numpy as np
 
     if not len(pushes):
         return
+    top = int(levels.max())
+    if top > _FEW_LEVELS:
+        _parents_by_key(pushes, levels, ev_g, ev_range, prid)
+        return
+    above = pushes[levels == 0]
+    for level in range(1, top + 1):
+        child = pushes[levels == level]
+        j = np.searchsorted(above, child, side="left")
+        j -= 1
+        ok = j >= 0
+        np.maximum(j, 0, out=j)
+        parent = above[j]
+        ok &= ev_g[parent] == ev_g[child]
+        prid[ev_range[child[ok]]] = ev_range[parent[ok]]
+        above = child
+
+
+_FEW_LEVELS = 64  # a pass over the pushes per level, up to this deep
+
+
+def _parents_by_key(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
+    """:func:`_parents` by one sort of (level, position) keys, for stacks deeper than 16 bits."""
+    import numpy as np
+
     span = int(len(ev_g)) + 1
     key = levels * span + pushes
     order = np.argsort(key, kind="stable")
