@@ -239,3 +239,28 @@ def test_json_text_is_json_dumps_byte_for_byte(seed: int) -> None:
     }  # fmt: skip
     for value in (doc, rows, odd, [doc, doc], _json_value(rng)):
         assert json_text.dumps(value) == json.dumps(value, indent=2, default=str, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_column_cells_are_cell_by_cell(seed: int) -> None:
+    """render.column_cells (a column's usual values formatted by its name once) gives cell()'s
+    text for every value: None, bools, ints, strs, finite and non-finite floats and Decimals, in
+    columns named by unit, id, percent, score, ratio, rank and name, in every unit, cut or not."""
+    from decimal import Decimal
+
+    rng = random.Random(seed)
+    columns = ("total_ns", "kernel_ms", "correlation_id", "gpu_pct", "share_percent", "score",
+               "z_score", "ratio", "speed_ratio", "rank", "name", "value", "instances", "cause")  # fmt: skip
+    pool: list[Any] = [None, True, False, 0, 7, -3, 1234567, 2**40, "", "gemm", "x" * 100, 0.0,
+                       -2.5, 3.14159, 1e16, 12345.678, float("nan"), float("inf"), Decimal("2.5"),
+                       0.001]  # fmt: skip
+    for column in columns:
+        for unit in ("ns", "us", "ms", "s"):
+            for cut in (True, False):
+                values = [rng.choice(pool) for _ in range(60)]
+                values = [v for v in values if not (isinstance(v, str) and column.endswith(_NUMBERED))]
+                want = [render_mod.cell(column, v, unit, cut=cut) for v in values]
+                assert render_mod.column_cells(column, values, unit, cut=cut) == want, (column, unit)
+
+
+_NUMBERED = ("_pct", "_percent", "score", "ratio")  # cell() formats a str there as a number: an error

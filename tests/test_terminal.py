@@ -228,8 +228,14 @@ def test_rows_written_by_hand_are_richs_own(mode: str, monkeypatch: pytest.Monke
     if mode == "terminal":
         monkeypatch.setenv("NO_COLOR", "1")
     written: list[str] = []
-    by_hand = render_mod._plain_row
-    monkeypatch.setattr(render_mod, "_plain_row", lambda *a: written.append(by_hand(*a)) or written[-1])
+    by_hand = render_mod._plain_rows
+
+    def spied(*args: object) -> list[str]:
+        lines = by_hand(*args)
+        written.extend(lines)
+        return lines
+
+    monkeypatch.setattr(render_mod, "_plain_rows", spied)
     rng = random.Random(7)
     mixed, before = 0, 0
     plain = ["void", "gemm", "nccl_AllReduce", "k<[T=float]>", "a b", "x::y", "[bold]", ":smile:"]

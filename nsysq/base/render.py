@@ -10,6 +10,7 @@ import math
 import os
 import sys
 import textwrap
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import IO, Any
 
@@ -93,25 +94,41 @@ def _name_text(text: str, cut: bool) -> str:
 _SPECIAL = ("_pct", "_percent", "_score", "_ratio")
 
 
+def _special_format(column: str) -> str | None:
+    """The format :func:`cell` gives a number of ``column`` by its name (None: by its type)."""
+    if column.endswith(("_pct", "_percent")):
+        return "{:.1f}%"
+    if column == "score" or column.endswith("_score"):
+        return "{:+.2f}"
+    if column == "ratio" or column.endswith("_ratio"):
+        return "{:.2f}x"
+    return None
+
+
 def column_cells(column: str, values: list[Any], unit: str, *, cut: bool = True) -> list[str]:
-    """``[cell(column, v, unit, cut=cut) for v in values]``, the usual types (int, str, finite
-    float) formatted without the per-value checks of the column's name."""
-    if column in ("score", "ratio") or column.endswith(_SPECIAL):
-        return [cell(column, v, unit, cut=cut) for v in values]
+    """``[cell(column, v, unit, cut=cut) for v in values]``, the usual values (None, bool, int,
+    str, finite float) formatted without the per-value checks of the column's name."""
+    special = _special_format(column)
+    number = special.format if special is not None else None
     is_id = column.endswith("id")
     in_unit = column.endswith("_" + unit)
     decimals = _DECIMALS[unit]
     cut_names = cut and column in _CUT_NAMES
+    none_text = "" if column == "rank" else UNKNOWN
     out: list[str] = []
     append = out.append
     for v in values:
         t = type(v)
         if t is int:
-            append(_int_text(v, is_id))
-        elif t is str:
+            append(number(v) if number is not None else str(v) if is_id else f"{v:,}")
+        elif t is str and number is None:
             append(_name_text(v, cut_names))
         elif t is float and math.isfinite(v):
-            append(_float_text(v, in_unit, decimals))
+            append(number(v) if number is not None else _float_text(v, in_unit, decimals))
+        elif v is None:
+            append(none_text)
+        elif t is bool:
+            append("yes" if v else "no")
         else:
             append(cell(column, v, unit, cut=cut))
     return out
@@ -280,7 +297,7 @@ def _by_hand(
     edge = " " * table_width(widths)
     rule = " " + "\u2500" * (table_width(widths) - 2) + " "
     body = [_plain_row(list(cells), widths, numeric) for cells in zip(*stacked, strict=True)]
-    body += [rule, *(_plain_row(list(line), widths, numeric) for line in body_rows), edge]
+    body += [rule, *_plain_rows(body_rows, widths, numeric), edge]
     return "".join(line + "\n" for line in [*([heading] if heading is not None else []), edge, *body, *lines])
 
 
@@ -395,9 +412,9 @@ def _print_plain_rows(
     at = lines.index(first)
     head, tail = lines[:at], lines[at + 1 :]
     body: list[str] = []
-    for cells, one_line in zip(rows, plain, strict=True):
+    for cells, one_line, text in zip(rows, plain, _plain_rows(rows, widths, numeric), strict=True):
         if one_line:
-            body.append(_plain_row(cells, widths, numeric))
+            body.append(text)
             continue
         own = drawn(cells)  # a row that wraps: rich's own lines for it, between the same head and tail
         if own[:at] != head or own[len(own) - len(tail) :] != tail or len(own) <= len(head) + len(tail):
@@ -438,6 +455,17 @@ def _printable(text: str) -> bool:
     """Printable ASCII, or the ellipsis and the unknown's dash: one cell each, as rich counts them."""
     ascii_ = text.replace(ELLIPSIS, ".").replace(UNKNOWN, "-")
     return ascii_.isascii() and ascii_.isprintable()
+
+
+def _plain_rows(rows: Sequence[Sequence[str]], widths: list[int], numeric: list[bool]) -> list[str]:
+    """``[_plain_row(list(cells), widths, numeric) for cells in rows]``, padded a column at a time."""
+    if not rows or not widths:
+        return ["    "] * len(rows)  # _plain_row's edges and pads around no cell
+    columns = [
+        [t.rjust(w) for t in texts] if num else [t.ljust(w) for t in texts]
+        for texts, w, num in zip(zip(*rows, strict=True), widths, numeric, strict=True)
+    ]
+    return ["  " + "   ".join(cells) + "  " for cells in zip(*columns, strict=True)]
 
 
 def _plain_row(cells: list[str], widths: list[int], numeric: list[bool]) -> str:
