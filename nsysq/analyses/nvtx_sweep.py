@@ -154,7 +154,7 @@ _FEW_LEVELS = 64  # a pass over the pushes per level, up to this deep
 
 
 def _parents_by_key(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
-    """:func:`_parents` by one sort of (level, position) keys, for stacks deeper than 16 bits."""
+    """:func:`_parents` by one sort of (level, position) keys, for stacks deeper than _FEW_LEVELS."""
     import numpy as np
 
     span = int(len(ev_g)) + 1

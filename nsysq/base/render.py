@@ -58,12 +58,9 @@ def cell(column: str, value: Any, unit: str, *, cut: bool = True) -> str:
         return "" if column == "rank" else UNKNOWN  # a rank-less row is the "other" row
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if column.endswith(("_pct", "_percent")):
-        return f"{value:.1f}%"
-    if column == "score" or column.endswith("_score"):
-        return f"{value:+.2f}"
-    if column == "ratio" or column.endswith("_ratio"):
-        return f"{value:.2f}x"
+    special = _special_format(column)
+    if special is not None:
+        return special.format(value)
     if isinstance(value, float):
         return _float_text(value, column.endswith("_" + unit), _DECIMALS[unit])
     if isinstance(value, int):
@@ -89,9 +86,6 @@ def _int_text(value: int, is_id: bool) -> str:
 
 def _name_text(text: str, cut: bool) -> str:
     return text[: _NAME_WIDTH - 1] + "…" if cut and len(text) > _NAME_WIDTH else text
-
-
-_SPECIAL = ("_pct", "_percent", "_score", "_ratio")
 
 
 def _special_format(column: str) -> str | None:

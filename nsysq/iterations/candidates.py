@@ -66,7 +66,7 @@ def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dic
     shape = (len(tids), len(doms), max(len(names), 1), width)
     if shape[0] * shape[1] * shape[2] * shape[3] >= 1 << 62:
         return None
-    key = ((tid_code * len(doms) + dom_code) * len(names) + code[rows]) * width + stacks.lvl[rows]
+    key = ((tid_code * shape[1] + dom_code) * shape[2] + code[rows]) * shape[3] + stacks.lvl[rows]
     keys, group = _codes(key)
     del key
     group = group.astype(np.int32 if len(keys) < 1 << 31 else np.int64)  # memory
