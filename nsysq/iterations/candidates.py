@@ -37,13 +37,13 @@ class Ranges:
     tids: Any
     tid_code: Any
 
-    def on_thread(self, chosen: Any, tid: int) -> Any:
-        """The positions (into ``rows``) of the ranges on thread ``tid`` of the groups ``chosen``
-        (a mask per group), in rid order."""
+    def on_thread(self, picked: Any, tid: int) -> Any:
+        """The positions (into ``rows``) of the ranges ``picked`` (a mask per range) on thread
+        ``tid``, in rid order."""
         at = int(np.searchsorted(self.tids, tid))
         if at == len(self.tids) or int(self.tids[at]) != tid:
             return np.zeros(0, dtype=np.int64)
-        return np.flatnonzero(chosen[self.group] & (self.tid_code == at))
+        return np.flatnonzero(picked & (self.tid_code == at))
 
 
 def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dict[str, Any]], Ranges] | None:

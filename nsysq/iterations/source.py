@@ -229,7 +229,7 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
     chosen = np.zeros(int(ranges.group.max()) + 1, dtype=bool)
     chosen[[g["group"] for g in fits]] = True
     tids = sorted({int(g["tid"]) for g in fits})
-    of = partial(_threads_gpu, calls, ranges, chosen)
+    of = partial(_threads_gpu, calls, ranges, chosen[ranges.group], len(chosen))
     if len(tids) > 1:  # the threads shared between this core and the second one (numpy alone)
         (gpu, threads), (theirs, their_threads) = side_by_side(
             partial(of, tids[0::2]), partial(of, tids[1::2])
@@ -243,16 +243,15 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
 
 
 def _threads_gpu(
-    calls: launches.Calls, ranges: candidates.Ranges, chosen: Any, tids: list[int]
+    calls: launches.Calls, ranges: candidates.Ranges, picked: Any, n: int, tids: list[int]
 ) -> tuple[Any, dict[int, int]]:
-    """Per group (``chosen``: the fit ones), the GPU time its ranges on threads ``tids`` hold; and
-    per thread, the GPU time of every call it launches (numpy alone: it may run on a thread of its
-    own)."""
-    n = len(chosen)
+    """Per group 0..n-1, the GPU time its ranges (``picked`` per range: of a fit group) on threads
+    ``tids`` hold; and per thread, the GPU time of every call it launches (numpy alone: it may run
+    on a thread of its own)."""
     gpu = np.zeros(n, dtype=np.int64)
     threads = {}
     for tid in tids:
-        at = ranges.on_thread(chosen, tid)
+        at = ranges.on_thread(picked, tid)
         order = calls.thread(tid)
         threads[tid] = int(calls.gpu[order].sum())
         gpu += _group_gpu(calls, order, ranges.stacks, ranges.rows[at], ranges.group[at], n)
