@@ -1,6 +1,7 @@
-"""Build hook: compile nsysq/export/_pages.c (the SQLite page decoder, called through ctypes) into the wheel.
+"""Build hook: compile nsysq's native code into the wheel: nsysq/export/_pages.c (the SQLite page
+decoder) and nsysq/analyses/_sweep.c (the NVTX per-range sums), each called through ctypes.
 
-The decoder is a plain C shared library with no Python API, built with ``$CC`` or the C compiler
+Each is a plain C shared library with no Python API, built with ``$CC`` or the C compiler
 Python was built with, warnings as errors and the usual hardening flags (it parses untrusted
 files). The wheel is tagged ``py3-none-<platform>``: any Python 3 on this platform loads it, none
 links against it. Without a compiler the wheel is built without it (a pure ``py3-none-any`` wheel)
@@ -23,6 +24,8 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCE = Path("nsysq") / "export" / "_pages.c"
 LIBRARY = "_pages.so"
+# Every native library: (source, library built beside it); the decoder first.
+NATIVE = ((SOURCE, LIBRARY), (Path("nsysq") / "analyses" / "_sweep.c", "_sweep.so"))
 # Warnings as errors (shared with the sanitizer build in tests/test_sanitizers.py).
 WARNINGS = (
     "-Wall", "-Wextra", "-Werror", "-Wshadow", "-Wconversion", "-Wpedantic",
@@ -40,10 +43,11 @@ def compiler() -> list[str]:
     return shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc") or ["cc"]
 
 
-def compile_decoder(root: Path, out: Path) -> str | None:
-    """Compile the decoder to ``out``; return None, or why it could not be built."""
+def compile_decoder(root: Path, out: Path, source: Path = SOURCE) -> str | None:
+    """Compile the decoder (or another of NATIVE's sources) to ``out``; return None, or why it
+    could not be built."""
     link = ELF_LINK if sys.platform.startswith(("linux", "freebsd")) else ()
-    cmd = [*compiler(), "-O3", *WARNINGS, *HARDENING, "-shared", *link, "-o", str(out), str(root / SOURCE)]
+    cmd = [*compiler(), "-O3", *WARNINGS, *HARDENING, "-shared", *link, "-o", str(out), str(root / source)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     except OSError as exc:
@@ -67,17 +71,22 @@ class CustomBuildHook(BuildHookInterface[Any]):
         if version != "editable":  # the docs pages nsysq mcp serves as resources (nsysq/agents/server.py)
             for page in sorted((root / "docs").glob("*.md")):
                 build_data["force_include"][str(page)] = f"nsysq/docs/{page.name}"
-        if version == "editable":  # the package is imported from the source tree: build it there
-            out = root / "nsysq" / "export" / LIBRARY
-        else:
-            out = Path(tempfile.mkdtemp(prefix="nsysq-build-")) / LIBRARY
-        why = compile_decoder(root, out)
-        if why is not None:
-            self.app.display_warning(
-                f"nsysq: page decoder not built ({why}); first reads will use DuckDB's sqlite scanner."
-            )
+        built = []
+        for source, library in NATIVE:
+            if version == "editable":  # the package is imported from the source tree: build it there
+                out = root / source.with_name(library)
+            else:
+                out = Path(tempfile.mkdtemp(prefix="nsysq-build-")) / library
+            why = compile_decoder(root, out, source)
+            if why is not None:
+                instead = "first reads use DuckDB's sqlite scanner" if source == SOURCE else "numpy answers"
+                self.app.display_warning(f"nsysq: {source.name} not built ({why}); {instead}.")
+                continue
+            built.append((out, source.with_name(library)))
+        if not built:
             return
         build_data["pure_python"] = False
         build_data["tag"] = wheel_tag()
         if version != "editable":
-            build_data["force_include"][str(out)] = f"nsysq/export/{LIBRARY}"
+            for out, target in built:
+                build_data["force_include"][str(out)] = target.as_posix()

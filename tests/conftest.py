@@ -27,22 +27,15 @@ NSYS_FIXTURES = [n for n in FIXTURE_NAMES if n != "not_nsys"]
 
 def _build_page_decoder() -> None:
     """The suite imports nsysq from this checkout (pythonpath = ["."]), not from the installed wheel,
-    so build the page decoder here the way the wheel build does (hatch_build.py), if a C compiler
-    exists and it is not built yet (or is older than its sources): the page-decoding path is then
-    what the tests exercise."""
-    library = ROOT / "nsysq" / "export" / "_pages.so"
-    sources = [
-        ROOT / "nsysq" / "export" / "_pages.c",
-        ROOT / "nsysq" / "export" / "_pages.h",
-        ROOT / "hatch_build.py",
-    ]
-    if not sources[-1].exists():
+    so build the native libraries here the way the wheel build does (hatch_build.py's NATIVE: the
+    page decoder, the NVTX sums), if a C compiler exists and each is not built yet (or is older
+    than its sources): the native paths are then what the tests exercise."""
+    build = ROOT / "hatch_build.py"
+    if not build.exists():
         return
-    if library.exists() and library.stat().st_mtime >= max(s.stat().st_mtime for s in sources if s.exists()):
-        return  # built from these sources already
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("nsysq_hatch_build", ROOT / "hatch_build.py")
+    spec = importlib.util.spec_from_file_location("nsysq_hatch_build", build)
     if spec is None or spec.loader is None:
         return
     module = importlib.util.module_from_spec(spec)
@@ -50,7 +43,13 @@ def _build_page_decoder() -> None:
         spec.loader.exec_module(module)
     except ImportError:  # hatchling not installed: nothing to build with
         return
-    module.compile_decoder(ROOT, library)
+    for source, name in module.NATIVE:
+        library = ROOT / source.with_name(name)
+        sources = [ROOT / source, ROOT / source.with_suffix(".h"), build]
+        newest = max(s.stat().st_mtime for s in sources if s.exists())
+        if library.exists() and library.stat().st_mtime >= newest:
+            continue  # built from these sources already
+        module.compile_decoder(ROOT, library, source)
 
 
 _build_page_decoder()

@@ -140,3 +140,55 @@ def test_the_harness_catches_an_out_of_bounds_read(harness: Path, corpus: list[P
     done = _run(tmp_path / "fuzz_mutant", corpus[:2], 5_000)
     assert done.returncode != 0
     assert "AddressSanitizer" in done.stderr
+
+
+SWEEP_HARNESS = ROOT / "tests" / "native" / "fuzz_sweep.c"
+SWEEP = ROOT / "nsysq" / "analyses" / "_sweep.c"
+
+
+def _build_sweep(out: Path, source: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [
+        *hatch_build.compiler(), *SANITIZE, *hatch_build.WARNINGS, f"-I{source.parent}",
+        "-o", str(out), str(SWEEP_HARNESS), str(source),
+    ]  # fmt: skip
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+
+def _run_sweep(exe: Path, rounds: int) -> subprocess.CompletedProcess[str]:
+    args = [str(exe), str(rounds), "20261207"]
+    return subprocess.run(args, capture_output=True, text=True, env=_env(), timeout=120, check=False)
+
+
+def test_nvtx_sums_run_clean_under_sanitizers(tmp_path: Path) -> None:
+    """nsysq_nvtx_sums on 200,000 random inputs (bad indexes, cycles, bad kinds, disorder, values
+    near the int64 limits, each array in a block of its own length): no sanitizer report, and every
+    outcome occurs."""
+    why = _sanitizers_available(tmp_path)
+    if why is not None:
+        pytest.skip(f"{why}: sanitizer run skipped")
+    built = _build_sweep(tmp_path / "fuzz_sweep", SWEEP)
+    assert built.returncode == 0, built.stderr[-3000:]  # warnings are errors here too
+    done = _run_sweep(tmp_path / "fuzz_sweep", 200_000)
+    assert done.returncode == 0, done.stderr[-4000:]
+    counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", done.stdout)}
+    outcomes = ("summed", "pairs", "bad_index", "cycle", "overflow", "bad_kind", "order")
+    assert all(counts[k] > 0 for k in outcomes), done.stdout
+
+
+def test_the_sums_harness_catches_an_out_of_bounds_read(tmp_path: Path) -> None:
+    """A pass with its range bound loosened (an index one past the ranges is read) must make the
+    sanitized run fail: the harness can see what it is there to see."""
+    why = _sanitizers_available(tmp_path)
+    if why is not None:
+        pytest.skip(f"{why}: sanitizer run skipped")
+    source = SWEEP.read_text()
+    check = "if (r >= n_ranges) return NSYSQ_SWEEP_BAD_INDEX - 1;"
+    assert source.count(check) == 1
+    mutant = tmp_path / "_sweep.c"
+    mutant.write_text(source.replace(check, check.replace("r >= n_ranges", "r > n_ranges")))
+    (tmp_path / "_sweep.h").write_text((SWEEP.parent / "_sweep.h").read_text())
+    built = _build_sweep(tmp_path / "fuzz_mutant", mutant)
+    assert built.returncode == 0, built.stderr[-3000:]
+    done = _run_sweep(tmp_path / "fuzz_mutant", 50_000)
+    assert done.returncode != 0
+    assert "AddressSanitizer" in done.stderr

@@ -54,7 +54,7 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     }
     assert expected and expected <= shipped
     if _compiler():  # hatch_build.py compiles the page decoder into the wheel
-        assert "nsysq/export/_pages.so" in names
+        assert "nsysq/export/_pages.so" in names and "nsysq/analyses/_sweep.so" in names
         # a ctypes library, not an extension module: any Python 3 on this platform, no ABI
         assert wheel.name.endswith(f"-py3-none-{_platform()}.whl"), wheel.name
         wheel_file = next(n for n in names if n.endswith(".dist-info/WHEEL"))
@@ -87,7 +87,8 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
         "import json, sys, nsysq; t = nsysq.open(sys.argv[1]);"
         "from nsysq.export import pages;"
         "print(json.dumps({'file': nsysq.__file__, 'rows': len(t.census()), 'cats': len(t.lineup()),"
-        " 'reader': t.session.kernel_reader, 'decoder': pages.available()}))"
+        " 'reader': t.session.kernel_reader, 'decoder': pages.available(),"
+        " 'sums': __import__('nsysq.analyses.nvtx_native').analyses.nvtx_native.library() is not None}))"
     )
     out = subprocess.run(
         [str(py), "-c", code, str(fixture_dir / "v2024_6.sqlite")],
@@ -101,13 +102,15 @@ def test_wheel_ships_queries_and_runs_them(tmp_path: Path, fixture_dir: Path) ->
     assert doc["rows"] > 0 and doc["cats"] > 0
     if _compiler():
         assert doc["decoder"] and doc["reader"] in ("pages", "cached copy"), doc
+        assert doc["sums"], doc  # the wheel's NVTX sums load from where it is installed
 
 
 def test_wheel_without_a_compiler_is_pure(tmp_path: Path) -> None:
     """No C compiler ($CC names none): the wheel still builds, without the decoder, as py3-none-any."""
     wheel = _build_wheel(tmp_path, env={**os.environ, "CC": str(tmp_path / "no-such-cc")})
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
-    assert "nsysq/export/_pages.so" not in zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "nsysq/export/_pages.so" not in names and "nsysq/analyses/_sweep.so" not in names
 
 
 def _compiler() -> str | None:
@@ -126,6 +129,9 @@ def test_decoder_is_built_wherever_a_compiler_exists() -> None:
 
         pytest.skip("no C compiler: nsysq reads through the sqlite scanner")
     assert pages.available()
+    from nsysq.analyses import nvtx_native
+
+    assert nvtx_native.library() is not None  # and the NVTX sums, or nvtx's tests run numpy alone
 
 
 def test_decoder_build_treats_warnings_as_errors(tmp_path: Path) -> None:

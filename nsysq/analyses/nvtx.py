@@ -32,8 +32,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
-from nsysq.analyses import nvtx_ranges, nvtx_sweep
+from nsysq.analyses import nvtx_native, nvtx_ranges, nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
+from nsysq.base.sorting import lexsorted, place_rows
 from nsysq.base.table import Table
 from nsysq.base.threads import side_by_side
 from nsysq.export import schema
@@ -58,6 +59,8 @@ class _Swept:
     #: when a step reads them (_ensure_ops, _ensure_pairs).
     pending: tuple[str, ...] = ()
     pairs_innermost: bool = False
+    #: The per-range rows summed by the native pass (nvtx_native), when it stood in for the pairs.
+    sums: dict[str, Any] | None = None
     #: The columns nsysq_nvtx_ops is kept as (from decoded_ops; None when built otherwise or let go).
     op_columns: dict[str, Any] | None = None
 
@@ -322,7 +325,7 @@ def build_pairs(
     build_attribution(trace, extend_unended=extend_unended)
     state = _swept(trace)
     if state is not None:
-        state.pairs = state.op_totals = None
+        state.pairs = state.op_totals = state.sums = None
         state.pending = tuple(t for t in state.pending if t != "nsysq_nvtx_pairs")
     if window or not lean or state is None or state.ops is None:
         _ensure_ops(trace)
@@ -353,6 +356,8 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool =
     if ops is None:
         return False
     stacks = _whole_stacks(trace, state)
+    if lean and _sums_natively(trace, state, stacks, ops, innermost):
+        return True
     op_idx, range_idx, rank = nvtx_sweep.attributed_pairs(stacks, ops, innermost=innermost)
     if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
         started = trace.run_arrays("nvtx_started", record=False)
@@ -376,6 +381,60 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool =
     return True
 
 
+def _sums_natively(
+    trace: Session, state: _Swept, stacks: nvtx_sweep.Stacks, ops: nvtx_sweep.Ops, innermost: bool
+) -> bool:
+    """The per-range rows and the totals by the native pass (nvtx_native), no pairs written, when no
+    step will read the pairs' table (`nsysq nvtx`, lean) and the ranges came from the pages; False
+    (nothing set) when it is not built or its input does not fit: the pairs then."""
+    import numpy as np
+
+    everything = np.arange(len(stacks.tid), dtype=np.int64)[-1:]  # the largest range index
+    if nvtx_ranges.kept(trace, "nsysq_nvtx_ranges") is None or not nvtx_sweep.per_range_fits(ops, everything):
+        return False
+    try:
+        found = nvtx_native.stack_sums(stacks, ops, innermost=innermost)
+    except nvtx_native.NativeSweepError:
+        return False
+    if found is None:
+        return False
+    rows: dict[str, Any] | None = found.rows
+    held = found.attributed
+    if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: their pairs, summed by numpy
+        rows, held = _with_started(trace, ops, found.rows, held)
+    if rows is None:
+        return False
+    trace.note_materialized("nvtx_pairs", "nsysq_nvtx_pairs", nvtx_sweep.NOTE, innermost=innermost)
+    state.pending = (*state.pending, "nsysq_nvtx_pairs")
+    state.ops, state.pairs, state.pairs_innermost, state.sums = ops, None, innermost, rows
+    state.op_totals = nvtx_sweep.op_totals(ops, held=held)
+    return True
+
+
+def _with_started(
+    trace: Session, ops: nvtx_sweep.Ops, rows: dict[str, Any], held: Any
+) -> tuple[dict[str, Any] | None, Any]:
+    """The native rows with those of the start/end ranges (their pairs from queries/nvtx/started.sql,
+    summed by nvtx_sweep.per_range), in rid order; and the ops either holds."""
+    import numpy as np
+
+    started = trace.run_arrays("nvtx_started", record=False)
+    oid = ops.oid if ops.oid is not None else np.arange(1, len(ops.gs) + 1, dtype=np.int64)
+    op_idx = np.searchsorted(oid, np.asarray(started["oid"], np.int64))
+    range_idx = np.asarray(started["rid"], np.int64) - 1
+    if not len(op_idx):
+        return rows, held
+    rank = np.empty(len(ops.gs), dtype=np.int64)
+    place_rows(rank, lexsorted((ops.gs, ops.ge)))
+    extra = nvtx_sweep.per_range(ops, op_idx, range_idx, rank)
+    if extra is None:
+        return None, held
+    held = held.copy()
+    held[op_idx] = True
+    order = np.argsort(np.concatenate([rows["rid"], extra["rid"]]), kind="stable")
+    return {c: np.concatenate([rows[c], extra[c]])[order] for c in nvtx_sweep.PER_RANGE_COLUMNS}, held
+
+
 def _whole_stacks(trace: Session, state: _Swept) -> nvtx_sweep.Stacks:
     """The sweep's stacks, built again when build_per_range let go of what only pairs read."""
     if state.stacks.ev_ts is None:
@@ -393,7 +452,11 @@ def build_per_range(trace: Session, *, lean: bool = False) -> dict[str, Any] | N
     Returns the rows as the arrays the table is kept from (None when the query built it)."""
     state = _swept(trace)
     rows = None
-    if state is not None and state.pairs is not None and state.ops is not None:
+    if state is not None and state.sums is not None:  # summed by the native pass: nothing to keep
+        rows, state.sums = state.sums, None
+        state.ops = None
+        state.stacks = replace(state.stacks, end=None, prid=None, ev_ts=None, ev_inner=None)
+    elif state is not None and state.pairs is not None and state.ops is not None:
         if lean and _sums_by_sweep(trace, state):
             trace.free_arrays("nsysq_nvtx_ops", "nsysq_nvtx_pairs")
             state.op_columns = None

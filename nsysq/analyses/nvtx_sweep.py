@@ -263,21 +263,10 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     them by (range, rank) meets long runs already in order (per_range)."""
     import numpy as np
 
-    nops = len(ops.gs)
-    by_time = lexsorted((ops.gs, ops.ge))
-    rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory
-    place_rows(rank, by_time)
-    tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
-    timed = by_time if ops.called.all() else by_time[ops.called[by_time]]  # all: the usual
-    del by_time
-    code, on_stack = _thread_codes(tids, ops, timed)
-    if not on_stack.all():
-        timed, code = timed[on_stack], code[on_stack]
-    del on_stack
-    index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
-    timed = timed.astype(index)  # memory: the gather below then writes the narrow type
-    grouped, edges = _by_thread(timed, code, len(tids))
-    del timed, code
+    on_time = timed_ops(st, ops)
+    tids, rank, index = on_time.tids, on_time.rank, on_time.timed.dtype
+    grouped, edges = _by_thread(on_time.timed, on_time.code, len(tids))
+    del on_time
     items = []  # (first boundary, end, first op, end op): a stack's calls, _OPS_RUN at a time
     for t, _d, a, b in st.groups:
         k = int(np.searchsorted(tids, t))
@@ -301,6 +290,39 @@ def attributed_pairs(st: Stacks, ops: Ops, *, innermost: bool) -> tuple[Any, Any
     op_idx = np.concatenate(op_parts)
     op_parts.clear()  # memory: one column's parts and its whole at a time
     return op_idx, np.concatenate(range_parts), rank
+
+
+@dataclass
+class TimedOps:
+    """The ops launched by a call on a thread that has a stack, in (GPU start, GPU end) order
+    (:func:`timed_ops`)."""
+
+    timed: Any  # op indexes (int32 when every index fits)
+    code: Any  # per op of ``timed``, its thread's position in ``tids`` (uint16 when that fits)
+    tids: Any  # the globalTids of the threads with stacks, sorted
+    rank: Any  # per op, its rank in (GPU start, GPU end) order (None when not asked for)
+
+
+def timed_ops(st: Stacks, ops: Ops, *, ranks: bool = True) -> TimedOps:
+    """The ops launched by a call on a thread that has a stack, in (GPU start, GPU end) order, with
+    their threads, and (``ranks``) every op's rank in that order."""
+    import numpy as np
+
+    nops = len(ops.gs)
+    by_time = lexsorted((ops.gs, ops.ge))
+    rank = None
+    if ranks:
+        rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory
+        place_rows(rank, by_time)
+    tids = np.unique(np.array([t for t, _d, _a, _b in st.groups], dtype=np.int64))
+    timed = by_time if ops.called.all() else by_time[ops.called[by_time]]  # all: the usual
+    del by_time
+    code, on_stack = _thread_codes(tids, ops, timed)
+    if not on_stack.all():
+        timed, code = timed[on_stack], code[on_stack]
+    del on_stack
+    index = np.int32 if max(nops, len(st.tid)) < (1 << 31) - 1 else np.int64
+    return TimedOps(timed.astype(index), code, tids, rank)  # memory: narrow gathers after
 
 
 def _by_thread(timed: Any, code: Any, threads: int) -> tuple[Any, Any]:
@@ -377,15 +399,19 @@ def _thread_codes(tids: Any, ops: Ops, timed: Any) -> tuple[Any, Any]:
     return code, on_stack
 
 
-def op_totals(ops: Ops, op_idx: Any) -> dict[str, int] | None:
-    """queries/nvtx/totals.sql's columns over the GPU ops, ``op_idx`` the ops of the pairs (None
-    when the durations could overflow 64 bits: the SQL sums them). The durations are taken
-    _MATCH_RUN ops at a time: no temporary as long as the ops (memory)."""
+def op_totals(ops: Ops, op_idx: Any = None, *, held: Any = None) -> dict[str, int] | None:
+    """queries/nvtx/totals.sql's columns over the GPU ops, ``op_idx`` the ops of the pairs, or
+    ``held`` per op whether a range holds it (None when the durations could overflow 64 bits: the
+    SQL sums them). The durations are taken _MATCH_RUN ops at a time: no temporary as long as the
+    ops (memory)."""
     import numpy as np
 
     n = len(ops.gs)
-    unattributed = np.ones(n, dtype=bool)
-    unattributed[op_idx] = False
+    if held is None:
+        unattributed = np.ones(n, dtype=bool)
+        unattributed[op_idx] = False
+    else:
+        unattributed = ~np.asarray(held, dtype=bool)
     longest, total, left = 0, 0, 0
     for a in range(0, n, _MATCH_RUN):
         dur = ops.ge[a : a + _MATCH_RUN] - ops.gs[a : a + _MATCH_RUN]

@@ -1,0 +1,113 @@
+/*
+ * nsysq NVTX sums: each push/pop range's GPU work in one pass over a thread's ops, no pairs.
+ *
+ * Called through ctypes from nsysq/analyses/nvtx_native.py; the interface is _sweep.h. The numpy
+ * path (nsysq.analyses.nvtx_sweep: attributed_pairs, then per_range) writes every (op, range) pair,
+ * sorts them by range and reduces; here each op walks its innermost range's ancestor chain and
+ * adds itself to each range's running sums, so nothing as long as the pairs is ever written. The
+ * arrays come from nsysq's own decoding of an untrusted file: every index is checked against its
+ * array and every parent chain is bounded, so bad input yields an error code, never a read or write
+ * outside an array.
+ */
+#include "_sweep.h"
+
+#include <stddef.h>
+
+/* The last boundary at or before t (ev_ts ascending), -1 when none: numpy's
+ * searchsorted(ev_ts, t, side="right") - 1. */
+static int64_t last_at_or_before(const int64_t *ev_ts, int64_t n_ev, int64_t t) {
+    int64_t lo = 0, hi = n_ev;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (ev_ts[mid] <= t) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo - 1;
+}
+
+/* The range an op launched at [s, e] goes to on this stack: the innermost range open at s, or the
+ * deepest enclosing one that lasts to e; -1 for none, or a negative code below -1 on bad input. */
+static int64_t outlasting(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n_ev,
+                          const int64_t *range_end, const int32_t *prid, int64_t n_ranges, int64_t s,
+                          int64_t e) {
+    const int64_t at = last_at_or_before(ev_ts, n_ev, s);
+    if (at < 0) return -1;
+    int64_t r = ev_inner[at];
+    for (int64_t steps = 0; r >= 0; steps++) {
+        if (r >= n_ranges) return NSYSQ_SWEEP_BAD_INDEX - 1;
+        if (steps > n_ranges) return NSYSQ_SWEEP_CYCLE - 1;
+        if (range_end[r] >= e) return r;
+        r = prid[r];
+    }
+    return -1;
+}
+
+/* Add op [g0, g1) of kind k to range r's sums (row[k * n] its column k); 0, or a negative
+ * NSYSQ_SWEEP_ code. */
+static int64_t add_op(int64_t *row, int64_t n, int64_t g0, int64_t g1, int8_t k) {
+    int64_t dur, past;
+    if (__builtin_sub_overflow(g1, g0, &dur)) return NSYSQ_SWEEP_OVERFLOW;
+    const int first = row[NSYSQ_SUM_KERNELS * n] + row[NSYSQ_SUM_MEMCPYS * n] + row[NSYSQ_SUM_MEMSETS * n] +
+                          row[NSYSQ_SUM_GRAPHS * n] ==
+                      0;
+    if (!first && g0 < row[NSYSQ_SUM_LOW * n]) return NSYSQ_SWEEP_ORDER;
+    row[k * n] += 1;
+    if (k == 0 && __builtin_add_overflow(row[NSYSQ_SUM_KERNEL_NS * n], dur, &row[NSYSQ_SUM_KERNEL_NS * n]))
+        return NSYSQ_SWEEP_OVERFLOW;
+    if (k == 3 && __builtin_add_overflow(row[NSYSQ_SUM_GRAPH_NS * n], dur, &row[NSYSQ_SUM_GRAPH_NS * n]))
+        return NSYSQ_SWEEP_OVERFLOW;
+    if (first) {
+        row[NSYSQ_SUM_LOW * n] = g0;
+        row[NSYSQ_SUM_HIGH * n] = g1;
+        row[NSYSQ_SUM_BUSY * n] = dur > 0 ? dur : 0;
+        return 0;
+    }
+    const int64_t from = g0 > row[NSYSQ_SUM_HIGH * n] ? g0 : row[NSYSQ_SUM_HIGH * n];
+    if (__builtin_sub_overflow(g1, from, &past)) return NSYSQ_SWEEP_OVERFLOW;
+    if (past > 0 && __builtin_add_overflow(row[NSYSQ_SUM_BUSY * n], past, &row[NSYSQ_SUM_BUSY * n]))
+        return NSYSQ_SWEEP_OVERFLOW;
+    if (g1 > row[NSYSQ_SUM_HIGH * n]) row[NSYSQ_SUM_HIGH * n] = g1;
+    return 0;
+}
+
+int64_t nsysq_nvtx_sums(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n_ev,
+                        const int64_t *range_end, const int32_t *prid, int64_t n_ranges,
+                        const int32_t *ops, int64_t n_ops, const uint16_t *op_thread,
+                        int32_t thread, const int32_t *call_of,
+                        const int64_t *call_s, const int64_t *call_e, int64_t n_calls,
+                        const int64_t *gs, const int64_t *ge, const int8_t *kind, int64_t n_all,
+                        int32_t innermost, int64_t *sums, uint8_t *attributed) {
+    int64_t pairs = 0;
+    for (int64_t i = 0; i < n_ops; i++) {
+        if (op_thread != NULL && op_thread[i] != thread) continue;
+        const int64_t op = ops[i];
+        if (op < 0 || op >= n_all) return NSYSQ_SWEEP_BAD_INDEX;
+        const int64_t call = call_of != NULL ? call_of[op] : op;
+        if (call < 0) continue;  /* an op with no launching call: on no stack */
+        if (call >= (call_of != NULL ? n_calls : n_all)) return NSYSQ_SWEEP_BAD_INDEX;
+        const int8_t k = kind[op];
+        if (k < 0 || k > 3) return NSYSQ_SWEEP_BAD_KIND;
+        int64_t r = outlasting(ev_ts, ev_inner, n_ev, range_end, prid, n_ranges, call_s[call],
+                               call_e[call]);
+        if (r < -1) return r + 1;
+        if (r < 0) continue;
+        attributed[op] = 1;
+        for (int64_t steps = 0; r >= 0; steps++) {
+            if (r >= n_ranges) return NSYSQ_SWEEP_BAD_INDEX;
+            if (steps > n_ranges) return NSYSQ_SWEEP_CYCLE;
+            const int64_t failed = add_op(sums + r, n_ranges, gs[op], ge[op], k);
+            if (failed < 0) return failed;
+            pairs++;
+            if (innermost) break;
+            r = prid[r];
+        }
+    }
+    return pairs;
+}
+
+int32_t nsysq_sweep_abi_version(void) {
+    return NSYSQ_SWEEP_ABI_VERSION;
+}

@@ -1,0 +1,74 @@
+/*
+ * nsysq NVTX sums: the interface of _sweep.c, defined once.
+ *
+ * Included by _sweep.c (so the compiler checks the definitions against these prototypes) and by the
+ * sanitizer harness tests/native/fuzz_sweep.c; tests/test_sweep_native.py parses the prototypes
+ * below and checks them against the ctypes signatures in nsysq/analyses/nvtx_native.py.
+ */
+#ifndef NSYSQ_SWEEP_H
+#define NSYSQ_SWEEP_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define NSYSQ_API __attribute__((visibility("default")))
+#else
+#define NSYSQ_API
+#endif
+
+/* Raised whenever a prototype or the meaning of an argument changes: nvtx_native.py refuses a
+ * library built from another version of this file (a stale build in a source tree). */
+#define NSYSQ_SWEEP_ABI_VERSION 3
+
+/* The columns of sums[k * n_ranges + r], per range r (column by column: each a numpy column). */
+#define NSYSQ_SUM_KERNELS 0    /* ops of kind 0 (kernels) */
+#define NSYSQ_SUM_MEMCPYS 1    /* kind 1 */
+#define NSYSQ_SUM_MEMSETS 2    /* kind 2 */
+#define NSYSQ_SUM_GRAPHS 3     /* kind 3 (graph executions) */
+#define NSYSQ_SUM_KERNEL_NS 4  /* summed GPU durations of the kernels */
+#define NSYSQ_SUM_GRAPH_NS 5   /* summed GPU durations of the graph executions */
+#define NSYSQ_SUM_LOW 6        /* earliest GPU start */
+#define NSYSQ_SUM_HIGH 7       /* latest GPU end */
+#define NSYSQ_SUM_BUSY 8       /* the union of the ops' GPU intervals */
+#define NSYSQ_SUMS 9
+
+/* Error codes (negative returns). */
+#define NSYSQ_SWEEP_BAD_INDEX (-1)  /* an index points outside its array */
+#define NSYSQ_SWEEP_CYCLE (-2)      /* a parent chain longer than there are ranges */
+#define NSYSQ_SWEEP_OVERFLOW (-3)   /* a sum or a difference does not fit in 64 bits */
+#define NSYSQ_SWEEP_BAD_KIND (-4)   /* an op kind outside 0..3 */
+#define NSYSQ_SWEEP_ORDER (-5)      /* a range's ops not in GPU start order */
+
+/*
+ * Attribute the ops of one thread to the ranges of one of its push/pop stacks and add them to each
+ * range's sums, as nsysq.analyses.nvtx_sweep's pairs and per-range rows do.
+ *
+ * The stack: n_ev boundaries, ev_ts (ascending) and ev_inner (the innermost open range after the
+ * boundary, -1 when the stack is empty). The ranges: range_end and prid (parent, -1 for none), of
+ * n_ranges each. The ops: ops[0..n_ops) are indexes into gs, ge and kind (n_all each), taken in
+ * (GPU start, GPU end) order, those with op_thread[i] == thread alone (every one when op_thread is
+ * NULL: the stack's thread launched them all); an op's launching call is call_of[op] (an index into call_s and
+ * call_e, n_calls each), or the op itself when call_of is NULL (call_s and call_e then n_all).
+ *
+ * Per op: the last boundary at or before its call's start gives its innermost range; a range that
+ * ends before the call does gives way to its parent, until one outlasts the call (none: the op is
+ * not attributed on this stack). That range, and every ancestor unless innermost, gets the op:
+ * sums[k * n_ranges + r] is updated (the caller zeroes it; a range's first op sets its LOW, HIGH
+ * and BUSY) and attributed[op] set to 1. Since each range's ops come in GPU start order, BUSY
+ * grows by the part of [gs, ge) past the latest end seen so far.
+ *
+ * Returns the number of (op, range) pairs, or a negative NSYSQ_SWEEP_ code (sums then partial).
+ */
+NSYSQ_API int64_t nsysq_nvtx_sums(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n_ev,
+                                  const int64_t *range_end, const int32_t *prid, int64_t n_ranges,
+                                  const int32_t *ops, int64_t n_ops, const uint16_t *op_thread,
+                                  int32_t thread, const int32_t *call_of,
+                                  const int64_t *call_s, const int64_t *call_e, int64_t n_calls,
+                                  const int64_t *gs, const int64_t *ge, const int8_t *kind,
+                                  int64_t n_all, int32_t innermost, int64_t *sums,
+                                  uint8_t *attributed);
+
+/* NSYSQ_SWEEP_ABI_VERSION of the source this library was built from. */
+NSYSQ_API int32_t nsysq_sweep_abi_version(void);
+
+#endif

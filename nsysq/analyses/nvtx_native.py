@@ -1,0 +1,202 @@
+"""The per-range sums of `nsysq nvtx` in one native pass (``_sweep.c``), with no (op, range) pairs.
+
+nsysq.analyses.nvtx_sweep attributes every GPU op to its innermost range and each ancestor as
+(op, range) pairs, sorts them by range and reduces them (:func:`nvtx_sweep.per_range`). When no
+step reads the pairs themselves (`nsysq nvtx`: the per-range rows and the totals alone), the
+compiled ``_sweep.c`` walks each op's ancestor chain instead and adds the op to each range's running
+sums, thread by thread, in GPU time order: the same rows, with nothing as long as the pairs
+written. Built at install beside the page decoder (hatch_build.py); without it, or when an index
+does not fit its 32 bits, the numpy path answers (the same rows: tests/test_sweep_native.py holds
+the two to each other).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from nsysq.analyses import nvtx_sweep
+from nsysq.base.threads import side_by_side
+
+ABI_VERSION = 3  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
+_LIB_NAME = "_sweep.so"
+_PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
+# The functions _sweep.h exports, as ctypes (restype, argtypes); tests/test_sweep_native.py checks
+# them against its prototypes.
+SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+    "nsysq_nvtx_sums": (
+        _I64,
+        [_PTR, _PTR, _I64, _PTR, _PTR, _I64]  # ev_ts, ev_inner, n_ev, range_end, prid, n_ranges
+        + [_PTR, _I64, _PTR, _I32]  # ops, n_ops, op_thread, thread
+        + [_PTR, _PTR, _PTR, _I64]  # call_of, call_s, call_e, n_calls
+        + [_PTR, _PTR, _PTR, _I64, _I32, _PTR, _PTR],  # gs, ge, kind, n_all, innermost, sums, attributed
+    ),
+    "nsysq_sweep_abi_version": (_I32, []),
+}  # fmt: skip
+SUMS = 9  # NSYSQ_SUMS: kernels, memcpys, memsets, graphs, kernel_ns, graph_ns, low, high, busy
+ERRORS = {-1: "an index outside its array", -2: "a parent chain with a cycle", -3: "a 64-bit overflow"}
+ERRORS |= {-4: "an op kind outside 0..3", -5: "a range's ops out of GPU start order"}
+_I32_MAX = (1 << 31) - 1
+
+_lock = threading.Lock()
+_lib: Any = None  # the loaded library; False once it was found missing or stale
+
+
+def _load(path: Path) -> Any:
+    """The library at ``path`` with its signatures set, or None when it is missing or stale."""
+    try:
+        lib = ctypes.CDLL(str(path))
+        for name, (restype, argtypes) in SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = restype, argtypes
+    except (OSError, AttributeError):  # not built, or built from an older _sweep.c
+        return None
+    return lib if lib.nsysq_sweep_abi_version() == ABI_VERSION else None
+
+
+def library() -> Any:
+    """The compiled sums (loaded once), or None when not built, stale, or turned off with
+    NSYSQ_NATIVE_SWEEP=0 (the numpy path then answers)."""
+    global _lib
+    if os.environ.get("NSYSQ_NATIVE_SWEEP", "1") == "0":
+        return None
+    with _lock:
+        if _lib is None:
+            _lib = _load(Path(__file__).with_name(_LIB_NAME)) or False
+    return _lib or None
+
+
+@dataclass
+class Sums:
+    """per_range.sql's rows of the push/pop ranges (nvtx_sweep.PER_RANGE_COLUMNS) and, per op,
+    whether a range holds it."""
+
+    rows: dict[str, Any]
+    attributed: Any
+
+
+class NativeSweepError(Exception):
+    """The native pass refused its input (the message says why); the numpy path answers instead."""
+
+
+def stack_sums(st: nvtx_sweep.Stacks, ops: nvtx_sweep.Ops, *, innermost: bool) -> Sums | None:
+    """Each push/pop range's GPU work (its rows in rid order, as nvtx_sweep.per_range gives them
+    from attributed_pairs' pairs), by the native pass; None when it is not built or an index does
+    not fit 32 bits (take the numpy path). Raises NativeSweepError when the pass refuses its input.
+    The threads are shared between this core and a second one."""
+    import numpy as np
+
+    lib = library()
+    if lib is None or not _fits(st, ops):
+        return None
+    t = nvtx_sweep.timed_ops(st, ops, ranks=False)
+    if t.code.dtype != np.uint16:  # more threads with stacks than 65535
+        return None
+    one = len(t.tids) == 1  # every op is the one thread's: no thread codes read
+    counts = np.bincount(t.code, minlength=len(t.tids)) if not one else [len(t.timed)]
+    pass_ = _Pass(lib, st, ops, t.timed.astype(np.int32, copy=False), None if one else t.code, innermost)
+    pass_.sums = np.zeros((SUMS, len(st.tid)), dtype=np.int64)  # column by column (_sweep.h)
+    pass_.attributed = np.zeros(len(ops.gs), dtype=np.uint8)
+    work = []  # (ops, thread code, the boundaries of its stacks), the busiest thread first
+    for k, tid in enumerate(t.tids):
+        work.append((int(counts[k]), k, [(a, b) for g, _d, a, b in st.groups if g == int(tid)]))
+    del t
+    work.sort(key=lambda w: -w[0])
+    codes = side_by_side(*(partial(pass_.run, share) for share in _shares(work)))
+    failed = [c for c in codes if c < 0]
+    if failed:
+        raise NativeSweepError(ERRORS.get(failed[0], f"error {failed[0]}"))
+    return Sums(_rows(pass_.sums), pass_.attributed.view(bool))
+
+
+def _fits(st: nvtx_sweep.Stacks, ops: nvtx_sweep.Ops) -> bool:
+    """Whether every index the pass reads fits its int32 argument."""
+    import numpy as np
+
+    calls = ops.calls
+    if max(len(st.tid), len(ops.gs), 0 if calls is None else len(calls.s)) >= _I32_MAX:
+        return False
+    if st.ev_inner is None or st.prid is None or st.end is None or st.ev_ts is None:
+        return False
+    return all(a.dtype == np.int32 for a in (st.ev_inner, st.prid)) and (
+        calls is None or calls.of.dtype == np.int32
+    )
+
+
+_Work = list[tuple[int, int, list[tuple[int, int]]]]
+
+
+def _shares(work: _Work) -> tuple[_Work, _Work]:
+    """The threads split between two cores, each to the less loaded (a thread's stacks stay on one
+    core: they set the same ops' attributed flags)."""
+    shares: tuple[_Work, _Work] = ([], [])
+    load = [0, 0]
+    for w in work:
+        side = 0 if load[0] <= load[1] else 1
+        shares[side].append(w)
+        load[side] += w[0]
+    return shares
+
+
+@dataclass
+class _Pass:
+    """One run of the native pass: its input as contiguous arrays, and its output."""
+
+    lib: Any
+    st: nvtx_sweep.Stacks
+    ops: nvtx_sweep.Ops
+    timed: Any  # int32 op indexes in GPU time order
+    code: Any  # their threads' codes (uint16), None with one thread
+    innermost: bool
+    sums: Any = None
+    attributed: Any = None
+
+    def run(self, work: _Work) -> int:
+        """The pass over these threads' stacks: 0, or the first negative code."""
+        import numpy as np
+
+        st, ops, calls = self.st, self.ops, self.ops.calls
+        flat = np.ascontiguousarray  # a copy only of a view with strides (one value broadcast)
+        if calls is not None:
+            call_of, call_s, call_e = flat(calls.of), flat(calls.s, np.int64), flat(calls.e, np.int64)
+        else:
+            call_of, call_s, call_e = None, flat(ops.s, np.int64), flat(ops.e, np.int64)
+        ev_ts, ev_inner = flat(st.ev_ts, np.int64), flat(st.ev_inner)
+        end, prid = flat(st.end, np.int64), flat(st.prid)
+        gs, ge, kind = flat(ops.gs, np.int64), flat(ops.ge, np.int64), flat(ops.kind, np.int8)
+        code = None if self.code is None else self.code.ctypes.data
+        for _size, thread, stacks in work:
+            for first, last in stacks:
+                got = self.lib.nsysq_nvtx_sums(
+                    ev_ts[first:last].ctypes.data, ev_inner[first:last].ctypes.data, last - first,
+                    end.ctypes.data, prid.ctypes.data, len(end),
+                    self.timed.ctypes.data, len(self.timed), code, thread,
+                    None if call_of is None else call_of.ctypes.data,
+                    call_s.ctypes.data, call_e.ctypes.data, len(call_s),
+                    gs.ctypes.data, ge.ctypes.data, kind.ctypes.data, len(gs),
+                    int(self.innermost), self.sums.ctypes.data, self.attributed.ctypes.data,
+                )  # fmt: skip
+                if got < 0:
+                    return int(got)
+        return 0
+
+
+def _rows(sums: Any) -> dict[str, Any]:
+    """per_range's columns of the ranges holding an op: views of ``sums``' columns when every
+    range holds one (the usual; no copy)."""
+    import numpy as np
+
+    count = sums[0] + sums[1] + sums[2] + sums[3]
+    held: Any = slice(None) if bool(count.all()) else np.flatnonzero(count)
+    del count
+    rid = np.arange(1, sums.shape[1] + 1, dtype=np.int64)[held]
+    return {
+        "rid": rid, "kernels": sums[0, held], "kernel_ns": sums[4, held], "memcpys": sums[1, held],
+        "memsets": sums[2, held], "graph_executions": sums[3, held], "graph_ns": sums[5, held],
+        "gpu_span_ns": sums[7, held] - sums[6, held], "gpu_busy_ns": sums[8, held],
+    }  # fmt: skip

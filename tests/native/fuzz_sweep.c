@@ -1,0 +1,125 @@
+/*
+ * Sanitizer harness for nsysq/analyses/_sweep.c (tests/test_sanitizers.py builds it with
+ * -fsanitize=address,undefined and the wheel build's warnings-as-errors flags).
+ *
+ * Each round makes random stacks, parents, ops and calls, every array in a heap block of exactly its
+ * length (so AddressSanitizer sees one element past it), with indexes that now and then point
+ * outside their array, parents in cycles, kinds outside 0..3, ops out of order, thread codes of
+ * other threads and timestamps near the int64 limits; and calls nsysq_nvtx_sums. It counts the
+ * outcomes (pairs or each error code) and prints them; a sanitizer report makes it exit non-zero.
+ *
+ *   fuzz_sweep ROUNDS SEED
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "_sweep.h"
+
+static uint64_t state;
+
+static uint64_t next(void) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+}
+
+/* A value in [lo, hi]. */
+static int64_t between(int64_t lo, int64_t hi) {
+    return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1));
+}
+
+static int chance(int percent) {
+    return between(0, 99) < percent;
+}
+
+static void *block(int64_t n, size_t size) {
+    void *p = malloc((size_t)(n > 0 ? n : 1) * size);
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* An index into an array of n (-1 now and then, past the end rarely). */
+static int32_t index_into(int64_t n, int bad) {
+    if (bad && chance(3)) return (int32_t)(n + between(0, 3));
+    if (chance(5) || n == 0) return -1;
+    return (int32_t)between(0, n - 1);
+}
+
+static int64_t round_once(int64_t counts[8]) {
+    const int bad = chance(50);
+    const int64_t n_ranges = between(0, 60), n_ev = between(0, 120), n_all = between(0, 200);
+    const int64_t n_calls = between(0, 200), n_ops = between(0, n_all + 10);
+    const int64_t wide = chance(10) ? INT64_MAX / 2 : 1000;
+    int64_t *ev_ts = block(n_ev, sizeof *ev_ts), *range_end = block(n_ranges, sizeof *range_end);
+    int32_t *ev_inner = block(n_ev, sizeof *ev_inner), *prid = block(n_ranges, sizeof *prid);
+    int32_t *ops = block(n_ops, sizeof *ops), *call_of = block(n_all, sizeof *call_of);
+    uint16_t *op_thread = block(n_ops, sizeof *op_thread);
+    int64_t *call_s = block(n_calls, sizeof *call_s), *call_e = block(n_calls, sizeof *call_e);
+    int64_t *gs = block(n_all, sizeof *gs), *ge = block(n_all, sizeof *ge);
+    int8_t *kind = block(n_all, sizeof *kind);
+    int64_t *sums = calloc((size_t)(NSYSQ_SUMS * (n_ranges > 0 ? n_ranges : 1)), sizeof *sums);
+    uint8_t *attributed = calloc((size_t)(n_all > 0 ? n_all : 1), 1);
+    int64_t t = -wide;
+    for (int64_t i = 0; i < n_ev; i++) {
+        t += between(0, 5);
+        ev_ts[i] = t;
+        ev_inner[i] = index_into(n_ranges, bad);
+    }
+    for (int64_t r = 0; r < n_ranges; r++) {
+        range_end[r] = between(-wide, wide);
+        prid[r] = bad && chance(10) ? index_into(n_ranges, bad) : (r > 0 && chance(70) ? (int32_t)between(0, r - 1) : -1);
+    }
+    for (int64_t k = 0; k < n_all; k++) {
+        gs[k] = between(-wide, wide);
+        ge[k] = gs[k] + between(-2, 50);
+        if (wide > 1000 && chance(5)) {  /* an interval as wide as int64 allows: its length overflows */
+            gs[k] = INT64_MIN + between(0, 1000);
+            ge[k] = INT64_MAX - between(0, 1000);
+        }
+        kind[k] = bad && chance(2) ? (int8_t)between(-3, 9) : (int8_t)between(0, 3);
+        call_of[k] = n_calls > 0 ? index_into(n_calls, bad) : -1;
+    }
+    for (int64_t i = 0; i < n_ops; i++) {
+        ops[i] = n_all > 0 ? index_into(n_all, bad) : (int32_t)between(-1, 2);
+        if (ops[i] < 0 && !bad) ops[i] = 0;
+        op_thread[i] = (uint16_t)between(0, 2);
+    }
+    for (int64_t c = 0; c < n_calls; c++) {
+        call_s[c] = between(-wide, wide);
+        call_e[c] = call_s[c] + between(0, 40);
+    }
+    const int by_call = chance(60);
+    const int64_t got = nsysq_nvtx_sums(
+        ev_ts, ev_inner, n_ev, range_end, prid, n_ranges, ops, n_ops, chance(50) ? op_thread : NULL,
+        (int32_t)between(0, 2), by_call ? call_of : NULL, by_call ? call_s : gs, by_call ? call_e : ge,
+        by_call ? n_calls : n_all, gs, ge, kind, n_all, (int32_t)chance(30), sums, attributed);
+    counts[got >= 0 ? 0 : (-got < 8 ? -got : 7)]++;
+    free(ev_ts), free(range_end), free(ev_inner), free(prid), free(ops), free(call_of);
+    free(op_thread), free(call_s), free(call_e), free(gs), free(ge), free(kind), free(sums);
+    free(attributed);
+    return got;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: fuzz_sweep ROUNDS SEED\n");
+        return 2;
+    }
+    const long rounds = strtol(argv[1], NULL, 10);
+    state = (uint64_t)strtoull(argv[2], NULL, 10) | 1;
+    int64_t counts[8] = {0};
+    int64_t pairs = 0;
+    for (long i = 0; i < rounds; i++) {
+        const int64_t got = round_once(counts);
+        if (got > 0) pairs += got;
+    }
+    printf("summed=%" PRId64 " pairs=%" PRId64 " bad_index=%" PRId64 " cycle=%" PRId64
+           " overflow=%" PRId64 " bad_kind=%" PRId64 " order=%" PRId64 "\n",
+           counts[0], pairs, counts[1], counts[2], counts[3], counts[4], counts[5]);
+    return 0;
+}
