@@ -160,9 +160,9 @@ def _run_sweep(exe: Path, rounds: int) -> subprocess.CompletedProcess[str]:
 
 
 def test_nvtx_sums_run_clean_under_sanitizers(tmp_path: Path) -> None:
-    """nsysq_nvtx_sums on 200,000 random inputs (bad indexes, cycles, bad kinds, disorder, values
-    near the int64 limits, each array in a block of its own length): no sanitizer report, and every
-    outcome occurs."""
+    """nsysq_nvtx_sums and nsysq_nvtx_stacks on 200,000 random inputs each (bad indexes, cycles,
+    bad kinds, disorder, unnested and reversed ranges, values near the int64 limits, each array in a
+    block of its own length): no sanitizer report, and every outcome occurs."""
     why = _sanitizers_available(tmp_path)
     if why is not None:
         pytest.skip(f"{why}: sanitizer run skipped")
@@ -171,7 +171,18 @@ def test_nvtx_sums_run_clean_under_sanitizers(tmp_path: Path) -> None:
     done = _run_sweep(tmp_path / "fuzz_sweep", 200_000)
     assert done.returncode == 0, done.stderr[-4000:]
     counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", done.stdout)}
-    outcomes = ("summed", "pairs", "bad_index", "cycle", "overflow", "bad_kind", "order")
+    outcomes = (
+        "summed",
+        "pairs",
+        "bad_index",
+        "cycle",
+        "overflow",
+        "bad_kind",
+        "order",
+        "stacked",
+        "unnested",
+    )
+    outcomes += ("refused",)
     assert all(counts[k] > 0 for k in outcomes), done.stdout
 
 

@@ -103,6 +103,50 @@ def test_native_sums_are_the_pairs_summed(seed: int) -> None:
     assert len(want["rid"]) > 0  # every seed attributes work: the comparison is not empty
 
 
+def _range_arrays(rng: np.random.Generator, *, unnested: bool = False) -> dict[str, Any]:
+    """range_arrays.sql's columns of random nested stacks (in rid order), a few start/end ranges
+    among them; ``unnested``: one range stretched past its parent's end."""
+    rows = []
+    for tid in (7 << 24, 9 << 24)[: int(rng.integers(1, 3))]:
+        for dom in range(int(rng.integers(1, 3))):
+            found: list[tuple[int, int]] = []
+            _nest(rng, 0, 400, 0, found)
+            rows += [(tid, dom, a, b, bool(rng.random() < 0.93)) for a, b in found]
+    if unnested:
+        inner = [k for k, r in enumerate(rows) if r[2] > 0 and r[3] < 390 and r[4]]
+        k = inner[len(inner) // 2]
+        rows[k] = (*rows[k][:3], 399, True)
+    rows.sort(key=lambda r: (r[0], r[1], r[2], -r[3], not r[4]))  # rid order
+    tid, dom, start, end = (np.array([r[k] for r in rows], dtype=np.int64) for k in range(4))
+    pushpop = np.array([r[4] for r in rows], dtype=bool)
+    return {
+        "tid": tid,
+        "dom": dom,
+        "start": start,
+        "end": end,
+        "kept": rng.random(len(rows)) < 0.95,
+        "pushpop": pushpop,
+    }
+
+
+@needs_library
+@pytest.mark.parametrize("seed", range(40))
+def test_native_stacks_are_the_sorted_boundaries(seed: int) -> None:
+    """nvtx_native.build_stacks gives build_stacks' levels, parents, boundaries and stacks (start/end
+    ranges' levels included) on random nests; None where a range does not nest (numpy counts it)."""
+    rng = np.random.default_rng(seed)
+    arrays = _range_arrays(rng, unnested=seed % 5 == 4)
+    want = nvtx_sweep.build_stacks(None, arrays)  # type: ignore[arg-type]
+    got = nvtx_native.build_stacks(arrays)
+    if seed % 5 == 4:
+        assert want.unnested > 0 and got is None
+        return
+    assert got is not None and want.unnested == 0 and got.unnested == 0
+    for name in ("lvl", "prid", "ev_ts", "ev_inner"):
+        assert np.asarray(getattr(got, name)).tolist() == np.asarray(getattr(want, name)).tolist(), name
+    assert got.groups == want.groups and len(got.groups) > 0
+
+
 def _call(lib: Any, *, ev_inner: list[int], prid: list[int], ops: list[int], kind: int = 0) -> int:
     ev_ts = np.array([0, 10, 20, 30][: len(ev_inner)], np.int64)
     inner = np.array(ev_inner, np.int32)
@@ -162,7 +206,7 @@ def _run(path: Path, native: bool, *args: str, tmp: Path) -> str:
     env["NSYSQ_CACHE_BACKGROUND"] = "0"
     code = "import sys; from nsysq.cli.root import main; sys.exit(main())"
     done = subprocess.run(
-        [sys.executable, "-c", code, "nvtx", str(path), "--format", "json", "--limit", "0", *args],
+        [sys.executable, "-c", code, args[0], str(path), "--format", "json", *args[1:]],
         capture_output=True, text=True, env=env, cwd=ROOT, check=False,
     )  # fmt: skip
     return f"{done.returncode}\n{done.stdout}"
@@ -174,21 +218,24 @@ def _paths() -> list[Path]:
 
 @needs_library
 @pytest.mark.parametrize("path", _paths(), ids=lambda p: p.name)
-def test_nvtx_prints_the_same_json_with_the_native_sums(path: Path, tmp_path: Path) -> None:
-    for args in ((), ("--innermost",)):
+def test_commands_print_the_same_json_with_the_native_sweep(path: Path, tmp_path: Path) -> None:
+    """nvtx (both modes, every row) and iters, with the native stacks and sums and without."""
+    for args in (("nvtx", "--limit", "0"), ("nvtx", "--limit", "0", "--innermost"), ("iters",)):
         native, plain = _run(path, True, *args, tmp=tmp_path), _run(path, False, *args, tmp=tmp_path)
         assert native == plain, (path.name, args)
 
 
 @needs_library
 def test_nvtx_takes_the_native_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a trace with nested NVTX stacks, `nsysq nvtx` sums natively: attributed_pairs never runs."""
+    """On a trace with nested NVTX stacks, `nsysq nvtx` sweeps and sums natively: neither
+    build_stacks' sort nor attributed_pairs runs."""
     import nsysq
 
     def no_pairs(*_a: Any, **_k: Any) -> Any:
-        raise AssertionError("the numpy pairs were built")
+        raise AssertionError("the numpy path ran")
 
     monkeypatch.setattr(nvtx_sweep, "attributed_pairs", no_pairs)
+    monkeypatch.setattr(nvtx_sweep, "build_stacks", no_pairs)
     with nsysq.open(ROOT / "examples" / "bs1.sqlite", cache=False) as trace:
         frame = trace.nvtx()
     assert len(frame) > 0 and int(frame["kernels"].sum()) > 0

@@ -108,6 +108,48 @@ int64_t nsysq_nvtx_sums(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n
     return pairs;
 }
 
+/* One boundary of the sweep: at time ts, with `depth` ranges open after it, the innermost
+ * of them `inner`. */
+static void boundary(int64_t *ev_ts, int32_t *ev_inner, int32_t *ev_depth, int64_t at, int64_t ts,
+                     int32_t inner, int64_t depth) {
+    ev_ts[at] = ts;
+    ev_inner[at] = inner;
+    ev_depth[at] = (int32_t)depth;
+}
+
+int64_t nsysq_nvtx_stacks(const int64_t *start, const int64_t *end, int64_t n_ranges,
+                          const int32_t *rows, int64_t n_rows, const int64_t *stack_first,
+                          int64_t n_stacks, int32_t *open, int64_t *ev_ts, int32_t *ev_inner,
+                          int32_t *ev_depth, int64_t *lvl, int32_t *prid) {
+    for (int64_t j = 0; j < n_stacks; j++) {
+        const int64_t lo = stack_first[j], hi = stack_first[j + 1];
+        if (lo < 0 || hi < lo || hi > n_rows) return NSYSQ_SWEEP_BAD_INDEX;
+        int64_t top = 0, out = 2 * lo;
+        for (int64_t i = lo; i < hi; i++) {
+            const int32_t r = rows[i];
+            if (r < 0 || r >= n_ranges) return NSYSQ_SWEEP_BAD_INDEX;
+            const int64_t s = start[r], e = end[r];
+            if (e < s || (i > lo && s < start[rows[i - 1]])) return NSYSQ_SWEEP_UNNESTED;
+            while (top > 0 && end[open[top - 1]] <= s) { /* ends at or before this start: first */
+                top--;
+                const int32_t inner = top > 0 ? open[top - 1] : -1;
+                boundary(ev_ts, ev_inner, ev_depth, out++, end[open[top]], inner, top);
+            }
+            if (top > 0 && e > end[open[top - 1]]) return NSYSQ_SWEEP_UNNESTED;
+            lvl[r] = top;
+            prid[r] = top > 0 ? open[top - 1] : -1;
+            open[top++] = r;
+            boundary(ev_ts, ev_inner, ev_depth, out++, s, r, top);
+        }
+        while (top > 0) {
+            top--;
+            const int32_t inner = top > 0 ? open[top - 1] : -1;
+            boundary(ev_ts, ev_inner, ev_depth, out++, end[open[top]], inner, top);
+        }
+    }
+    return 0;
+}
+
 int32_t nsysq_sweep_abi_version(void) {
     return NSYSQ_SWEEP_ABI_VERSION;
 }

@@ -18,7 +18,7 @@
 
 /* Raised whenever a prototype or the meaning of an argument changes: nvtx_native.py refuses a
  * library built from another version of this file (a stale build in a source tree). */
-#define NSYSQ_SWEEP_ABI_VERSION 3
+#define NSYSQ_SWEEP_ABI_VERSION 4
 
 /* The columns of sums[k * n_ranges + r], per range r (column by column: each a numpy column). */
 #define NSYSQ_SUM_KERNELS 0    /* ops of kind 0 (kernels) */
@@ -38,6 +38,31 @@
 #define NSYSQ_SWEEP_OVERFLOW (-3)   /* a sum or a difference does not fit in 64 bits */
 #define NSYSQ_SWEEP_BAD_KIND (-4)   /* an op kind outside 0..3 */
 #define NSYSQ_SWEEP_ORDER (-5)      /* a range's ops not in GPU start order */
+#define NSYSQ_SWEEP_UNNESTED (-6)   /* ranges that overlap without nesting, or out of start order */
+
+/*
+ * The push/pop stacks, one sweep per stack with a stack of open ranges, as
+ * nsysq.analyses.nvtx_sweep.build_stacks sorts their boundaries (queries/nvtx/marks.sql's order).
+ *
+ * The ranges: start and end, n_ranges each. The stacks: stack j's ranges are rows[stack_first[j] ..
+ * stack_first[j + 1]) (indexes into start and end, in rid order: start ascending, outer first;
+ * stack_first holds n_stacks + 1 positions, the last n_rows). Stack j's 2 (stack_first[j + 1] -
+ * stack_first[j]) boundaries are written from 2 stack_first[j] on: ev_ts (the boundary's time),
+ * ev_inner (the innermost range open after it, -1 for none) and ev_depth (the ranges open after
+ * it). Ends come before starts at one time, an inner end before an outer one, and
+ * a zero-length range ends right after it starts. Per range of rows: lvl (the ranges open when it
+ * starts) and prid (the innermost of them, -1 for none); the others are not written. open: n_rows
+ * int32 of scratch.
+ *
+ * Returns 0, or a negative NSYSQ_SWEEP_ code: NSYSQ_SWEEP_UNNESTED when a range outlasts the range
+ * it starts in, ends before it starts, or starts before the range before it (the caller then sorts
+ * the boundaries: only then do levels and depths disagree, and it counts where); the outputs are
+ * then partial.
+ */
+NSYSQ_API int64_t nsysq_nvtx_stacks(const int64_t *start, const int64_t *end, int64_t n_ranges,
+                                    const int32_t *rows, int64_t n_rows, const int64_t *stack_first,
+                                    int64_t n_stacks, int32_t *open, int64_t *ev_ts, int32_t *ev_inner,
+                                    int32_t *ev_depth, int64_t *lvl, int32_t *prid);
 
 /*
  * Attribute the ops of one thread to the ranges of one of its push/pop stacks and add them to each

@@ -230,7 +230,7 @@ def swept_stacks(trace: Session) -> nvtx_sweep.Stacks | None:
 
     decoded_ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
     arrays = nvtx_ranges.stack_arrays(decoded_ranges.columns) if decoded_ranges is not None else None
-    stacks = nvtx_sweep.build_stacks(trace, arrays)
+    stacks = _build_stacks(trace, arrays)
     if stacks.unnested:
         return None
     note = nvtx_sweep.NOTE
@@ -435,12 +435,19 @@ def _with_started(
     return {c: np.concatenate([rows[c], extra[c]])[order] for c in nvtx_sweep.PER_RANGE_COLUMNS}, held
 
 
+def _build_stacks(trace: Session, arrays: dict[str, Any] | None) -> nvtx_sweep.Stacks:
+    """The stacks of nsysq_nvtx_ranges (from ``arrays``, its range_arrays.sql columns, when given):
+    by the native sweep, else (not built, or ranges that do not nest) by numpy's sort."""
+    arr = nvtx_sweep.range_arrays(trace, arrays)
+    return nvtx_native.build_stacks(arr) or nvtx_sweep.build_stacks(trace, arr)
+
+
 def _whole_stacks(trace: Session, state: _Swept) -> nvtx_sweep.Stacks:
     """The sweep's stacks, built again when build_per_range let go of what only pairs read."""
     if state.stacks.ev_ts is None:
         decoded_ranges = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
         arrays = nvtx_ranges.stack_arrays(decoded_ranges.columns) if decoded_ranges is not None else None
-        state.stacks = nvtx_sweep.build_stacks(trace, arrays)
+        state.stacks = _build_stacks(trace, arrays)
     return state.stacks
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from nsysq.analyses import nvtx_sweep
 from nsysq.base.threads import side_by_side
 
-ABI_VERSION = 3  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
+ABI_VERSION = 4  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
 _LIB_NAME = "_sweep.so"
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
 # The functions _sweep.h exports, as ctypes (restype, argtypes); tests/test_sweep_native.py checks
@@ -36,11 +36,16 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         + [_PTR, _PTR, _PTR, _I64]  # call_of, call_s, call_e, n_calls
         + [_PTR, _PTR, _PTR, _I64, _I32, _PTR, _PTR],  # gs, ge, kind, n_all, innermost, sums, attributed
     ),
+    "nsysq_nvtx_stacks": (
+        _I64,
+        [_PTR, _PTR, _I64, _PTR, _I64, _PTR, _I64]  # start, end, n_ranges, rows, n_rows, stack_first, n
+        + [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR],  # open, ev_ts, ev_inner, ev_depth, lvl, prid (n: n_stacks)
+    ),
     "nsysq_sweep_abi_version": (_I32, []),
 }  # fmt: skip
 SUMS = 9  # NSYSQ_SUMS: kernels, memcpys, memsets, graphs, kernel_ns, graph_ns, low, high, busy
 ERRORS = {-1: "an index outside its array", -2: "a parent chain with a cycle", -3: "a 64-bit overflow"}
-ERRORS |= {-4: "an op kind outside 0..3", -5: "a range's ops out of GPU start order"}
+ERRORS |= {-4: "an op kind outside 0..3", -5: "a range's ops out of GPU start order", -6: "unnested ranges"}
 _I32_MAX = (1 << 31) - 1
 
 _lock = threading.Lock()
@@ -69,6 +74,46 @@ def library() -> Any:
         if _lib is None:
             _lib = _load(Path(__file__).with_name(_LIB_NAME)) or False
     return _lib or None
+
+
+def build_stacks(arr: dict[str, Any]) -> nvtx_sweep.Stacks | None:
+    """nvtx_sweep.build_stacks' stacks from queries/nvtx/range_arrays.sql's columns, by one native
+    sweep per stack with a stack of open ranges (no sort of the boundaries); None when it is not
+    built, an index does not fit 32 bits, or the push/pop ranges do not nest (the numpy sort then
+    builds them, and counts the ranges that do not nest)."""
+    import numpy as np
+
+    lib = library()
+    tid = np.asarray(arr["tid"], dtype=np.int64)
+    if lib is None or len(tid) >= _I32_MAX // 2:
+        return None
+    dom = np.asarray(arr["dom"], dtype=np.int64)
+    start, end = np.ascontiguousarray(arr["start"], np.int64), np.ascontiguousarray(arr["end"], np.int64)
+    kept, pushpop = np.asarray(arr["kept"], dtype=bool), np.asarray(arr["pushpop"], dtype=bool)
+    pp = np.flatnonzero(kept & pushpop).astype(np.int32)
+    # ranges are in rid order, which sorts by thread and domain first: each stack is contiguous
+    change = np.ones(len(pp), dtype=bool)
+    change[1:] = (tid[pp][1:] != tid[pp][:-1]) | (dom[pp][1:] != dom[pp][:-1])
+    firsts = np.flatnonzero(change)
+    stack_first = np.append(firsts, len(pp)).astype(np.int64)
+    del change
+    ev_ts = np.empty(2 * len(pp), np.int64)
+    ev_inner, ev_depth = np.empty(2 * len(pp), np.int32), np.empty(2 * len(pp), np.int32)
+    lvl, prid = np.full(len(tid), -1, np.int64), np.full(len(tid), -1, np.int32)
+    scratch = np.empty(len(pp), np.int32)  # held here: a pointer alone would not keep it alive
+    got = lib.nsysq_nvtx_stacks(
+        start.ctypes.data, end.ctypes.data, len(tid), pp.ctypes.data, len(pp), stack_first.ctypes.data,
+        len(firsts), scratch.ctypes.data, ev_ts.ctypes.data, ev_inner.ctypes.data,
+        ev_depth.ctypes.data, lvl.ctypes.data, prid.ctypes.data,
+    )  # fmt: skip
+    if got < 0:
+        return None
+    groups = nvtx_sweep.stack_groups(tid, dom, pp[firsts], 2 * stack_first[:-1], 2 * stack_first[1:])
+    st = nvtx_sweep.Stacks(
+        tid, dom, start, end, kept, pushpop, lvl, prid, 0, ev_ts, ev_depth, ev_inner, groups
+    )
+    nvtx_sweep.start_end_levels(st)
+    return st
 
 
 @dataclass

@@ -67,7 +67,7 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     columns (read from the table unless given as ``arrays``)."""
     import numpy as np
 
-    arr = arrays if arrays is not None else trace.run_arrays("nvtx_range_arrays", record=False)
+    arr = range_arrays(trace, arrays)
     tid = np.asarray(arr["tid"], dtype=np.int64)
     dom = np.asarray(arr["dom"], dtype=np.int64)
     start = np.asarray(arr["start"], dtype=np.int64)
@@ -114,14 +114,31 @@ def build_stacks(trace: Session, arrays: dict[str, Any] | None = None) -> Stacks
     bounds = np.flatnonzero(np.diff(ev_g)) + 1 if len(ev_g) else np.zeros(0, np.int64)
     firsts = np.concatenate([[0], bounds]).astype(np.int64) if len(ev_g) else np.zeros(0, np.int64)
     lasts = np.concatenate([bounds, [len(ev_g)]]).astype(np.int64) if len(ev_g) else np.zeros(0, np.int64)
-    group_range = ev_range[firsts]
-    groups = [
-        (int(tid[r]), int(dom[r]), int(a), int(b)) for r, a, b in zip(group_range, firsts, lasts, strict=True)
-    ]
+    groups = stack_groups(tid, dom, ev_range[firsts], firsts, lasts)
     stacks = Stacks(tid, dom, start, end, kept, pushpop, lvl, prid, unnested, ev_ts, depth, ev_inner, groups)
-    _start_end_levels(stacks)
-    stacks.ev_depth = None  # read by the levels above alone (memory)
+    start_end_levels(stacks)
     return stacks
+
+
+def stack_groups(
+    tid: Any, dom: Any, first_range: Any, firsts: Any, lasts: Any
+) -> list[tuple[int, int, int, int]]:
+    """Stacks.groups: per stack (its first boundary's range, first boundary, end), its (thread,
+    domain, first boundary, end)."""
+    return [
+        (int(tid[r]), int(dom[r]), int(a), int(b)) for r, a, b in zip(first_range, firsts, lasts, strict=True)
+    ]
+
+
+def range_arrays(trace: Session, arrays: dict[str, Any] | None) -> dict[str, Any]:
+    """build_stacks' input: queries/nvtx/range_arrays.sql's columns (``arrays`` when given)."""
+    return arrays if arrays is not None else trace.run_arrays("nvtx_range_arrays", record=False)
+
+
+def start_end_levels(st: Stacks) -> None:
+    """The levels of the start/end ranges (from the stacks' depths, which then go: memory)."""
+    _start_end_levels(st)
+    st.ev_depth = None
 
 
 def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:

@@ -105,6 +105,36 @@ static int64_t round_once(int64_t counts[8]) {
     return got;
 }
 
+/* nsysq_nvtx_stacks on random ranges: nested ones mostly, with stacks out of bounds, rows out of
+ * their array, ranges out of order, reversed or unnested now and then. Returns its code. */
+static int64_t stacks_once(void) {
+    const int bad = chance(30);
+    const int64_t n_ranges = between(0, 80), n_rows = between(0, n_ranges), n_stacks = between(0, 4);
+    int64_t *start = block(n_ranges, sizeof *start), *end = block(n_ranges, sizeof *end);
+    int32_t *rows = block(n_rows, sizeof *rows), *open = block(n_rows, sizeof *open);
+    int64_t *first = block(n_stacks + 1, sizeof *first), *lvl = block(n_ranges, sizeof *lvl);
+    int64_t *ev_ts = block(2 * n_rows, sizeof *ev_ts);
+    int32_t *ev_inner = block(2 * n_rows, sizeof *ev_inner), *ev_depth = block(2 * n_rows, sizeof *ev_depth);
+    int32_t *prid = block(n_ranges, sizeof *prid);
+    int64_t t = 0;
+    for (int64_t r = 0; r < n_ranges; r++) { /* nested: each inside the one before, or after it */
+        t += between(0, 3);
+        start[r] = t;
+        end[r] = r > 0 && chance(60) ? start[r] + (end[r - 1] - start[r]) / 2 : t + between(0, 20);
+        if (bad && chance(5)) end[r] = start[r] - 1;
+    }
+    for (int64_t i = 0; i < n_rows; i++) rows[i] = bad && chance(3) ? index_into(n_ranges, 1) : (int32_t)i;
+    for (int64_t j = 0; j <= n_stacks; j++) first[j] = j == n_stacks ? n_rows : between(0, n_rows);
+    for (int64_t j = 1; j <= n_stacks && !(bad && chance(20)); j++)
+        if (first[j] < first[j - 1]) first[j] = first[j - 1];
+    if (n_stacks > 0 && !bad) first[0] = 0;
+    const int64_t got = nsysq_nvtx_stacks(start, end, n_ranges, rows, n_rows, first, n_stacks, open, ev_ts,
+                                          ev_inner, ev_depth, lvl, prid);
+    free(start), free(end), free(rows), free(open), free(first), free(lvl), free(ev_ts);
+    free(ev_inner), free(ev_depth), free(prid);
+    return got;
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: fuzz_sweep ROUNDS SEED\n");
@@ -114,12 +144,17 @@ int main(int argc, char **argv) {
     state = (uint64_t)strtoull(argv[2], NULL, 10) | 1;
     int64_t counts[8] = {0};
     int64_t pairs = 0;
+    int64_t stacked = 0, unnested = 0, refused = 0;
     for (long i = 0; i < rounds; i++) {
         const int64_t got = round_once(counts);
         if (got > 0) pairs += got;
+        const int64_t swept = stacks_once();
+        stacked += swept == 0, unnested += swept == NSYSQ_SWEEP_UNNESTED;
+        refused += swept == NSYSQ_SWEEP_BAD_INDEX;
     }
     printf("summed=%" PRId64 " pairs=%" PRId64 " bad_index=%" PRId64 " cycle=%" PRId64
            " overflow=%" PRId64 " bad_kind=%" PRId64 " order=%" PRId64 "\n",
            counts[0], pairs, counts[1], counts[2], counts[3], counts[4], counts[5]);
+    printf("stacked=%" PRId64 " unnested=%" PRId64 " refused=%" PRId64 "\n", stacked, unnested, refused);
     return 0;
 }
