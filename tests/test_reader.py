@@ -369,3 +369,43 @@ def test_nvtx_runs_on_a_second_thread_import_nothing(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "IMPORT " not in proc.stderr and "ENV-WRITE" not in proc.stderr, proc.stderr
     assert json.loads(proc.stdout)["rows"]
+
+
+@pytest.mark.parametrize("command", ["census", "nvtx", "gaps", "overlap", "iters", "check", "timeline"])
+def test_from_the_cached_copy_no_thread_imports(command: str, tmp_path: Path) -> None:
+    """A question answered from the cached copy imports numpy only when it needs it (a census does
+    not), and then on the main thread, before any thread of nsysq's starts: no thread imports or
+    writes the environment."""
+    from tests.fixtures import nvtx_scenarios
+
+    nvtx_scenarios.build(NVTX_FIXTURE, tmp_path)
+    trace = tmp_path / f"{NVTX_FIXTURE}.sqlite"
+    if command == "iters":  # a loop to find
+        from nsysq.synth import training
+
+        trace = tmp_path / "training.sqlite"
+        training.training(trace)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_MAIN_FREE", "GOTOBLAS_MAIN_FREE")}
+    env |= {"NSYSQ_CACHE_DIR": str(tmp_path / "cache"), "NSYSQ_CACHE_BACKGROUND": "0"}
+    env["NSYSQ_CACHE_MIN_BYTES"] = "0"  # the copy answers, small as the trace is
+    launch = "import sys; from nsysq.cli.root import main; sys.exit(main())"
+    built = subprocess.run(
+        [sys.executable, "-c", launch, "cache", "build", str(trace)],
+        capture_output=True, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    proc = subprocess.run(
+        [sys.executable, "-c", _AUDIT_THREADS, command, str(trace), "--format", "json"],
+        capture_output=True, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "IMPORT " not in proc.stderr and "ENV-WRITE" not in proc.stderr, proc.stderr
+    if command == "census":
+        probe = "import sys; from nsysq.cli.root import _leave; import nsysq.cli.root as r\n"
+        probe += "r._leave = lambda code: print('numpy' in sys.modules, file=sys.stderr) or sys.exit(code)\n"
+        probe += "sys.argv = ['nsysq', *sys.argv[1:]]\nr.main()\n"
+        seen = subprocess.run(
+            [sys.executable, "-c", probe, "census", str(trace)],
+            capture_output=True, text=True, cwd=ROOT, env=env,
+        )  # fmt: skip
+        assert seen.returncode == 0 and seen.stderr.strip().splitlines()[-1] == "False", seen.stderr

@@ -16,6 +16,13 @@ U = TypeVar("U")
 _NUMPY_IMPORT_WRITES = "OPENBLAS_MAIN_FREE"
 
 
+def quiet_numpy_import() -> None:
+    """Make numpy's first import write nothing to the environment (see :func:`before_threads`):
+    called before threads that may read it start (DuckDB's), where numpy itself may not be needed."""
+    if _NUMPY_IMPORT_WRITES not in os.environ:
+        os.environ[_NUMPY_IMPORT_WRITES] = "1"
+
+
 def before_threads(imports: Iterable[str] = ()) -> None:
     """Leave nsysq's threads no module to import and numpy's import nothing to write.
 
@@ -31,8 +38,7 @@ def before_threads(imports: Iterable[str] = ()) -> None:
     a thread: a trace's first open, the fleet's pool and thread engine, the MCP server. Modules
     already imported cost a dictionary lookup.
     """
-    if _NUMPY_IMPORT_WRITES not in os.environ:
-        os.environ[_NUMPY_IMPORT_WRITES] = "1"
+    quiet_numpy_import()
     import numpy  # noqa: F401  (imported for the threads started next)
 
     for name in imports:

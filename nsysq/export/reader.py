@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from nsysq import catalog
 from nsysq.base.errors import CorruptTraceError, DamagedTraceError
-from nsysq.base.threads import before_threads
+from nsysq.base.threads import before_threads, quiet_numpy_import
 from nsysq.export import cache as cache_mod
 from nsysq.export import engine, pages, schema
 from nsysq.export.check import SourceSchema, checked_count, connect_readonly, damage_message
@@ -64,7 +64,7 @@ def open_reader(
     """
     # Decode first when no copy can answer: neither this module nor nsysq.export.decoded imports DuckDB,
     # so the pages decode while DuckDB, the cache lookup and the sqlite extension load.
-    before_threads()  # the decode below may start the first thread (numpy's import in it)
+    quiet_numpy_import()  # DuckDB's threads start below: numpy's import, whenever it comes, writes nothing
     early = cache is False or (cache in (True, "reuse") and not cache_mod.may_have_copy(path))
     decoded = _start_decoding(path, source, prefetch) if early else None
     copy, state = cache_mod.open_copy(path, source, cache)
@@ -81,6 +81,7 @@ def open_reader(
 def _start_decoding(
     path: Path, source: SourceSchema, prefetch: str | tuple[str, ...] | None
 ) -> DecodedTables:
+    before_threads()  # the decode starts the first thread (numpy's import in it); a cached copy needs neither
     decoded = DecodedTables(path, source)
     if prefetch is not None:
         decoded.prefetch(catalog.declared(prefetch))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from nsysq import catalog
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
+from nsysq.base.threads import before_threads
 from nsysq.catalog import rules as rules_mod
 from nsysq.session.scope import stamp
 
@@ -183,6 +184,7 @@ def _sections(
     # threads, their calls' coverage) are independent until the causes: the GPU side on a thread of
     # its own from now on (numpy's sorts and ufuncs release the GIL), while this thread reads the
     # calls (their decode may still run) and does the host side; only this thread runs SQL.
+    before_threads()  # numpy imported here, not by the thread (a cached copy imports none first)
     with ThreadPoolExecutor(1, thread_name_prefix="nsysq-gaps") as gpu:
         unions = gpu.submit(lambda: [_device_union(ops, d) for d in devices])
         streams = gpu.submit(lambda: [_stream(t0, ops, *lane) for lane in lane_list])

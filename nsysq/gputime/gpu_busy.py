@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from nsysq.base.table import Table
+from nsysq.base.threads import before_threads
 from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, union
 
@@ -47,6 +48,7 @@ def _rows(trace: Session, comm_category: str) -> list[tuple[Any, ...]]:
     kind_rules = load_kind_rules()
     ops = gpu_ops.read(trace, comm_category, [r.kind for r in kind_rules], [r.like for r in kind_rules])
     # Devices are independent: two threads (numpy's sorts and ufuncs release the GIL).
+    before_threads()  # numpy imported here, not by the thread (a cached copy imports none first)
     with ThreadPoolExecutor(2) as pool:
         rows = list(pool.map(lambda d: _device_row(d, ops), ops.devices()))
     rows.sort(key=lambda r: (r[0] is None, r[0] or 0))

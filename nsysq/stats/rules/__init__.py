@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from nsysq import catalog
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.table import Table
+from nsysq.base.threads import before_threads
 from nsysq.export import schema
 from nsysq.session.scope import stamp
 from nsysq.stats.rules import events, gpu, ops, own
@@ -145,6 +146,7 @@ def check(
     """Run ``rules`` (names; None: every rule) with ``options`` on ``trace`` in its scope."""
     chosen = parse_rules(rules)
     ctx = Context(trace, options or CheckOptions())
+    before_threads()  # numpy imported here, not by the thread (a cached copy imports none first)
     with ThreadPoolExecutor(1, thread_name_prefix="nsysq-check") as pool:
         for name in chosen:  # the lanes gather on the pool's thread while the SQL rules run here
             if name in _LANES and _missing(ctx, RULES[name]) is None:
