@@ -10,7 +10,7 @@ import math
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import IO, Any
 
@@ -109,6 +109,9 @@ def column_cells(column: str, values: list[Any], unit: str, *, cut: bool = True)
     decimals = _DECIMALS[unit]
     cut_names = cut and column in _CUT_NAMES
     none_text = "" if column == "rank" else UNKNOWN
+    fast = _one_kind_cells(values, number, is_id, in_unit, decimals)
+    if fast is not None:
+        return fast
     out: list[str] = []
     append = out.append
     for v in values:
@@ -126,6 +129,23 @@ def column_cells(column: str, values: list[Any], unit: str, *, cut: bool = True)
         else:
             append(cell(column, v, unit, cut=cut))
     return out
+
+
+def _one_kind_cells(
+    values: list[Any], number: Callable[[Any], str] | None, is_id: bool, in_unit: bool, decimals: int
+) -> list[str] | None:
+    """column_cells' texts of a column of ints alone, or of finite floats alone, by one format
+    mapped over it (the usual numeric column); None for any other column."""
+    kinds = set(map(type, values))
+    if kinds == {int}:
+        return list(map(number or (str if is_id else "{:,}".format), values))
+    if kinds != {float} or not all(map(math.isfinite, values)):
+        return None
+    if number is not None:
+        return list(map(number, values))
+    if in_unit:
+        return list(map(f"{{:,.{decimals}f}}".format, values))
+    return None
 
 
 def _footer_pairs(table: Table, *, labels: bool = True) -> list[tuple[str, str]]:
@@ -306,8 +326,12 @@ def _body_lines(rows: list[list[str]], widths: list[int], prose: list[bool]) -> 
     if not all(fit or is_prose for fit, is_prose in zip(fits, prose, strict=True)):
         return None
     folding = [i for i, fit in enumerate(fits) if not fit]
+    long_rows = {k for i in folding for k, t in enumerate(columns[i]) if not _one_line(t, widths[i])}
     lines: list[tuple[str, ...]] = []
-    for cells in rows:
+    for k, cells in enumerate(rows):
+        if k not in long_rows:  # every cell on one line (most rows of a long table)
+            lines.append(tuple(cells))
+            continue
         parts = [[t] for t in cells]
         for i in folding:
             folded = [cells[i]] if _one_line(cells[i], widths[i]) else _words_folded(cells[i], widths[i])
