@@ -1,12 +1,13 @@
-"""The page decoder under AddressSanitizer and UndefinedBehaviorSanitizer.
+"""The page decoder and the NVTX sweep under AddressSanitizer and UndefinedBehaviorSanitizer.
 
 tests/native/fuzz_pages.c is compiled with the decoder (nsysq/export/_pages.c) using
 ``-fsanitize=address,undefined -fno-sanitize-recover=all`` and the wheel build's warnings-as-errors
 flags, then fed every page of a corruption corpus (tests/corpus.py over the bundled examples, files
 holding every integer serial type, overflow records, text/real values and odd page sizes, and the
 real exports when present) and thousands of deterministic random mutations of their leaf pages. Any
-sanitizer report makes it exit non-zero. Skipped, with the reason, where no C compiler with
-sanitizer runtimes exists.
+sanitizer report makes it exit non-zero. tests/native/fuzz_sweep.c feeds nsysq/analyses/_sweep.c
+random stacks, ranges and ops, bad ones among them. Skipped, with the reason, where no C compiler
+with sanitizer runtimes exists.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from tests.corpus import damaged_copies
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "tests" / "native" / "fuzz_pages.c"
 DECODER = ROOT / "nsysq" / "export" / "_pages.c"
+SWEEP_HARNESS = ROOT / "tests" / "native" / "fuzz_sweep.c"  # and the NVTX sums (nsysq/analyses/_sweep.c)
+SWEEP = ROOT / "nsysq" / "analyses" / "_sweep.c"
 SANITIZE = [
     "-O1",
     "-g",
@@ -37,10 +40,10 @@ ENV = {"ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0", "UBSAN_OPTIONS": "prin
 MUTATIONS = 100_000
 
 
-def _build(out: Path, decoder: Path) -> subprocess.CompletedProcess[str]:
+def _build(out: Path, source: Path, harness: Path = HARNESS) -> subprocess.CompletedProcess[str]:
     cmd = [
-        *hatch_build.compiler(), *SANITIZE, *hatch_build.WARNINGS, f"-I{decoder.parent}",
-        "-o", str(out), str(HARNESS), str(decoder),
+        *hatch_build.compiler(), *SANITIZE, *hatch_build.WARNINGS, f"-I{source.parent}",
+        "-o", str(out), str(harness), str(source),
     ]  # fmt: skip
     try:
         return subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -129,29 +132,24 @@ def test_the_harness_catches_an_out_of_bounds_read(harness: Path, corpus: list[P
     """A decoder with one bounds check loosened (a record may run 64 bytes past its page, in both
     the decoder and the text check) must make
     the sanitized run fail: the harness can see what it is there to see."""
-    source = DECODER.read_text()
     check = "return payload > (uint64_t)(pend - rec) ? NSYSQ_ERR_RECORD : 0;"
-    assert source.count(check) == 1
-    mutant = tmp_path / "_pages.c"
-    mutant.write_text(source.replace(check, check.replace("(pend - rec)", "(pend - rec) + 64")))
-    (tmp_path / "_pages.h").write_text((DECODER.parent / "_pages.h").read_text())
-    built = _build(tmp_path / "fuzz_mutant", mutant)
-    assert built.returncode == 0, built.stderr[-3000:]
-    done = _run(tmp_path / "fuzz_mutant", corpus[:2], 5_000)
+    loose = check.replace("(pend - rec)", "(pend - rec) + 64")
+    done = _run(_mutant(tmp_path, DECODER, check, loose, HARNESS), corpus[:2], 5_000)
     assert done.returncode != 0
     assert "AddressSanitizer" in done.stderr
 
 
-SWEEP_HARNESS = ROOT / "tests" / "native" / "fuzz_sweep.c"
-SWEEP = ROOT / "nsysq" / "analyses" / "_sweep.c"
-
-
-def _build_sweep(out: Path, source: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [
-        *hatch_build.compiler(), *SANITIZE, *hatch_build.WARNINGS, f"-I{source.parent}",
-        "-o", str(out), str(SWEEP_HARNESS), str(source),
-    ]  # fmt: skip
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+def _mutant(tmp_path: Path, source: Path, check: str, loosened: str, harness: Path) -> Path:
+    """``harness`` built with a copy of ``source`` whose one ``check`` reads ``loosened``."""
+    text = source.read_text()
+    assert text.count(check) == 1
+    mutant = tmp_path / source.name
+    mutant.write_text(text.replace(check, loosened))
+    header = source.with_suffix(".h")
+    (tmp_path / header.name).write_text(header.read_text())
+    built = _build(tmp_path / "fuzz_mutant", mutant, harness)
+    assert built.returncode == 0, built.stderr[-3000:]
+    return tmp_path / "fuzz_mutant"
 
 
 def _run_sweep(exe: Path, rounds: int) -> subprocess.CompletedProcess[str]:
@@ -166,7 +164,7 @@ def test_nvtx_sums_run_clean_under_sanitizers(tmp_path: Path) -> None:
     why = _sanitizers_available(tmp_path)
     if why is not None:
         pytest.skip(f"{why}: sanitizer run skipped")
-    built = _build_sweep(tmp_path / "fuzz_sweep", SWEEP)
+    built = _build(tmp_path / "fuzz_sweep", SWEEP, SWEEP_HARNESS)
     assert built.returncode == 0, built.stderr[-3000:]  # warnings are errors here too
     done = _run_sweep(tmp_path / "fuzz_sweep", 200_000)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -192,14 +190,8 @@ def test_the_sums_harness_catches_an_out_of_bounds_read(tmp_path: Path) -> None:
     why = _sanitizers_available(tmp_path)
     if why is not None:
         pytest.skip(f"{why}: sanitizer run skipped")
-    source = SWEEP.read_text()
     check = "if (r >= n_ranges) return NSYSQ_SWEEP_BAD_INDEX - 1;"
-    assert source.count(check) == 1
-    mutant = tmp_path / "_sweep.c"
-    mutant.write_text(source.replace(check, check.replace("r >= n_ranges", "r > n_ranges")))
-    (tmp_path / "_sweep.h").write_text((SWEEP.parent / "_sweep.h").read_text())
-    built = _build_sweep(tmp_path / "fuzz_mutant", mutant)
-    assert built.returncode == 0, built.stderr[-3000:]
-    done = _run_sweep(tmp_path / "fuzz_mutant", 50_000)
+    loose = check.replace("r >= n_ranges", "r > n_ranges")
+    done = _run_sweep(_mutant(tmp_path, SWEEP, check, loose, SWEEP_HARNESS), 50_000)
     assert done.returncode != 0
     assert "AddressSanitizer" in done.stderr
