@@ -389,8 +389,8 @@ def _sums_natively(
     (nothing set) when it is not built or its input does not fit: the pairs then."""
     import numpy as np
 
-    everything = np.arange(len(stacks.tid), dtype=np.int64)[-1:]  # the largest range index
-    if nvtx_ranges.kept(trace, "nsysq_nvtx_ranges") is None or not nvtx_sweep.per_range_fits(ops, everything):
+    last = np.array([len(stacks.tid) - 1] if len(stacks.tid) else [], dtype=np.int64)  # any range's sums
+    if nvtx_ranges.kept(trace, "nsysq_nvtx_ranges") is None or not nvtx_sweep.per_range_fits(ops, last):
         return False
     try:
         found = nvtx_native.stack_sums(stacks, ops, innermost=innermost)

@@ -135,12 +135,6 @@ def range_arrays(trace: Session, arrays: dict[str, Any] | None) -> dict[str, Any
     return arrays if arrays is not None else trace.run_arrays("nvtx_range_arrays", record=False)
 
 
-def start_end_levels(st: Stacks) -> None:
-    """The levels of the start/end ranges (from the stacks' depths, which then go: memory)."""
-    _start_end_levels(st)
-    st.ev_depth = None
-
-
 def _parents(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: Any) -> None:
     """stack.sql's parent: the last push one level up at or before each push, on the same stack.
     Each level's pushes (ascending positions) are taken by one pass over the levels, and a child's
@@ -197,17 +191,16 @@ def _parents_by_key(pushes: Any, levels: Any, ev_g: Any, ev_range: Any, prid: An
     prid[ev_range[pushes[child[ok]]]] = ev_range[parent_push[ok]]
 
 
-def _start_end_levels(st: Stacks) -> None:
+def start_end_levels(st: Stacks) -> None:
     """stack.sql's level of a start/end range: the push/pop ranges of its domain open on its thread
-    when it starts (the stack as the last boundary at or before its start leaves it)."""
+    when it starts (the stack as the last boundary at or before its start leaves it). The stacks'
+    depths, read here alone, then go (memory)."""
     import numpy as np
 
     se = np.flatnonzero(st.kept & ~st.pushpop)
-    if not len(se):
-        return
-    st.lvl[se] = 0
     where = {(t, d): (a, b) for t, d, a, b in st.groups}
     keys = np.stack([st.tid[se], st.dom[se]], axis=1)
+    st.lvl[se] = 0
     for t, d in {(int(a), int(b)) for a, b in keys}:
         if (t, d) not in where:
             continue
@@ -216,6 +209,7 @@ def _start_end_levels(st: Stacks) -> None:
         pos = np.searchsorted(st.ev_ts[a:b], st.start[rows], side="right") - 1
         seen = pos >= 0
         st.lvl[rows[seen]] = st.ev_depth[a + pos[seen]]
+    st.ev_depth = None
 
 
 @dataclass
