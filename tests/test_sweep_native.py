@@ -103,6 +103,24 @@ def test_native_sums_are_the_pairs_summed(seed: int) -> None:
     assert len(want["rid"]) > 0  # every seed attributes work: the comparison is not empty
 
 
+@needs_library
+@pytest.mark.parametrize("seed", range(40))
+def test_picked_ops_are_the_ops_of_the_picked_ranges_pairs(seed: int) -> None:
+    """nvtx_native.picked_ops: the ops holding a pair with a picked range (attributed_pairs), in
+    both modes, whatever ranges are picked (none, some, all)."""
+    rng = np.random.default_rng(seed)
+    st = _stacks(rng)
+    ops = _ops(rng, st, with_calls=bool(seed % 2))
+    innermost = seed % 3 == 0
+    picked = rng.random(len(st.tid)) < [0.0, 0.05, 0.3, 1.0][seed % 4]
+    got = nvtx_native.picked_ops(st, ops, picked, innermost=innermost)
+    op_idx, range_idx, _ = nvtx_sweep.attributed_pairs(st, ops, innermost=innermost)
+    want = np.zeros(len(ops.gs), dtype=bool)
+    want[op_idx[picked[range_idx]]] = True
+    assert got is not None and np.array_equal(got, want)
+    assert want.any() == (seed % 4 >= 2) or seed % 4 == 1  # 30% and all picked hold ops; none none
+
+
 def _range_arrays(rng: np.random.Generator, *, unnested: bool = False) -> dict[str, Any]:
     """range_arrays.sql's columns of random nested stacks (in rid order), a few start/end ranges
     among them; ``unnested``: one range stretched past its parent's end."""
@@ -223,6 +241,38 @@ def test_commands_print_the_same_json_with_the_native_sweep(path: Path, tmp_path
     for args in (("nvtx", "--limit", "0"), ("nvtx", "--limit", "0", "--innermost"), ("iters",)):
         native, plain = _run(path, True, *args, tmp=tmp_path), _run(path, False, *args, tmp=tmp_path)
         assert native == plain, (path.name, args)
+
+
+def _numbers_close(a: Any, b: Any) -> bool:
+    """JSON documents equal but for floats within 1e-9 relative (DuckDB's parallel sums of
+    floats, a stddev, vary in their last digits from run to run)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_numbers_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_numbers_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1.0)
+    return bool(a == b)
+
+
+@needs_library
+@pytest.mark.parametrize("path", _paths(), ids=lambda p: p.name)
+def test_nvtx_scopes_pick_the_same_launches_natively(path: Path, tmp_path: Path) -> None:
+    """census --nvtx (launch and innermost) of the most frequent range name: the same JSON with the
+    native pass picking the launches and without it."""
+    import json
+
+    plain = _run(path, False, "nvtx", "--limit", "1", tmp=tmp_path)
+    code, _, doc = plain.partition("\n")
+    if code != "0":
+        pytest.skip(f"{path.name}: no NVTX ranges")
+    rows = json.loads(doc)["rows"]
+    name = rows[0]["name"]
+    for mode in ((), ("--nvtx-mode", "innermost")):
+        args = ("census", "--nvtx", name, *mode)
+        native, numpy_path = _run(path, True, *args, tmp=tmp_path), _run(path, False, *args, tmp=tmp_path)
+        (c1, _, d1), (c2, _, d2) = native.partition("\n"), numpy_path.partition("\n")
+        assert c1 == c2 and (c1 != "0" or _numbers_close(json.loads(d1), json.loads(d2))), (path.name, mode)
 
 
 @needs_library

@@ -73,6 +73,18 @@ static int64_t add_op(int64_t *row, int64_t n, int64_t g0, int64_t g1, int8_t k)
     return 0;
 }
 
+/* The launching call of op ops[i] (its index into call_s and call_e), -1 when it has none or is
+ * another thread's, or a negative code below -1 on bad input. */
+static int64_t call_of_op(const int32_t *ops, int64_t i, const uint16_t *op_thread, int32_t thread,
+                          const int32_t *call_of, int64_t n_calls, int64_t n_all) {
+    if (op_thread != NULL && op_thread[i] != thread) return -1;
+    const int64_t op = ops[i];
+    if (op < 0 || op >= n_all) return NSYSQ_SWEEP_BAD_INDEX - 1;
+    const int64_t call = call_of != NULL ? call_of[op] : op;
+    if (call >= (call_of != NULL ? n_calls : n_all)) return NSYSQ_SWEEP_BAD_INDEX - 1;
+    return call < 0 ? -1 : call;
+}
+
 int64_t nsysq_nvtx_sums(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n_ev,
                         const int64_t *range_end, const int32_t *prid, int64_t n_ranges,
                         const int32_t *ops, int64_t n_ops, const uint16_t *op_thread,
@@ -82,12 +94,10 @@ int64_t nsysq_nvtx_sums(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n
                         int32_t innermost, int64_t *sums, uint8_t *attributed) {
     int64_t pairs = 0;
     for (int64_t i = 0; i < n_ops; i++) {
-        if (op_thread != NULL && op_thread[i] != thread) continue;
+        const int64_t call = call_of_op(ops, i, op_thread, thread, call_of, n_calls, n_all);
+        if (call < -1) return call + 1;
+        if (call < 0) continue; /* another thread's op, or one with no launching call */
         const int64_t op = ops[i];
-        if (op < 0 || op >= n_all) return NSYSQ_SWEEP_BAD_INDEX;
-        const int64_t call = call_of != NULL ? call_of[op] : op;
-        if (call < 0) continue;  /* an op with no launching call: on no stack */
-        if (call >= (call_of != NULL ? n_calls : n_all)) return NSYSQ_SWEEP_BAD_INDEX;
         const int8_t k = kind[op];
         if (k < 0 || k > 3) return NSYSQ_SWEEP_BAD_KIND;
         int64_t r = outlasting(ev_ts, ev_inner, n_ev, range_end, prid, n_ranges, call_s[call],
@@ -106,6 +116,35 @@ int64_t nsysq_nvtx_sums(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n
         }
     }
     return pairs;
+}
+
+int64_t nsysq_nvtx_picked(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n_ev,
+                          const int64_t *range_end, const int32_t *prid, const uint8_t *picked,
+                          int64_t n_ranges, const int32_t *ops, int64_t n_ops,
+                          const uint16_t *op_thread, int32_t thread, const int32_t *call_of,
+                          const int64_t *call_s, const int64_t *call_e, int64_t n_calls,
+                          int64_t n_all, int32_t innermost, uint8_t *chosen) {
+    int64_t found = 0;
+    for (int64_t i = 0; i < n_ops; i++) {
+        const int64_t call = call_of_op(ops, i, op_thread, thread, call_of, n_calls, n_all);
+        if (call < -1) return call + 1;
+        if (call < 0) continue;
+        int64_t r = outlasting(ev_ts, ev_inner, n_ev, range_end, prid, n_ranges, call_s[call],
+                               call_e[call]);
+        if (r < -1) return r + 1;
+        for (int64_t steps = 0; r >= 0; steps++) {
+            if (r >= n_ranges) return NSYSQ_SWEEP_BAD_INDEX;
+            if (steps > n_ranges) return NSYSQ_SWEEP_CYCLE;
+            if (picked[r]) {
+                chosen[ops[i]] = 1;
+                found++;
+                break;
+            }
+            if (innermost) break;
+            r = prid[r];
+        }
+    }
+    return found;
 }
 
 /* One boundary of the sweep: at time ts, with `depth` ranges open after it, the innermost

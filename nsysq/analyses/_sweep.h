@@ -18,7 +18,7 @@
 
 /* Raised whenever a prototype or the meaning of an argument changes: nvtx_native.py refuses a
  * library built from another version of this file (a stale build in a source tree). */
-#define NSYSQ_SWEEP_ABI_VERSION 4
+#define NSYSQ_SWEEP_ABI_VERSION 5
 
 /* The columns of sums[k * n_ranges + r], per range r (column by column: each a numpy column). */
 #define NSYSQ_SUM_KERNELS 0    /* ops of kind 0 (kernels) */
@@ -39,6 +39,23 @@
 #define NSYSQ_SWEEP_BAD_KIND (-4)   /* an op kind outside 0..3 */
 #define NSYSQ_SWEEP_ORDER (-5)      /* a range's ops not in GPU start order */
 #define NSYSQ_SWEEP_UNNESTED (-6)   /* ranges that overlap without nesting, or out of start order */
+
+/*
+ * The ops of one thread held by a picked range of one of its push/pop stacks (a --nvtx scope's
+ * launches): each op's range is found as nsysq_nvtx_sums finds it, and chosen[op] is set to 1 when
+ * that range, or one of its ancestors (not with innermost), is picked (picked[r] != 0, n_ranges
+ * of them). The other arguments are nsysq_nvtx_sums'; the ops may come in any order.
+ *
+ * Returns the number of ops this call found held by a picked range, or a negative NSYSQ_SWEEP_
+ * code.
+ */
+NSYSQ_API int64_t nsysq_nvtx_picked(const int64_t *ev_ts, const int32_t *ev_inner, int64_t n_ev,
+                                    const int64_t *range_end, const int32_t *prid,
+                                    const uint8_t *picked, int64_t n_ranges, const int32_t *ops,
+                                    int64_t n_ops, const uint16_t *op_thread, int32_t thread,
+                                    const int32_t *call_of, const int64_t *call_s,
+                                    const int64_t *call_e, int64_t n_calls, int64_t n_all,
+                                    int32_t innermost, uint8_t *chosen);
 
 /*
  * The push/pop stacks, one sweep per stack with a stack of open ranges, as

@@ -741,20 +741,65 @@ def selection_filter(trace: Session, selection: NvtxSelection) -> OpFilter:
     (``nsysq.open(path, nvtx=...)``); raises UsageError naming the closest range names when nothing
     matches."""
     name, domain, index = parse_selector(selection.selector)
+    mode = selection.mode
     with trace.bounded_memory(WORK_MEMORY):
         # --nvtx scopes never extend unended ranges, whatever this session built before
-        mode = selection.mode
-        build_pairs(trace, innermost=mode == "innermost", window=mode == "window", extend_unended=False)
+        native = mode != "window" and _picks_natively(trace)
+        if not native:
+            build_pairs(trace, innermost=mode == "innermost", window=mode == "window", extend_unended=False)
     trace.materialize(
         "nvtx_select", "nsysq_nvtx_selected", rebuild=True, range_name=name,
         match="like" if selection.like else "exact", domain=domain, instance=index,
     )  # fmt: skip
     if not trace.sql_table("SELECT count(*) FROM nsysq_nvtx_selected").rows[0][0]:
         raise UsageError(_no_match(trace, selection.selector, name, selection.like, index))
-    if selection.mode == "window":  # per op: the ops of one launch may lie inside and outside a range
+    if mode == "window":  # per op: the ops of one launch may lie inside and outside a range
         return OpFilter(selection.label, catalog.get("nvtx_scope_window").sql, keys=OP_KEYS)
-    _keep_launches(trace)
+    launches = _picked_launches(trace, innermost=mode == "innermost") if native else None
+    if launches is None and native:  # the native pass refused: the pairs, as without it
+        with trace.bounded_memory(WORK_MEMORY):
+            build_pairs(trace, innermost=mode == "innermost", extend_unended=False)
+    _keep_launches(trace, launches)
     return OpFilter(selection.label, f"SELECT globalPid, correlationId FROM {_LAUNCHES}")
+
+
+def _picks_natively(trace: Session) -> bool:
+    """Build the stacks and GPU ops a --nvtx scope's launches are picked from by the native pass
+    (nvtx_native.picked_ops: no pairs); False when that pass cannot run (not built, the ranges by
+    SQL or not nesting, the ops not read as arrays): build_pairs then."""
+    if nvtx_native.library() is None:
+        return False
+    build_attribution(trace, extend_unended=False)
+    state = _swept(trace)
+    return state is not None and state.ops is not None and state.op_columns is not None
+
+
+def _picked_launches(trace: Session, *, innermost: bool) -> dict[str, Any] | None:
+    """nsysq_nvtx_launches' columns (as _launches_by_sweep gives them from the pairs): the ops a
+    selected range holds, by the native pass, start/end ranges' from queries/nvtx/started.sql;
+    None when the pass refuses its input. The pairs are recorded for --show-sql, not built."""
+    import numpy as np
+
+    state = _swept(trace)
+    if state is None or state.ops is None or state.op_columns is None:
+        return None
+    stacks = _whole_stacks(trace, state)
+    rid = np.asarray(trace.run_arrays("nvtx_selected_arrays", record=False)["rid"], dtype=np.int64)
+    picked = np.zeros(len(stacks.kept), dtype=bool)
+    picked[rid - 1] = True
+    try:
+        chosen = nvtx_native.picked_ops(stacks, state.ops, picked, innermost=innermost)
+    except nvtx_native.NativeSweepError:
+        return None
+    if chosen is None:
+        return None
+    columns = state.op_columns
+    if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
+        started = trace.run_arrays("nvtx_started", record=False)
+        at = np.searchsorted(columns["oid"], np.asarray(started["oid"], np.int64))
+        chosen[at[picked[np.asarray(started["rid"], np.int64) - 1]]] = True
+    trace.note_materialized("nvtx_pairs", "nsysq_nvtx_pairs", nvtx_sweep.NOTE, innermost=innermost)
+    return {name: columns[name][chosen] for name in ("pid", "has_pid", "corr", "has_corr")}
 
 
 #: The launches a --nvtx scope keeps (queries/nvtx/scope_launches.sql), read by its OpFilter.
@@ -764,12 +809,14 @@ _LAUNCHES_SELECT = (
 )
 
 
-def _keep_launches(trace: Session) -> None:
-    """nsysq_nvtx_launches: from the sweep's pairs and the GPU ops' columns when the sweep kept them,
-    else by queries/nvtx/scope_launches.sql; then the attribution's tables and arrays go (memory:
-    the scope that follows builds its own, and reads only the launches)."""
+def _keep_launches(trace: Session, launches: dict[str, Any] | None = None) -> None:
+    """nsysq_nvtx_launches: ``launches`` (its columns, from the native pass) when given, else from the
+    sweep's pairs and the GPU ops' columns when the sweep kept them, else by
+    queries/nvtx/scope_launches.sql; then the attribution's tables and arrays go (memory: the scope
+    that follows builds its own, and reads only the launches)."""
     state = _swept(trace)
-    launches = _launches_by_sweep(trace, state) if state is not None else None
+    if launches is None and state is not None:
+        launches = _launches_by_sweep(trace, state)
     if launches is None:
         trace.materialize("nvtx_scope_launches", _LAUNCHES, rebuild=True)
     else:

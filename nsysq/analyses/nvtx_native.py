@@ -23,7 +23,7 @@ from typing import Any
 from nsysq.analyses import nvtx_sweep
 from nsysq.base.threads import side_by_side
 
-ABI_VERSION = 4  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
+ABI_VERSION = 5  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
 _LIB_NAME = "_sweep.so"
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
 # The functions _sweep.h exports, as ctypes (restype, argtypes); tests/test_sweep_native.py checks
@@ -40,6 +40,12 @@ SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
         _I64,
         [_PTR, _PTR, _I64, _PTR, _I64, _PTR, _I64]  # start, end, n_ranges, rows, n_rows, stack_first, n
         + [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR],  # open, ev_ts, ev_inner, ev_depth, lvl, prid (n: n_stacks)
+    ),
+    "nsysq_nvtx_picked": (
+        _I64,
+        [_PTR, _PTR, _I64, _PTR, _PTR, _PTR, _I64]  # ev_ts, ev_inner, n_ev, range_end, prid, picked, n_ranges
+        + [_PTR, _I64, _PTR, _I32, _PTR, _PTR, _PTR, _I64]  # ops .. thread, call_of .. n_calls
+        + [_I64, _I32, _PTR],  # n_all, innermost, chosen
     ),
     "nsysq_sweep_abi_version": (_I32, []),
 }  # fmt: skip
@@ -136,27 +142,48 @@ def stack_sums(st: nvtx_sweep.Stacks, ops: nvtx_sweep.Ops, *, innermost: bool) -
     The threads are shared between this core and a second one."""
     import numpy as np
 
+    pass_ = _prepared(st, ops, innermost, ordered=True)
+    if pass_ is None:
+        return None
+    pass_.sums = np.zeros((SUMS, len(st.tid)), dtype=np.int64)  # column by column (_sweep.h)
+    pass_.out = np.zeros(len(ops.gs), dtype=np.uint8)
+    pass_.shared()
+    return Sums(_rows(pass_.sums), pass_.out.view(bool))
+
+
+def picked_ops(st: nvtx_sweep.Stacks, ops: nvtx_sweep.Ops, picked: Any, *, innermost: bool) -> Any:
+    """Per op, whether a range of ``picked`` (a mask per range) holds it as attributed_pairs'
+    pairs would (each op's range and, unless ``innermost``, its ancestors), by the native pass with
+    no pair written and the ops in no particular order; None as for :func:`stack_sums`."""
+    import numpy as np
+
+    pass_ = _prepared(st, ops, innermost, ordered=False)
+    if pass_ is None:
+        return None
+    pass_.picked = np.ascontiguousarray(picked, dtype=np.uint8)
+    pass_.out = np.zeros(len(ops.gs), dtype=np.uint8)
+    pass_.shared()
+    return pass_.out.view(bool)
+
+
+def _prepared(st: nvtx_sweep.Stacks, ops: nvtx_sweep.Ops, innermost: bool, *, ordered: bool) -> _Pass | None:
+    """A pass over the ops of the threads with stacks (in GPU time order when ``ordered``), the
+    threads shared out; None when the library is not built or its input does not fit."""
+    import numpy as np
+
     lib = library()
     if lib is None or not _fits(st, ops):
         return None
-    t = nvtx_sweep.timed_ops(st, ops, ranks=False)
+    t = nvtx_sweep.timed_ops(st, ops, ranks=False, ordered=ordered)
     if t.code.dtype != np.uint16:  # more threads with stacks than 65535
         return None
     one = len(t.tids) == 1  # every op is the one thread's: no thread codes read
     counts = np.bincount(t.code, minlength=len(t.tids)) if not one else [len(t.timed)]
-    pass_ = _Pass(lib, st, ops, t.timed.astype(np.int32, copy=False), None if one else t.code, innermost)
-    pass_.sums = np.zeros((SUMS, len(st.tid)), dtype=np.int64)  # column by column (_sweep.h)
-    pass_.attributed = np.zeros(len(ops.gs), dtype=np.uint8)
     work = []  # (ops, thread code, the boundaries of its stacks), the busiest thread first
     for k, tid in enumerate(t.tids):
         work.append((int(counts[k]), k, [(a, b) for g, _d, a, b in st.groups if g == int(tid)]))
-    del t
     work.sort(key=lambda w: -w[0])
-    codes = side_by_side(*(partial(pass_.run, share) for share in _shares(work)))
-    failed = [c for c in codes if c < 0]
-    if failed:
-        raise NativeSweepError(ERRORS.get(failed[0], f"error {failed[0]}"))
-    return Sums(_rows(pass_.sums), pass_.attributed.view(bool))
+    return _Pass(lib, st, ops, t.timed.astype(np.int32, copy=False), None if one else t.code, innermost, work)
 
 
 def _fits(st: nvtx_sweep.Stacks, ops: nvtx_sweep.Ops) -> bool:
@@ -190,16 +217,28 @@ def _shares(work: _Work) -> tuple[_Work, _Work]:
 
 @dataclass
 class _Pass:
-    """One run of the native pass: its input as contiguous arrays, and its output."""
+    """One run of the native pass: its input as contiguous arrays, and its output (``sums`` and
+    ``out``, the attributed ops, for nsysq_nvtx_sums; ``picked`` and ``out``, the chosen ops, for
+    nsysq_nvtx_picked)."""
 
     lib: Any
     st: nvtx_sweep.Stacks
     ops: nvtx_sweep.Ops
-    timed: Any  # int32 op indexes in GPU time order
+    timed: Any  # int32 op indexes (in GPU time order for the sums)
     code: Any  # their threads' codes (uint16), None with one thread
     innermost: bool
+    work: _Work
     sums: Any = None
-    attributed: Any = None
+    picked: Any = None
+    out: Any = None
+
+    def shared(self) -> None:
+        """The pass, the threads shared between this core and a second one; raises
+        NativeSweepError with the first refusal."""
+        codes = side_by_side(*(partial(self.run, share) for share in _shares(self.work)))
+        failed = [c for c in codes if c < 0]
+        if failed:
+            raise NativeSweepError(ERRORS.get(failed[0], f"error {failed[0]}"))
 
     def run(self, work: _Work) -> int:
         """The pass over these threads' stacks: 0, or the first negative code."""
@@ -213,22 +252,65 @@ class _Pass:
             call_of, call_s, call_e = None, flat(ops.s, np.int64), flat(ops.e, np.int64)
         ev_ts, ev_inner = flat(st.ev_ts, np.int64), flat(st.ev_inner)
         end, prid = flat(st.end, np.int64), flat(st.prid)
-        gs, ge, kind = flat(ops.gs, np.int64), flat(ops.ge, np.int64), flat(ops.kind, np.int8)
         code = None if self.code is None else self.code.ctypes.data
+        calls_at = (None if call_of is None else call_of.ctypes.data, call_s.ctypes.data, call_e.ctypes.data)
         for _size, thread, stacks in work:
             for first, last in stacks:
-                got = self.lib.nsysq_nvtx_sums(
-                    ev_ts[first:last].ctypes.data, ev_inner[first:last].ctypes.data, last - first,
-                    end.ctypes.data, prid.ctypes.data, len(end),
-                    self.timed.ctypes.data, len(self.timed), code, thread,
-                    None if call_of is None else call_of.ctypes.data,
-                    call_s.ctypes.data, call_e.ctypes.data, len(call_s),
-                    gs.ctypes.data, ge.ctypes.data, kind.ctypes.data, len(gs),
-                    int(self.innermost), self.sums.ctypes.data, self.attributed.ctypes.data,
-                )  # fmt: skip
+                stack = (ev_ts[first:last].ctypes.data, ev_inner[first:last].ctypes.data, last - first)
+                got = self._call(stack, end, prid, code, thread, calls_at, len(call_s))
                 if got < 0:
                     return int(got)
         return 0
+
+    def _call(
+        self, stack: tuple[int, int, int], end: Any, prid: Any, code: Any, thread: int,
+        calls_at: tuple[int | None, int, int], n_calls: int,
+    ) -> int:  # fmt: skip
+        import numpy as np
+
+        ops, timed = self.ops, self.timed
+        if self.picked is not None:
+            return int(
+                self.lib.nsysq_nvtx_picked(
+                    *stack,
+                    end.ctypes.data,
+                    prid.ctypes.data,
+                    self.picked.ctypes.data,
+                    len(end),
+                    timed.ctypes.data,
+                    len(timed),
+                    code,
+                    thread,
+                    *calls_at,
+                    n_calls,
+                    len(ops.gs),
+                    int(self.innermost),
+                    self.out.ctypes.data,
+                )  # fmt: skip
+            )
+        gs, ge = np.ascontiguousarray(ops.gs, np.int64), np.ascontiguousarray(ops.ge, np.int64)
+        kind = np.ascontiguousarray(ops.kind, np.int8)
+        return int(
+            self.lib.nsysq_nvtx_sums(
+                *stack,
+                end.ctypes.data,
+                prid.ctypes.data,
+                len(end),
+                timed.ctypes.data,
+                len(timed),
+                code,
+                thread,
+                *calls_at,
+                n_calls,
+                gs.ctypes.data,
+                ge.ctypes.data,
+                kind.ctypes.data,
+                len(gs),
+                int(self.innermost),
+                self.sums.ctypes.data,
+                self.out.ctypes.data,
+            )  # fmt: skip
+        )
 
 
 def _rows(sums: Any) -> dict[str, Any]:

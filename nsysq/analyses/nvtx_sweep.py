@@ -314,13 +314,13 @@ class TimedOps:
     rank: Any  # per op, its rank in (GPU start, GPU end) order (None when not asked for)
 
 
-def timed_ops(st: Stacks, ops: Ops, *, ranks: bool = True) -> TimedOps:
-    """The ops launched by a call on a thread that has a stack, in (GPU start, GPU end) order, with
-    their threads, and (``ranks``) every op's rank in that order."""
+def timed_ops(st: Stacks, ops: Ops, *, ranks: bool = True, ordered: bool = True) -> TimedOps:
+    """The ops launched by a call on a thread that has a stack, in (GPU start, GPU end) order (in
+    op order unless ``ordered``), with their threads, and (``ranks``) every op's rank in that order."""
     import numpy as np
 
     nops = len(ops.gs)
-    by_time = lexsorted((ops.gs, ops.ge))
+    by_time = lexsorted((ops.gs, ops.ge)) if ordered else np.arange(nops)
     rank = None
     if ranks:
         rank = np.empty(nops, dtype=np.int32 if nops < (1 << 31) - 1 else np.int64)  # memory

@@ -5,7 +5,8 @@
  * Each round makes random stacks, parents, ops and calls, every array in a heap block of exactly its
  * length (so AddressSanitizer sees one element past it), with indexes that now and then point
  * outside their array, parents in cycles, kinds outside 0..3, ops out of order, thread codes of
- * other threads and timestamps near the int64 limits; and calls nsysq_nvtx_sums. It counts the
+ * other threads and timestamps near the int64 limits; and calls nsysq_nvtx_sums and
+ * nsysq_nvtx_picked on them, then nsysq_nvtx_stacks on random ranges. It counts the
  * outcomes (pairs or each error code) and prints them; a sanitizer report makes it exit non-zero.
  *
  *   fuzz_sweep ROUNDS SEED
@@ -99,6 +100,14 @@ static int64_t round_once(int64_t counts[8]) {
         (int32_t)between(0, 2), by_call ? call_of : NULL, by_call ? call_s : gs, by_call ? call_e : ge,
         by_call ? n_calls : n_all, gs, ge, kind, n_all, (int32_t)chance(30), sums, attributed);
     counts[got >= 0 ? 0 : (-got < 8 ? -got : 7)]++;
+    uint8_t *picked = block(n_ranges, sizeof *picked);
+    for (int64_t r = 0; r < n_ranges; r++) picked[r] = (uint8_t)chance(30);
+    const int64_t chose = nsysq_nvtx_picked(
+        ev_ts, ev_inner, n_ev, range_end, prid, picked, n_ranges, ops, n_ops, chance(50) ? op_thread : NULL,
+        (int32_t)between(0, 2), by_call ? call_of : NULL, by_call ? call_s : gs, by_call ? call_e : ge,
+        by_call ? n_calls : n_all, n_all, (int32_t)chance(30), attributed);
+    counts[6] += chose > 0;
+    free(picked);
     free(ev_ts), free(range_end), free(ev_inner), free(prid), free(ops), free(call_of);
     free(op_thread), free(call_s), free(call_e), free(gs), free(ge), free(kind), free(sums);
     free(attributed);
@@ -142,7 +151,7 @@ int main(int argc, char **argv) {
     }
     const long rounds = strtol(argv[1], NULL, 10);
     state = (uint64_t)strtoull(argv[2], NULL, 10) | 1;
-    int64_t counts[8] = {0};
+    int64_t counts[8] = {0}; /* [0] summed, [1..5] each error, [6] picked some */
     int64_t pairs = 0;
     int64_t stacked = 0, unnested = 0, refused = 0;
     for (long i = 0; i < rounds; i++) {
@@ -155,6 +164,7 @@ int main(int argc, char **argv) {
     printf("summed=%" PRId64 " pairs=%" PRId64 " bad_index=%" PRId64 " cycle=%" PRId64
            " overflow=%" PRId64 " bad_kind=%" PRId64 " order=%" PRId64 "\n",
            counts[0], pairs, counts[1], counts[2], counts[3], counts[4], counts[5]);
+    printf("picked=%" PRId64 "\n", counts[6]);
     printf("stacked=%" PRId64 " unnested=%" PRId64 " refused=%" PRId64 "\n", stacked, unnested, refused);
     return 0;
 }
