@@ -268,49 +268,29 @@ class _Pass:
     ) -> int:  # fmt: skip
         import numpy as np
 
-        ops, timed = self.ops, self.timed
+        ops, timed, innermost = self.ops, self.timed, int(self.innermost)
+        ranges = (end.ctypes.data, prid.ctypes.data)
+        of_ops = (timed.ctypes.data, len(timed), code, thread, *calls_at, n_calls)
         if self.picked is not None:
-            return int(
-                self.lib.nsysq_nvtx_picked(
-                    *stack,
-                    end.ctypes.data,
-                    prid.ctypes.data,
-                    self.picked.ctypes.data,
-                    len(end),
-                    timed.ctypes.data,
-                    len(timed),
-                    code,
-                    thread,
-                    *calls_at,
-                    n_calls,
-                    len(ops.gs),
-                    int(self.innermost),
-                    self.out.ctypes.data,
-                )  # fmt: skip
+            picked = (self.picked.ctypes.data, len(end))
+            got = self.lib.nsysq_nvtx_picked(
+                *stack, *ranges, *picked, *of_ops, len(ops.gs), innermost, self.out.ctypes.data
             )
+            return int(got)
         gs, ge = np.ascontiguousarray(ops.gs, np.int64), np.ascontiguousarray(ops.ge, np.int64)
         kind = np.ascontiguousarray(ops.kind, np.int8)
-        return int(
-            self.lib.nsysq_nvtx_sums(
-                *stack,
-                end.ctypes.data,
-                prid.ctypes.data,
-                len(end),
-                timed.ctypes.data,
-                len(timed),
-                code,
-                thread,
-                *calls_at,
-                n_calls,
-                gs.ctypes.data,
-                ge.ctypes.data,
-                kind.ctypes.data,
-                len(gs),
-                int(self.innermost),
-                self.sums.ctypes.data,
-                self.out.ctypes.data,
-            )  # fmt: skip
+        intervals = (gs.ctypes.data, ge.ctypes.data, kind.ctypes.data, len(gs))
+        got = self.lib.nsysq_nvtx_sums(
+            *stack,
+            *ranges,
+            len(end),
+            *of_ops,
+            *intervals,
+            innermost,
+            self.sums.ctypes.data,
+            self.out.ctypes.data,
         )
+        return int(got)
 
 
 def _rows(sums: Any) -> dict[str, Any]:
