@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nsysq.analyses import nvtx_sweep
+from nsysq.base import native
 from nsysq.base.threads import side_by_side
 
 ABI_VERSION = 5  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
@@ -28,7 +29,7 @@ _LIB_NAME = "_sweep.so"
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
 # The functions _sweep.h exports, as ctypes (restype, argtypes); tests/test_sweep_native.py checks
 # them against its prototypes.
-SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+SIGNATURES: native.Signatures = {
     "nsysq_nvtx_sums": (
         _I64,
         [_PTR, _PTR, _I64, _PTR, _PTR, _I64]  # ev_ts, ev_inner, n_ev, range_end, prid, n_ranges
@@ -58,18 +59,6 @@ _lock = threading.Lock()
 _lib: Any = None  # the loaded library; False once it was found missing or stale
 
 
-def _load(path: Path) -> Any:
-    """The library at ``path`` with its signatures set, or None when it is missing or stale."""
-    try:
-        lib = ctypes.CDLL(str(path))
-        for name, (restype, argtypes) in SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.restype, fn.argtypes = restype, argtypes
-    except (OSError, AttributeError):  # not built, or built from an older _sweep.c
-        return None
-    return lib if lib.nsysq_sweep_abi_version() == ABI_VERSION else None
-
-
 def library() -> Any:
     """The compiled sums (loaded once), or None when not built, stale, or turned off with
     NSYSQ_NATIVE_SWEEP=0 (the numpy path then answers)."""
@@ -78,7 +67,8 @@ def library() -> Any:
         return None
     with _lock:
         if _lib is None:
-            _lib = _load(Path(__file__).with_name(_LIB_NAME)) or False
+            path = Path(__file__).with_name(_LIB_NAME)
+            _lib = native.load(path, SIGNATURES, "nsysq_sweep_abi_version", ABI_VERSION) or False
     return _lib or None
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nsysq.base import native
 from nsysq.base.errors import DamagedTraceError
 from nsysq.export.check import connect_readonly, sqlite_reading
 from nsysq.export.progress import ProgressBar, progress_wanted
@@ -55,7 +56,7 @@ ABI_VERSION = 6  # NSYSQ_ABI_VERSION in _pages.h: a library built from another v
 # The functions _pages.h exports, as ctypes (restype, argtypes); tests/test_pages.py checks them
 # against its prototypes. Pointers are passed as addresses (numpy's ``.ctypes.data``, ``byref``).
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
-SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
+SIGNATURES: native.Signatures = {
     "nsysq_decode_leaves": (
         _I64,
         [_PTR, _I64, _I64, _I64, _PTR, _I32, _PTR, _PTR, _PTR, _PTR, _I64, _I64]  # buffer .. cap
@@ -167,14 +168,8 @@ _lib: _Library | None | bool = None
 
 def _load(path: Path) -> _Library | None:
     """The decoder at ``path`` with its signatures set, or None when it is missing or stale."""
-    try:
-        lib = ctypes.CDLL(str(path))
-        for name, (restype, argtypes) in SIGNATURES.items():
-            fn = getattr(lib, name)
-            fn.restype, fn.argtypes = restype, argtypes
-    except (OSError, AttributeError):  # not built, or built from an older _pages.c
-        return None
-    if lib.nsysq_abi_version() != ABI_VERSION:
+    lib = native.load(path, SIGNATURES, "nsysq_abi_version", ABI_VERSION)
+    if lib is None:
         return None
     return _Library(
         lib.nsysq_decode_leaves,
