@@ -360,13 +360,9 @@ def _pairs_by_sweep(trace: Session, state: _Swept, innermost: bool, lean: bool =
         return True
     op_idx, range_idx, rank = nvtx_sweep.attributed_pairs(stacks, ops, innermost=innermost)
     if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
-        started = trace.run_arrays("nvtx_started", record=False)
-        oid = ops.oid if ops.oid is not None else np.arange(1, len(ops.gs) + 1, dtype=np.int64)
-        found_op = np.searchsorted(oid, np.asarray(started["oid"], np.int64)).astype(op_idx.dtype)
-        op_idx = np.concatenate([op_idx, found_op])
-        range_idx = np.concatenate(
-            [range_idx, (np.asarray(started["rid"], np.int64) - 1).astype(range_idx.dtype)]
-        )
+        found_op, found_range = _started_pairs(trace, ops)
+        op_idx = np.concatenate([op_idx, found_op.astype(op_idx.dtype)])
+        range_idx = np.concatenate([range_idx, found_range.astype(range_idx.dtype)])
     if lean and "nsysq_nvtx_ops" in state.pending:
         trace.note_materialized("nvtx_pairs", "nsysq_nvtx_pairs", nvtx_sweep.NOTE, innermost=innermost)
         state.pending = (*state.pending, "nsysq_nvtx_pairs")
@@ -418,10 +414,7 @@ def _with_started(
     summed by nvtx_sweep.per_range), in rid order; and the ops either holds."""
     import numpy as np
 
-    started = trace.run_arrays("nvtx_started", record=False)
-    oid = ops.oid if ops.oid is not None else np.arange(1, len(ops.gs) + 1, dtype=np.int64)
-    op_idx = np.searchsorted(oid, np.asarray(started["oid"], np.int64))
-    range_idx = np.asarray(started["rid"], np.int64) - 1
+    op_idx, range_idx = _started_pairs(trace, ops)
     if not len(op_idx):
         return rows, held
     rank = np.empty(len(ops.gs), dtype=np.int64)
@@ -433,6 +426,17 @@ def _with_started(
     held[op_idx] = True
     order = np.argsort(np.concatenate([rows["rid"], extra["rid"]]), kind="stable")
     return {c: np.concatenate([rows[c], extra[c]])[order] for c in nvtx_sweep.PER_RANGE_COLUMNS}, held
+
+
+def _started_pairs(trace: Session, ops: nvtx_sweep.Ops) -> tuple[Any, Any]:
+    """The start/end ranges' pairs (queries/nvtx/started.sql: they sit on no stack, and hold only
+    themselves) as (op index, range index) arrays."""
+    import numpy as np
+
+    started = trace.run_arrays("nvtx_started", record=False)
+    oid = ops.oid if ops.oid is not None else np.arange(1, len(ops.gs) + 1, dtype=np.int64)
+    op_idx = np.searchsorted(oid, np.asarray(started["oid"], np.int64))
+    return op_idx, np.asarray(started["rid"], np.int64) - 1
 
 
 def _build_stacks(trace: Session, arrays: dict[str, Any] | None) -> nvtx_sweep.Stacks:
@@ -795,9 +799,8 @@ def _picked_launches(trace: Session, *, innermost: bool) -> dict[str, Any] | Non
         return None
     columns = state.op_columns
     if np.any(stacks.kept & ~stacks.pushpop):  # start/end ranges: on no stack, only themselves
-        started = trace.run_arrays("nvtx_started", record=False)
-        at = np.searchsorted(columns["oid"], np.asarray(started["oid"], np.int64))
-        chosen[at[picked[np.asarray(started["rid"], np.int64) - 1]]] = True
+        op_idx, range_idx = _started_pairs(trace, state.ops)
+        chosen[op_idx[picked[range_idx]]] = True
     trace.note_materialized("nvtx_pairs", "nsysq_nvtx_pairs", nvtx_sweep.NOTE, innermost=innermost)
     return {name: columns[name][chosen] for name in ("pid", "has_pid", "corr", "has_corr")}
 
