@@ -91,7 +91,9 @@ def keep_decoded(trace: Session, table: str, sorted_table: str, *, extend_unende
         return False
     columns, names, codes = ranges
     trace.note_materialized("nvtx_ranges_sorted", sorted_table, NOTE, extend_unended=extend_unended)
-    trace.keep_arrays("nvtx_ranges", table, columns, select=SELECT, note=NOTE, extend_unended=extend_unended)
+    strings = {"name": codes.names, "domain": codes.domains}  # the name and domain columns hold codes
+    extend = {"extend_unended": extend_unended}
+    trace.keep_arrays("nvtx_ranges", table, columns, select=SELECT, note=NOTE, strings=strings, **extend)
     _KEPT[trace] = _Kept(_key(trace, extend_unended), columns, names, codes)
     return True
 
@@ -262,14 +264,13 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     taken = Background(partial(_taken, unsorted, order))  # numpy's gathers, on the second core
     del unsorted, end, ended, extended, dropped, pushpop
     pid, dom = (tid & np.int64(_PID_MASK))[order], dom[order]
-    domain, domain_code, domains = _domains(ev, pid, dom)
+    domain_code, domains = _domains(ev, pid, dom)
     code = np.int32 if max(len(names), len(domains)) < (1 << 31) else np.int64  # memory
     name_code, domain_code = name_of[order].astype(code), domain_code.astype(code, copy=False)
-    name = np.asarray(names, dtype=object)[name_code]  # objects: under the GIL, here
     rid = np.arange(1, len(order) + 1, dtype=np.int64)
     rest = taken.result()
     columns = {
-        "rid": rid, "pid": pid, "tid": rest["tid"], "dom": dom, "domain": domain, "name": name,
+        "rid": rid, "pid": pid, "tid": rest["tid"], "dom": dom, "domain": domain_code, "name": name_code,
         "pushpop": rest["pushpop"], "start": rest["start"], "end": rest["end"], "ended": rest["ended"],
         "extended": rest["extended"], "dropped": rest["dropped"],
     }  # fmt: skip
@@ -327,10 +328,10 @@ def _rank(names: list[str]) -> Any:
     return rank
 
 
-def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, Any, list[str]]:
-    """ranges_sorted.sql's domain of each row: '' for domain 0, the name its process's DomainCreate
-    row gives (the least, when several), else 'domain N'; and each row's code into the distinct
-    domains, which follow."""
+def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, list[str]]:
+    """ranges_sorted.sql's domain of each row as a code into the distinct domains, which follow:
+    '' for domain 0, the name its process's DomainCreate row gives (the least, when several), else
+    'domain N'."""
     import numpy as np
 
     etype = np.where(ev["eventType?"], -1, ev["eventType"])
@@ -355,7 +356,7 @@ def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, Any, list[str
             label = named.get((pp, dd))
             lut[i] = labels.setdefault(label if label is not None else f"domain {dd}", len(labels))
         code[in_domain[order]] = lut[pair]
-    return np.asarray(list(labels), dtype=object)[code], code, list(labels)
+    return code, list(labels)
 
 
 def _row_name(ev: dict[str, Any], r: int) -> str | None:

@@ -102,6 +102,7 @@ class Session:
         self._scope_ready = False
         self._spill: Path | None = None  # DuckDB's spill directory, made on first use (bounded_memory)
         self._array_views: dict[str, str] = {}  # helper tables kept as views over arrays (keep_arrays)
+        self._string_tables: dict[str, list[str]] = {}  # per scratch of keep_arrays, its string lookups
         # Per helper table, how it was built (its query's parameters, and the lineage of the helper
         # tables that query reads): a kept answer over it is salted with this (_answer_key).
         self._lineage: dict[str, str] = {}
@@ -631,6 +632,7 @@ class Session:
         select: str = "*",
         note: str,
         record: bool = True,
+        strings: dict[str, list[str]] | None = None,
         **params: Any,
     ) -> None:
         """Keep ``arrays`` (numpy columns of one length) as temp table ``table``, read through
@@ -639,7 +641,9 @@ class Session:
         shows that query in its place; ``is_materialized`` and ``materialize`` treat the table as
         built from it. The arrays are read in place (a view over them, no copy), held until the
         table is dropped or built again. ``record`` False: the statement is not recorded again (it
-        was, by ``note_materialized``, where the table was first needed)."""
+        was, by ``note_materialized``, where the table was first needed). ``strings``: per column of
+        ``arrays`` holding codes (0-based ints), the strings they stand for; ``select`` reads that
+        column as the strings (VARCHAR), with no Python string per row handed to DuckDB."""
         self._define_macros()
         statement = self._materialize_statement(name, table, note, params)
         self._forget_arrays(table)
@@ -648,7 +652,8 @@ class Session:
         with engine.pandas_free_binding():  # the view's binding too: DuckDB checks pandas then
             self._con.register(scratch, arrays)  # read in place: no copy into DuckDB
             self._array_views[table] = scratch
-            self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {scratch}")
+            source = self._decoded_strings(scratch, strings or {})
+            self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {source}")
         if record:
             self.executed.append(statement)
         self._mark_built(table, params)
@@ -689,12 +694,38 @@ class Session:
                 self._forget_arrays(table)
                 self._unmark(table)
 
+    def _decoded_strings(self, scratch: str, strings: dict[str, list[str]]) -> str:
+        """The FROM clause of ``keep_arrays``' view over ``scratch``: each code column of
+        ``strings`` replaced by its string, looked up in a one-row temp table holding the column's
+        strings as a list (``<scratch>_<column>``: a copy of the distinct strings alone)."""
+        if not strings:
+            return scratch
+        import numpy as np
+
+        lookups, replaced = [], []
+        for i, (column, values) in enumerate(strings.items()):
+            held, lookup = f"{scratch}_{column}", f"_nsysq_s{i}"
+            column_in = {"i": np.arange(len(values), dtype=np.int64), "v": np.asarray(values, dtype=object)}
+            self._con.register(f"{held}_in", column_in)
+            try:
+                self._con.execute(
+                    f"CREATE OR REPLACE TEMP TABLE {held} AS SELECT list(v ORDER BY i) AS s FROM {held}_in"
+                )
+            finally:
+                self._con.unregister(f"{held}_in")
+            lookups.append(f"{held} AS {lookup}")
+            replaced.append(f"{lookup}.s[{schema.quote(column)} + 1] AS {schema.quote(column)}")
+        self._string_tables[scratch] = [f"{scratch}_{c}" for c in strings]
+        return f"(SELECT * REPLACE ({', '.join(replaced)}) FROM {scratch}, {', '.join(lookups)})"
+
     def _forget_arrays(self, table: str) -> None:
         """Drop the view ``keep_arrays`` made as ``table`` and let its arrays go (if it made one)."""
         scratch = self._array_views.pop(table, None)
         if scratch is not None:
             self._con.execute(f"DROP VIEW IF EXISTS {table}")
             self._con.unregister(scratch)
+            for held in self._string_tables.pop(scratch, []):
+                self._con.execute(f"DROP TABLE IF EXISTS {held}")
 
     def _mark_built(self, table: str, params: dict[str, Any]) -> None:
         """Temp table ``table`` now holds the rows of its query with ``params`` (and no others)."""
