@@ -73,7 +73,7 @@ def _robust(con: duckdb.DuckDBPyConnection, d: Any, chosen: Any, threshold: floa
 
     if not chosen.any():
         return [None] * len(d)
-    table_from_arrays(con, "score_input", _score_input(d, chosen))
+    table_from_arrays(con, "score_input", _score_input(d, chosen), strings={"status": list(_STATUSES)})
     sql = catalog.get(SCORE_QUERY).sql
     params = {"min_ns": 0.0, "threshold": threshold, "floor": FLOOR}
     with pandas_free_binding():  # DuckDB would import pandas (0.2 s) to bind them
@@ -86,6 +86,9 @@ def _robust(con: duckdb.DuckDBPyConnection, d: Any, chosen: Any, threshold: floa
     return out
 
 
+_STATUSES = ("absent", "both", "steady_only")
+
+
 def _score_input(d: Any, chosen: Any) -> dict[str, Any]:
     """score_input's columns: per duration its key, the a/b pair (a + b = 2: each iteration weighs
     the same) of its ratio to the median of the ``chosen`` ones, and its status ('absent' for a
@@ -93,7 +96,7 @@ def _score_input(d: Any, chosen: Any) -> dict[str, Any]:
     typical = float(np.median(d[chosen]))
     present = (d > 0) & (typical > 0)
     ratio = np.divide(d, typical, out=np.zeros(len(d)), where=present)
-    status = np.where(present, np.where(chosen, "both", "steady_only"), "absent").astype(object)
+    status = np.where(present, np.where(chosen, 1, 2), 0).astype(np.int8)  # codes into _STATUSES
     return {
         "key": np.arange(len(d), dtype=np.int64),
         "a_ns": np.where(present, 2.0 / (1.0 + ratio), 0.0),

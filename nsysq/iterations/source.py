@@ -216,9 +216,12 @@ def _groups(trace: Session, path: _Path) -> list[dict[str, Any]]:
 
 
 def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """queries/iters/shares.sql's rows for the ``fits`` groups: from the calls when it can (the fit
-    groups' ranges are disjoint, so a push/pop group holds each call once), else by the query over
-    the NVTX attribution's pairs."""
+    """queries/iters/shares.sql's rows for the ``fits`` groups, or the first of them: from the
+    calls when it can (the fit groups' ranges are disjoint, so a push/pop group holds each call
+    once), else by the query over the NVTX attribution's pairs. From the calls, the groups are
+    summed a level at a time, outer first, and the deeper levels are skipped once a group holds
+    all of its thread's GPU work: no group can hold more, and at an equal share the outer level
+    comes first (shares.sql's order), so the rows' first is the query's first."""
     calls = path.fast(trace)
     ranges = path.ranges
     if calls is None or ranges is None:
@@ -226,11 +229,24 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
             trace.materialize("iters_candidates", GROUPS, rebuild=True, min_instances=MIN_INSTANCES)
         _attribution(trace)
         return trace.run("iters_shares").records()
+    rows_out: list[dict[str, Any]] = []
+    for lvl in sorted({int(g["lvl"]) for g in fits}):
+        rows_out += _level_shares(calls, ranges, [g for g in fits if int(g["lvl"]) == lvl])
+        if any(r["thread_gpu_ns"] and r["gpu_ns"] == r["thread_gpu_ns"] for r in rows_out):
+            break
+    return sorted(rows_out, key=_share_order)
+
+
+def _level_shares(
+    calls: launches.Calls, ranges: candidates.Ranges, fits: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """shares.sql's columns for the ``fits`` groups, from the calls (the threads shared between
+    this core and the second one)."""
     chosen = np.zeros(int(ranges.group.max()) + 1, dtype=bool)
     chosen[[g["group"] for g in fits]] = True
     tids = sorted({int(g["tid"]) for g in fits})
     of = partial(_threads_gpu, calls, ranges, chosen[ranges.group], len(chosen))
-    if len(tids) > 1:  # the threads shared between this core and the second one (numpy alone)
+    if len(tids) > 1:  # numpy alone on the second core
         (gpu, threads), (theirs, their_threads) = side_by_side(
             partial(of, tids[0::2]), partial(of, tids[1::2])
         )
@@ -238,8 +254,7 @@ def _shares(trace: Session, path: _Path, fits: list[dict[str, Any]]) -> list[dic
         threads.update(their_threads)
     else:
         gpu, threads = of(tids)
-    rows_out = [{**g, "gpu_ns": int(gpu[g["group"]]), "thread_gpu_ns": threads[int(g["tid"])]} for g in fits]
-    return sorted(rows_out, key=_share_order)
+    return [{**g, "gpu_ns": int(gpu[g["group"]]), "thread_gpu_ns": threads[int(g["tid"])]} for g in fits]
 
 
 def _threads_gpu(
