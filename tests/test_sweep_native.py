@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from nsysq.analyses import nvtx_native, nvtx_sweep
+from nsysq.iterations import launches
 from tests.conftest import REAL_TRACES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -304,6 +305,82 @@ def _prototypes() -> dict[str, tuple[object, list[object]]]:
             argtypes.append(ctypes.c_void_p if "*" in arg else types[arg.split()[0]])
         found[name] = (types[restype], argtypes)
     return found
+
+
+def _fetched(rng: np.random.Generator, case: int) -> launches.FetchedCalls:
+    """Random decoded calls and GPU ops (launches.fetch_calls' columns): dense or sparse keys
+    (several processes), 4- or 8-byte correlation ids, calls that launch nothing, ops of no call or
+    of a process id with thread bits, one pid for a table, and (case 5) a call's NULL end."""
+    m = int(rng.integers(0, 300))
+    processes = np.array([3, 5] if case % 3 == 1 else [3], dtype=np.int64)
+    corr_type = np.int32 if case % 2 else np.int64
+    corr = np.cumsum(rng.integers(1, 4, m)).astype(corr_type)
+    tid = (rng.choice(processes, m) << 24) | rng.integers(0, 4, m)
+    if case % 3 == 1:  # two processes: each its own ids, calls in key order
+        order = np.lexsort((corr, tid >> 24))
+        tid, corr = tid[order], corr[order]
+    klass = (
+        rng.choice(np.array([0, 1, 2], np.int32), m, p=[0.6, 0.3, 0.1])
+        if case % 4 == 2
+        else np.zeros(m, np.int32)
+    )
+    s = rng.integers(0, 10_000, m).astype(np.int64)
+    end = s + rng.integers(0, 50, m)
+    end_null = (rng.random(m) < 0.1).astype(np.uint8) if case == 5 else None
+    calls = {
+        "start": (s, None), "end": (end, end_null), "eventClass": (klass, None), "globalTid": (tid, None),
+        "correlationId": (corr, None),
+    }  # fmt: skip
+    ops = []
+    for _table in range(int(rng.integers(1, 4))):
+        n = int(rng.integers(0, 400))
+        high = int(corr.max()) + 3 if m else 5
+        op_corr = rng.integers(-2, high, n).astype(corr_type)
+        pid = rng.choice(processes, n) << 24
+        pid[rng.random(n) < 0.05] += 1  # thread bits: no launch key
+        gs = rng.integers(0, 10_000, n).astype(np.int64)
+        ge = gs + rng.integers(-3, 60, n)  # a reversed interval now and then
+        one_pid = len(processes) == 1 and n > 0 and rng.random() < 0.5
+        pid_column = (np.array([processes[0] << 24]), None) if one_pid else (pid, None)
+        ops.append(
+            {
+                "start": (gs, None),
+                "end": (ge, None),
+                "correlationId": (op_corr, None),
+                "globalPid": pid_column,
+            }
+        )
+    return launches.FetchedCalls(calls, ops)
+
+
+@needs_library
+@pytest.mark.parametrize("seed", range(48))
+def test_native_launch_join_is_numpys(seed: int) -> None:
+    """The calls joined to their GPU ops by the native pass (launches.calls_from) equal numpy's, on
+    random calls and ops; the native pass answers where no NULL is read."""
+    rng = np.random.default_rng(seed)
+    fetched = _fetched(rng, seed % 6)
+    copy = launches.FetchedCalls(dict(fetched.calls), [dict(o) for o in fetched.ops])
+    null_end = bool(np.asarray(fetched.calls["end"][1]).any())
+    native = launches._native_calls(fetched)
+    expected = launches.numpy_calls(copy)
+    if null_end:
+        assert native is None
+        return
+    assert native is not None and expected is not None
+    for field in ("tid", "key", "s", "e", "gpu", "launched", "op_call", "op_ns", "op_timed"):
+        got, want = getattr(native, field), getattr(expected, field)
+        assert got.dtype == want.dtype and np.array_equal(got, want), field
+
+
+@needs_library
+def test_native_launch_join_refuses_what_numpy_decides() -> None:
+    """Keys that do not increase or do not fit send the join to numpy (call_keys gives None)."""
+    tid = np.array([3 << 24, 3 << 24, 3 << 24], dtype=np.int64)
+    assert nvtx_native.call_keys(tid, np.array([1, 2, 3], np.int32)) is not None
+    assert nvtx_native.call_keys(tid, np.array([1, 3, 2], np.int32)) is None  # not increasing
+    assert nvtx_native.call_keys(tid, np.array([1, 2, 1 << 32], np.int64)) is None  # does not fit
+    assert nvtx_native.call_keys(np.array([-1, 0, 1], np.int64), np.array([1, 2, 3], np.int32)) is None
 
 
 def test_ctypes_signatures_match_the_c_prototypes() -> None:

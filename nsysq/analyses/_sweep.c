@@ -189,6 +189,71 @@ int64_t nsysq_nvtx_stacks(const int64_t *start, const int64_t *end, int64_t n_ra
     return 0;
 }
 
+/* Element i of a corr_bytes (4 or 8) wide signed column. */
+static int64_t wide(const void *column, int32_t bytes, int64_t i) {
+    return bytes == 4 ? (int64_t)((const int32_t *)column)[i] : ((const int64_t *)column)[i];
+}
+
+/* The launch key of a process number and correlation id, -1 when either does not fit. */
+static int64_t launch_key(int64_t process, int64_t corr) {
+    if (process < 0 || process >= ((int64_t)1 << 31) || corr < 0 || corr >= ((int64_t)1 << 32)) return -1;
+    return (int64_t)((uint64_t)process << 32) | corr;
+}
+
+int64_t nsysq_call_keys(const int64_t *tid, const void *corr, int32_t corr_bytes, int64_t n_calls,
+                        int64_t *key) {
+    if (corr_bytes != 4 && corr_bytes != 8) return NSYSQ_SWEEP_BAD_INDEX;
+    for (int64_t i = 0; i < n_calls; i++) {
+        const int64_t k = tid[i] < 0 ? -1 : launch_key(tid[i] >> 24, wide(corr, corr_bytes, i));
+        if (k < 0) return NSYSQ_SWEEP_OVERFLOW;
+        if (i > 0 && k <= key[i - 1]) return NSYSQ_SWEEP_ORDER;
+        key[i] = k;
+    }
+    return 0;
+}
+
+/* The index of the call with key k among the n increasing keys, -1 when none. */
+static int64_t call_with(const int64_t *key, int64_t n, int64_t k) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (key[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && key[lo] == k ? lo : -1;
+}
+
+int64_t nsysq_launch_ops(const int64_t *key, int64_t n_calls, const int32_t *table, int64_t low,
+                         int64_t table_len, const int64_t *pid, int64_t pid_step, const void *corr,
+                         int32_t corr_bytes, const int64_t *s, const int64_t *e, int64_t n_ops,
+                         int64_t *op_call, int64_t *op_ns, int64_t *call_gpu, uint8_t *launched) {
+    if ((corr_bytes != 4 && corr_bytes != 8) || (pid_step != 0 && pid_step != 1)) return NSYSQ_SWEEP_BAD_INDEX;
+    int64_t found = 0;
+    for (int64_t i = 0; i < n_ops; i++) {
+        const int64_t p = pid[i * pid_step];
+        int64_t d, call = -1;
+        if (__builtin_sub_overflow(e[i], s[i], &d)) return NSYSQ_SWEEP_OVERFLOW;
+        op_ns[i] = d > 0 ? d : 0;
+        const int64_t k = (p & 16777215) != 0 || p < 0 ? -1 : launch_key(p >> 24, wide(corr, corr_bytes, i));
+        if (k >= 0 && table != NULL) {
+            int64_t at;
+            if (__builtin_sub_overflow(k, low, &at)) return NSYSQ_SWEEP_BAD_INDEX;
+            call = at >= 0 && at < table_len ? table[at] : -1;
+            if (call >= n_calls || (call >= 0 && key[call] != k)) return NSYSQ_SWEEP_BAD_INDEX;
+        } else if (k >= 0) {
+            call = call_with(key, n_calls, k);
+        }
+        op_call[i] = call;
+        if (call < 0) continue;
+        if (__builtin_add_overflow(call_gpu[call], d, &call_gpu[call])) return NSYSQ_SWEEP_OVERFLOW;
+        launched[call] = 1;
+        found++;
+    }
+    return found;
+}
+
 int32_t nsysq_sweep_abi_version(void) {
     return NSYSQ_SWEEP_ABI_VERSION;
 }

@@ -18,7 +18,7 @@
 
 /* Raised whenever a prototype or the meaning of an argument changes: nvtx_native.py refuses a
  * library built from another version of this file (a stale build in a source tree). */
-#define NSYSQ_SWEEP_ABI_VERSION 5
+#define NSYSQ_SWEEP_ABI_VERSION 6
 
 /* The columns of sums[k * n_ranges + r], per range r (column by column: each a numpy column). */
 #define NSYSQ_SUM_KERNELS 0    /* ops of kind 0 (kernels) */
@@ -109,6 +109,40 @@ NSYSQ_API int64_t nsysq_nvtx_sums(const int64_t *ev_ts, const int32_t *ev_inner,
                                   const int64_t *gs, const int64_t *ge, const int8_t *kind,
                                   int64_t n_all, int32_t innermost, int64_t *sums,
                                   uint8_t *attributed);
+
+/*
+ * The launch key of each of n_calls CUDA calls (nsysq.iterations.launches' join of the GPU ops to
+ * their launching calls): key[i] = (tid[i] >> 24) << 32 | corr[i], corr being corr_bytes (4 or 8)
+ * wide signed integers.
+ *
+ * Returns 0 when every key fits (tid >= 0 with a process number tid >> 24 below 2^31, corr in
+ * [0, 2^32)) and the keys increase strictly; NSYSQ_SWEEP_OVERFLOW when one does not fit,
+ * NSYSQ_SWEEP_ORDER when they do not increase, NSYSQ_SWEEP_BAD_INDEX for another corr_bytes (key
+ * then partial: the caller takes the numpy path).
+ */
+NSYSQ_API int64_t nsysq_call_keys(const int64_t *tid, const void *corr, int32_t corr_bytes,
+                                  int64_t n_calls, int64_t *key);
+
+/*
+ * Each of n_ops GPU ops' launching call and GPU time. Op i has the key (pid >> 24) << 32 | corr
+ * when its pid is a process id (low 24 bits 0, pid >= 0, pid >> 24 below 2^31) and its corr lies
+ * in [0, 2^32); pid is pid[i * pid_step] (pid_step 0: one pid for every op), corr is corr_bytes (4
+ * or 8) wide. The key is looked up among the calls' n_calls strictly increasing keys: through
+ * table (table_len entries, table[key - low] the call's index or -1) when table is not NULL, else
+ * by binary search.
+ *
+ * Writes op_call[i] (the call's index, -1 for no key or no call with it) and op_ns[i] = max(e - s,
+ * 0); for a found call, adds e - s to call_gpu[call] (the caller zeroes it) and sets launched[call]
+ * to 1. Returns the number of ops found a call, or NSYSQ_SWEEP_OVERFLOW when an e - s or a sum
+ * does not fit, NSYSQ_SWEEP_BAD_INDEX when a table entry points outside the calls or corr_bytes or
+ * pid_step is another value (outputs then partial).
+ */
+NSYSQ_API int64_t nsysq_launch_ops(const int64_t *key, int64_t n_calls, const int32_t *table,
+                                   int64_t low, int64_t table_len, const int64_t *pid,
+                                   int64_t pid_step, const void *corr, int32_t corr_bytes,
+                                   const int64_t *s, const int64_t *e, int64_t n_ops,
+                                   int64_t *op_call, int64_t *op_ns, int64_t *call_gpu,
+                                   uint8_t *launched);
 
 /* NSYSQ_SWEEP_ABI_VERSION of the source this library was built from. */
 NSYSQ_API int32_t nsysq_sweep_abi_version(void);

@@ -24,7 +24,7 @@ from nsysq.analyses import nvtx_sweep
 from nsysq.base import native
 from nsysq.base.threads import side_by_side
 
-ABI_VERSION = 5  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
+ABI_VERSION = 6  # NSYSQ_SWEEP_ABI_VERSION in _sweep.h
 _LIB_NAME = "_sweep.so"
 _PTR, _I64, _I32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
 # The functions _sweep.h exports, as ctypes (restype, argtypes); tests/test_sweep_native.py checks
@@ -47,6 +47,13 @@ SIGNATURES: native.Signatures = {
         [_PTR, _PTR, _I64, _PTR, _PTR, _PTR, _I64]  # ev_ts, ev_inner, n_ev, range_end, prid, picked, n_ranges
         + [_PTR, _I64, _PTR, _I32, _PTR, _PTR, _PTR, _I64]  # ops .. thread, call_of .. n_calls
         + [_I64, _I32, _PTR],  # n_all, innermost, chosen
+    ),
+    "nsysq_call_keys": (_I64, [_PTR, _PTR, _I32, _I64, _PTR]),  # tid, corr, corr_bytes, n_calls, key
+    "nsysq_launch_ops": (
+        _I64,
+        [_PTR, _I64, _PTR, _I64, _I64]  # key, n_calls, table, low, table_len
+        + [_PTR, _I64, _PTR, _I32, _PTR, _PTR, _I64]  # pid, pid_step, corr, corr_bytes, s, e, n_ops
+        + [_PTR, _PTR, _PTR, _PTR],  # op_call, op_ns, call_gpu, launched
     ),
     "nsysq_sweep_abi_version": (_I32, []),
 }  # fmt: skip
@@ -297,3 +304,74 @@ def _rows(sums: Any) -> dict[str, Any]:
         "memsets": sums[2, held], "graph_executions": sums[3, held], "graph_ns": sums[5, held],
         "gpu_span_ns": sums[7, held] - sums[6, held], "gpu_busy_ns": sums[8, held],
     }  # fmt: skip
+
+
+@dataclass
+class Launched:
+    """The GPU ops joined to their launching calls (nsysq.iterations.launches' join): per op its
+    call (-1: none) and max(end - start, 0); per call the summed end - start of its ops and whether
+    it has one."""
+
+    op_call: Any
+    op_ns: Any
+    call_gpu: Any
+    launched: Any
+
+
+def call_keys(tid: Any, corr: Any) -> Any | None:
+    """The calls' launch keys ((tid >> 24) << 32 | corr, int64), in one native pass; None when the
+    library is not built, a key does not fit or the keys do not increase (the numpy path then
+    answers, and decides)."""
+    import numpy as np
+
+    lib = library()
+    if lib is None:
+        return None
+    tid, corr = np.ascontiguousarray(tid, dtype=np.int64), _id_column(corr)
+    key = np.empty(len(tid), dtype=np.int64)
+    if len(corr) != len(tid) or lib.nsysq_call_keys(
+        tid.ctypes.data, corr.ctypes.data, corr.itemsize, len(tid), key.ctypes.data
+    ):
+        return None
+    return key
+
+
+def launch_ops(keys: Any, table: Any, low: int, ops: list[tuple[Any, Any, Any, Any]]) -> Launched | None:
+    """Each op's launching call among the calls' increasing ``keys`` (through ``table``, a
+    KeyIndex's int32 table from ``low``, when not None) and GPU time, the ops being ``ops``' tables
+    one after the other: (pid, corr, start, end) each, pid of one value or one per op. None when
+    the library is not built or the pass refuses its input (the numpy path then answers)."""
+    import numpy as np
+
+    lib = library()
+    if lib is None or (table is not None and table.dtype != np.int32):
+        return None
+    total = sum(len(start) for _, _, start, _ in ops)
+    out = Launched(np.empty(total, np.int64), np.empty(total, np.int64), np.zeros(len(keys), np.int64),
+                   np.zeros(len(keys), np.uint8))  # fmt: skip
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    at_table = (None, 0, 0) if table is None else (table.ctypes.data, low, len(table))
+    at = 0
+    for pid, corr, start, end in ops:
+        n = len(start)
+        pid, corr = np.ascontiguousarray(pid, dtype=np.int64), _id_column(corr)
+        start, end = np.ascontiguousarray(start, dtype=np.int64), np.ascontiguousarray(end, dtype=np.int64)
+        if len(pid) not in (1, n) or len(corr) != n or len(end) != n:
+            return None
+        code = lib.nsysq_launch_ops(
+            keys.ctypes.data, len(keys), *at_table, pid.ctypes.data, int(len(pid) == n), corr.ctypes.data,
+            corr.itemsize, start.ctypes.data, end.ctypes.data, n, out.op_call[at:].ctypes.data,
+            out.op_ns[at:].ctypes.data, out.call_gpu.ctypes.data, out.launched.ctypes.data,
+        )  # fmt: skip
+        if code < 0:
+            return None
+        at += n
+    return out
+
+
+def _id_column(values: Any) -> Any:
+    """A column of ids as contiguous int32 or int64 (its decoded type when it is one of them)."""
+    import numpy as np
+
+    values = np.asarray(values)
+    return np.ascontiguousarray(values, dtype=np.int32 if values.dtype == np.int32 else np.int64)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from nsysq.analyses import nvtx_native
 from nsysq.analyses.nvtx_sweep import CALL_COLUMNS, GPU_COLUMNS, launch_rows
 from nsysq.base.sorting import KeyIndex, lexsorted
 from nsysq.base.sums import sum_by
@@ -166,12 +167,52 @@ def fetch_calls(trace: Session) -> FetchedCalls | None:
 
 
 def calls_from(fetched: FetchedCalls) -> Calls | None:
-    """read_calls' Calls from the fetched columns, by numpy alone (it may run on a thread of its
-    own): call_arrays.sql's and op_arrays.sql's columns computed as they compute them."""
+    """read_calls' Calls from the fetched columns, by numpy and the native join alone (it may run on
+    a thread of its own): call_arrays.sql's and op_arrays.sql's columns computed as they compute
+    them."""
+    native = _native_calls(fetched)
+    if native is not None:
+        fetched.calls, fetched.ops = {}, []
+        return native
+    return numpy_calls(fetched)
+
+
+def numpy_calls(fetched: FetchedCalls) -> Calls | None:
+    """calls_from's Calls by numpy alone (where the native join does not answer)."""
     calls = _call_columns(fetched.calls)
     keys, durations = _op_columns(fetched.ops)
     fetched.calls, fetched.ops = {}, []
     return _joined(calls, keys, durations)
+
+
+def _native_calls(fetched: FetchedCalls) -> Calls | None:
+    """calls_from's Calls by the native join (nsysq.analyses.nvtx_native: call_keys, launch_ops)
+    when no column it reads holds a NULL and the calls' keys fit and increase; None otherwise (or
+    when it is not built): numpy answers, and decides."""
+    tables = [fetched.calls, *fetched.ops]
+    if any(nulls is not None and np.asarray(nulls, bool).any() for t in tables for _, nulls in t.values()):
+        return None
+    m = fetched.calls["start"][0].shape[0]
+    rows = launch_rows(fetched.calls, m)
+
+    def pick(column: str) -> Any:
+        values = np.broadcast_to(np.asarray(fetched.calls[column][0]), (m,))
+        return np.ascontiguousarray(values if rows is None else values[rows])
+
+    tid = np.asarray(pick("globalTid"), dtype=np.int64)
+    keys = nvtx_native.call_keys(tid, pick("correlationId"))
+    if keys is None:
+        return None
+    index = KeyIndex(keys)
+    ops = [(t["globalPid"][0], t["correlationId"][0], t["start"][0], t["end"][0]) for t in fetched.ops]
+    joined = nvtx_native.launch_ops(keys, index.table, index.low, ops)
+    if joined is None:
+        return None
+    s, e = (np.asarray(pick(c), dtype=np.int64) for c in ("start", "end"))
+    return Calls(
+        tid=tid, key=keys, s=s, e=e, gpu=joined.call_gpu, launched=joined.launched.view(bool),
+        op_call=joined.op_call, op_ns=joined.op_ns, op_timed=np.ones(len(joined.op_call), dtype=bool),
+    )  # fmt: skip
 
 
 def _op_columns(tables: list[dict[str, tuple[Any, Any]]]) -> tuple[Any, Any]:

@@ -144,6 +144,55 @@ static int64_t stacks_once(void) {
     return got;
 }
 
+/* nsysq_call_keys and nsysq_launch_ops on random calls and ops: keys increasing mostly, thread ids
+ * and correlation ids now and then out of the key's range, 4- or 8-byte ids (a bad width rarely), a
+ * table that misses calls, points past them or at a call of another key, one pid or one per op,
+ * durations that overflow. Returns nsysq_launch_ops' result (or nsysq_call_keys' code). */
+static int64_t launch_once(void) {
+    const int bad = chance(30);
+    const int64_t n_calls = between(0, 120), n_ops = between(0, 150), wide_ts = chance(10) ? INT64_MAX : 1000;
+    const int32_t bytes = bad && chance(3) ? (int32_t)between(0, 9) : (chance(50) ? 4 : 8);
+    int64_t *tid = block(n_calls, sizeof *tid), *key = block(n_calls, sizeof *key);
+    int64_t *call_corr = block(n_calls, 8), *op_corr = block(n_ops, 8), *pid = block(n_ops, sizeof *pid);
+    int64_t *s = block(n_ops, sizeof *s), *e = block(n_ops, sizeof *e), *op_call = block(n_ops, sizeof *op_call);
+    int64_t *op_ns = block(n_ops, sizeof *op_ns), *gpu = calloc((size_t)(n_calls > 0 ? n_calls : 1), 8);
+    uint8_t *launched = calloc((size_t)(n_calls > 0 ? n_calls : 1), 1);
+    int64_t corr = 0;
+    for (int64_t i = 0; i < n_calls; i++) {
+        corr += bad && chance(5) ? between(-3, 3) : between(1, 3);
+        tid[i] = (between(0, 2) << 24) | between(0, 5);
+        if (bad && chance(3)) tid[i] = chance(50) ? -1 : INT64_MAX;
+        if (bad && chance(3)) corr = chance(50) ? -1 : ((int64_t)1 << 32);
+        if (bytes == 4) ((int32_t *)call_corr)[i] = (int32_t)corr; else call_corr[i] = corr;
+    }
+    for (int64_t i = 0; i < n_ops; i++) {
+        pid[i] = chance(90) ? between(0, 2) << 24 : between(-5, 5);
+        const int64_t c = between(-2, corr + 3);
+        if (bytes == 4) ((int32_t *)op_corr)[i] = (int32_t)c; else op_corr[i] = c;
+        s[i] = between(-wide_ts / 2, wide_ts / 2);
+        e[i] = chance(5) ? (chance(50) ? INT64_MAX : INT64_MIN) : s[i] + between(-2, 50);
+    }
+    int64_t got = nsysq_call_keys(tid, call_corr, bytes, n_calls, key);
+    if (got == 0) {
+        const int64_t low = n_calls > 0 ? key[0] : 0, span = n_calls > 0 ? key[n_calls - 1] - low + 1 : 0;
+        const int64_t table_len = chance(40) || span > 4 * n_calls + 64 ? 0 : span;
+        int32_t *table = block(table_len, sizeof *table);
+        for (int64_t k = 0; k < table_len; k++) table[k] = -1;
+        for (int64_t i = 0; i < n_calls && table_len > 0; i++) table[key[i] - low] = (int32_t)i;
+        for (int64_t k = 0; bad && k < table_len; k++)
+            if (chance(5)) table[k] = (int32_t)between(-2, n_calls + 2);
+        got = nsysq_launch_ops(key, n_calls, table_len > 0 ? table : NULL, bad && chance(5) ? INT64_MIN : low,
+                               table_len, pid, chance(50) ? 1 : (bad && chance(5) ? 2 : 0), op_corr, bytes, s, e,
+                               n_ops, op_call, op_ns, gpu, launched);
+        free(table);
+    } else {
+        got = got - 100; /* the keys refused: counted apart */
+    }
+    free(tid), free(key), free(call_corr), free(op_corr), free(pid), free(s), free(e), free(op_call);
+    free(op_ns), free(gpu), free(launched);
+    return got;
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: fuzz_sweep ROUNDS SEED\n");
@@ -153,18 +202,21 @@ int main(int argc, char **argv) {
     state = (uint64_t)strtoull(argv[2], NULL, 10) | 1;
     int64_t counts[8] = {0}; /* [0] summed, [1..5] each error, [6] picked some */
     int64_t pairs = 0;
-    int64_t stacked = 0, unnested = 0, refused = 0;
+    int64_t stacked = 0, unnested = 0, refused = 0, matched = 0, unkeyed = 0, join_refused = 0;
     for (long i = 0; i < rounds; i++) {
         const int64_t got = round_once(counts);
         if (got > 0) pairs += got;
         const int64_t swept = stacks_once();
         stacked += swept == 0, unnested += swept == NSYSQ_SWEEP_UNNESTED;
         refused += swept == NSYSQ_SWEEP_BAD_INDEX;
+        const int64_t joined = launch_once();
+        matched += joined > 0, unkeyed += joined < -50, join_refused += joined < 0 && joined > -50;
     }
     printf("summed=%" PRId64 " pairs=%" PRId64 " bad_index=%" PRId64 " cycle=%" PRId64
            " overflow=%" PRId64 " bad_kind=%" PRId64 " order=%" PRId64 "\n",
            counts[0], pairs, counts[1], counts[2], counts[3], counts[4], counts[5]);
     printf("picked=%" PRId64 "\n", counts[6]);
     printf("stacked=%" PRId64 " unnested=%" PRId64 " refused=%" PRId64 "\n", stacked, unnested, refused);
+    printf("matched=%" PRId64 " unkeyed=%" PRId64 " join_refused=%" PRId64 "\n", matched, unkeyed, join_refused);
     return 0;
 }
