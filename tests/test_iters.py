@@ -230,9 +230,10 @@ def test_real_exports_with_nvtx_match_the_oracle() -> None:
 
 
 def test_step_codes_from_the_kept_codes_are_the_querys(loop: Path, tmp_path: Path) -> None:
-    """candidates._step_codes (each range's step name from the codes kept with the ranges) gives
-    what queries/iters/range_codes.sql's hashes give (candidates._hashed_codes), on the training
-    loop (ProfilerStep#N ranges), a loop named otherwise and the NVTX scenarios (domains)."""
+    """candidates._step_codes (the distinct step names and each range's, from the codes kept with
+    the ranges) gives queries/iters/range_names.sql's rows and what range_codes.sql's hashes give
+    (candidates._hashed_codes), on the training loop (ProfilerStep#N ranges), a loop named
+    otherwise and the NVTX scenarios (domains)."""
     import numpy as np
 
     from nsysq.analyses import nvtx as nvtx_mod
@@ -249,11 +250,12 @@ def test_step_codes_from_the_kept_codes_are_the_querys(loop: Path, tmp_path: Pat
             nvtx_mod.require_ranges(trace)
             names = trace.run("iters_range_names").records()
             hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
-            direct = candidates._step_codes(trace, names)
+            direct = candidates._step_codes(trace)
             if direct is None:
                 continue
+            assert direct[0] == [{k: r[k] for k in ("code", "domain", "name")} for r in names], path.name
             hashed = candidates._hashed_codes(trace, names, hashes)
-            for got, expected in zip(direct, hashed, strict=True):
+            for got, expected in zip(direct[1], hashed, strict=True):
                 assert np.array_equal(got, expected), path.name
             compared += 1
     assert compared >= 3
@@ -278,6 +280,27 @@ def test_shares_from_the_calls_on_two_cores_are_the_querys(tmp_path: Path) -> No
     assert len({g["tid"] for g in fits}) > 1  # the split between the cores ran
     keys = ("tid", "dom", "name", "lvl", "instances", "gpu_ns", "thread_gpu_ns")
     assert [tuple(r[k] for k in keys) for r in fast] == [tuple(r[k] for k in keys) for r in slow]
+
+
+def test_shares_skip_the_levels_below_a_whole_share(tmp_path: Path) -> None:
+    """Once a group holds all of its thread's GPU work, source._shares sums no deeper level: its
+    rows are the query's rows down to that level, and its first row is the query's first."""
+    from nsysq.iterations import source
+
+    path = plan.training(tmp_path / "named.sqlite", step_name="train_step")
+    with Session(path, cache=False) as trace:
+        found = source._path(trace)
+        fits = [g for g in source._groups(trace, found) if g["fit"]]
+        fast = source._shares(trace, found, fits)
+        trace.materialize("iters_candidates", source.GROUPS, rebuild=True, min_instances=source.MIN_INSTANCES)
+        source._attribution(trace)
+        slow = trace.run("iters_shares").records()
+    keys = ("tid", "dom", "name", "lvl", "instances", "gpu_ns", "thread_gpu_ns")
+    deepest = max(r["lvl"] for r in fast)
+    assert any(r["gpu_ns"] == r["thread_gpu_ns"] for r in fast)  # a whole share: the levels below skipped
+    assert deepest < max(r["lvl"] for r in slow)
+    want = [tuple(r[k] for k in keys) for r in slow if r["lvl"] <= deepest]
+    assert [tuple(r[k] for k in keys) for r in fast] == want
 
 
 def test_iteration_ops_from_the_calls_are_the_querys(loop: Path, tmp_path: Path) -> None:
@@ -425,3 +448,34 @@ def test_unattributed_from_the_calls_a_run_at_a_time_is_the_querys(
         assert fast == {k: int(slow[k]) for k in fast}, path.name
         during += fast["during_ops"]
     assert during > 0
+
+
+def test_group_ranges_from_the_stacks_are_the_querys(loop: Path, tmp_path: Path) -> None:
+    """The iterations of a candidate group read from the stacks and the kept name codes
+    (source._group_ranges) are queries/iters/ranges.sql's rows, for the first groups of the
+    training loop (ProfilerStep#N), a loop named otherwise, the nested-NVTX generator and the real
+    exports with NVTX."""
+    from nsysq.iterations import source
+    from nsysq.synth import big
+
+    nested = tmp_path / "nested.sqlite"
+    big(nested, 30_000, nested_nvtx=True)
+    paths = [loop, plan.training(tmp_path / "named.sqlite", step_name="train_step"), nested]
+    paths += [p for p in REAL_TRACES if _has_nvtx(p)]
+    compared = 0
+    for path in paths:
+        with Session(path, cache=False) as trace:
+            found = source._path(trace)
+            groups = source._groups(trace, found)
+            for g in groups[:6] if found.ranges is not None else []:
+                got = source._group_ranges(trace, found, g["group"], None if g["profiler"] else g["name"])
+                assert got is not None
+                want = trace.run(
+                    "iters_ranges", tid=g["tid"], dom=g["dom"], lvl=g["lvl"], profiler=g["profiler"],
+                    range_name=g["name"],
+                ).records()  # fmt: skip
+                assert got[0] == [r["rid"] for r in want] and got[1] == [r["name"] for r in want], path.name
+                assert got[2].tolist() == [r["start"] for r in want], path.name
+                assert got[3].tolist() == [r["end"] for r in want], path.name
+                compared += 1
+    assert compared >= 10

@@ -43,11 +43,11 @@ class Table:
             return self
         scale = time_factor(self.unit, unit)
         suffix = "_" + self.unit
-        idx = [i for i, c in enumerate(self.columns) if c.endswith(suffix)]
-        rows = [
-            tuple((None if v is None else float(v) * scale) if i in idx else v for i, v in enumerate(row))
-            for row in self.rows
-        ]
+        cells = [list(column) for column in zip(*self.rows, strict=True)]  # column by column
+        for i, c in enumerate(self.columns):
+            if c.endswith(suffix) and cells:
+                cells[i] = [None if v is None else float(v) * scale for v in cells[i]]
+        rows = list(zip(*cells, strict=True)) if cells else [() for _ in self.rows]
         columns = tuple(c[: -len(suffix)] + "_" + unit if c.endswith(suffix) else c for c in self.columns)
         footer = {
             (k[: -len(suffix)] + "_" + unit if k.endswith(suffix) else k): (

@@ -51,14 +51,15 @@ def groups(trace: Session, stacks: Stacks, min_instances: int) -> tuple[list[dic
     the previous one ended; same order; ``group`` numbers them) and the ranges by group; None when
     the group keys do not fit in 64 bits or two step names share a hash. ``stacks`` nest (the
     sweep's, with no unnested push/pop range)."""
-    names = trace.run("iters_range_names").records()
-    hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
-    if len(np.unique(hashes)) < len(hashes):  # two names share a hash: candidates.sql groups them
-        return None
-    found = _step_codes(trace, names)
-    if found is None:
-        found = _hashed_codes(trace, names, hashes)
-    kept, code, profiler = found
+    coded = _step_codes(trace)
+    if coded is None:
+        names = trace.run("iters_range_names").records()
+        hashes = np.array([int(r["h"]) for r in names], dtype=np.uint64)
+        if len(np.unique(hashes)) < len(hashes):  # two names share a hash: candidates.sql groups them
+            return None
+        kept, code, profiler = _hashed_codes(trace, names, hashes)
+    else:
+        names, (kept, code, profiler) = coded
     rows = np.flatnonzero(stacks.kept & kept)
     tids, tid_code = _codes(stacks.tid[rows])
     doms, dom_code = _codes(stacks.dom[rows])
@@ -94,36 +95,40 @@ NOTE = (
     "computed from the ranges' name and domain codes (nsysq.iterations.candidates); this query gives "
     "the same rows"
 )
-_STEP = re.compile(r"ProfilerStep#[0-9]+")  # range_codes.sql's regexp_matches(name, '^ProfilerStep#[0-9]+$')
+PROFILER_STEP = re.compile(
+    r"ProfilerStep#[0-9]+"
+)  # range_codes.sql's regexp_matches(name, '^ProfilerStep#[0-9]+$')
 
 
-def _step_codes(trace: Session, names: list[dict[str, Any]]) -> tuple[Any, Any, Any] | None:
-    """queries/iters/range_codes.sql's columns as each range's position among ``names``
-    (range_names.sql's rows), from the codes of the ranges' names and domains kept with the ranges
-    (nsysq.analyses.nvtx_ranges): (kept, code, profiler) per range in rid order. None when the
-    ranges were not kept so (then the query's hashes are read)."""
+def _step_codes(trace: Session) -> tuple[list[dict[str, Any]], tuple[Any, Any, Any]] | None:
+    """queries/iters/range_names.sql's rows (code, domain, name: no hash) and range_codes.sql's
+    columns as each range's position among them, from the codes of the ranges' names and domains
+    kept with the ranges (nsysq.analyses.nvtx_ranges): (kept, code, profiler) per range in rid
+    order. The distinct (domain, step name) pairs are sorted as DuckDB sorts VARCHARs (by code
+    point). None when the ranges were not kept so (then the queries are run)."""
     state = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
     if state is None or state.codes is None:
         return None
     coded = state.codes
-    if len(coded.domains) * len(coded.names) > 4 * len(coded.name_code) + 1024:  # a table too large
+    width, pairs = len(coded.names), len(coded.domains) * len(coded.names)
+    if pairs > 4 * len(coded.name_code) + 1024:  # a table too large
         return None
-    profiler_name = np.array([_STEP.fullmatch(n) is not None for n in coded.names], dtype=bool)
+    profiler_name = np.array([PROFILER_STEP.fullmatch(n) is not None for n in coded.names], dtype=bool)
     step = ["ProfilerStep#N" if p else n for n, p in zip(coded.names, profiler_name.tolist(), strict=True)]
-    position = {(r["domain"], r["name"]): i for i, r in enumerate(names)}
-    width = len(coded.names)
     pair = coded.domain_code.astype(np.int64) * width + coded.name_code
     kept = np.asarray(state.columns["dropped"]) == 0
-    seen = np.unique(pair[kept])
-    lut = np.zeros(len(coded.domains) * width, dtype=np.int64)
-    for p in seen.tolist():
-        where = position.get((coded.domains[p // width], step[p % width]))
-        if where is None:  # not a name range_names.sql gives: the query decides
-            return None
-        lut[p] = where
+    seen = np.flatnonzero(np.bincount(pair[kept], minlength=pairs)).tolist()
+    label = {p: (coded.domains[p // width], step[p % width]) for p in seen}
+    distinct = sorted(set(label.values()))
+    position = {k: i for i, k in enumerate(distinct)}
+    lut = np.zeros(pairs, dtype=np.int64)
+    for p in seen:
+        lut[p] = position[label[p]]
     code = np.where(kept, lut[pair], 0)
+    trace.note_query("iters_range_names", NOTE)
     trace.note_query("iters_range_codes", NOTE)
-    return kept, code, profiler_name[coded.name_code]
+    names = [{"code": i, "domain": d, "name": n} for i, (d, n) in enumerate(distinct)]
+    return names, (kept, code, profiler_name[coded.name_code])
 
 
 def _hashed_codes(trace: Session, names: list[dict[str, Any]], hashes: Any) -> tuple[Any, Any, Any]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nsysq.analyses import nvtx as nvtx_mod
-from nsysq.analyses import nvtx_sweep
+from nsysq.analyses import nvtx_ranges, nvtx_sweep
 from nsysq.base.errors import NoDataError, UsageError
 from nsysq.base.sums import sum_by
 from nsysq.base.threads import Background, side_by_side
@@ -186,7 +186,8 @@ def _detected(trace: Session) -> tuple[Iterations | None, str]:
     if steps:  # the groups come most instances first
         r = steps[0]
         why = f"PyTorch's ProfilerStep#N ranges ({r['instances']} on one thread, depth {r['lvl']})"
-        return _from_ranges(trace, path, (r["tid"], r["dom"], r["lvl"]), True, "ProfilerStep#N", why), ""
+        where = (r["tid"], r["dom"], r["lvl"])
+        return _from_ranges(trace, path, where, True, "ProfilerStep#N", why, group=r["group"]), ""
     fits = [g for g in groups if g["fit"]]
     shares = _shares(trace, path, fits) if fits else []
     fit = [r for r in shares if r["thread_gpu_ns"] and r["gpu_ns"] > MIN_SHARE * r["thread_gpu_ns"]]
@@ -201,7 +202,8 @@ def _detected(trace: Session) -> tuple[Iterations | None, str]:
         f"the range {r['name']!r} repeats {r['instances']} times at depth {r['lvl']} on one thread, "
         f"does not overlap itself and holds {share:.0f}% of the GPU work its thread launches"
     )
-    return _from_ranges(trace, path, (r["tid"], r["dom"], r["lvl"]), False, str(r["name"]), why), ""
+    where = (r["tid"], r["dom"], r["lvl"])
+    return _from_ranges(trace, path, where, False, str(r["name"]), why, group=r.get("group")), ""
 
 
 def _groups(trace: Session, path: _Path) -> list[dict[str, Any]]:
@@ -295,16 +297,29 @@ def _share_order(r: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _from_ranges(
-    trace: Session, path: _Path, where: tuple[int, int, int | None], profiler: bool, name: str, why: str
+    trace: Session,
+    path: _Path,
+    where: tuple[int, int, int | None],
+    profiler: bool,
+    name: str,
+    why: str,
+    *,
+    group: int | None = None,
 ) -> Iterations:
-    tid, dom, lvl = where
-    ranges = trace.run(
-        "iters_ranges", tid=tid, dom=dom, lvl=lvl, profiler=profiler, range_name=name
-    ).records()
-    rids = [int(r["rid"]) for r in ranges]
-    names = [str(r["name"]) for r in ranges]
-    starts = np.array([int(r["start"]) for r in ranges], dtype=np.int64)
-    ends = np.array([int(r["end"]) for r in ranges], dtype=np.int64)
+    """The iterations: queries/iters/ranges.sql's ranges (those of candidate group ``group`` when
+    it is known and the groups came from the stacks), with their launches."""
+    found = _group_ranges(trace, path, group, None if profiler else name)
+    if found is None:
+        tid, dom, lvl = where
+        ranges = trace.run(
+            "iters_ranges", tid=tid, dom=dom, lvl=lvl, profiler=profiler, range_name=name
+        ).records()
+        rids = [int(r["rid"]) for r in ranges]
+        names = [str(r["name"]) for r in ranges]
+        starts = np.array([int(r["start"]) for r in ranges], dtype=np.int64)
+        ends = np.array([int(r["end"]) for r in ranges], dtype=np.int64)
+    else:
+        rids, names, starts, ends = found
     kept = _keep_launches(trace, path, tid, rids, starts, ends)
     steps = [_STEP.match(n) for n in names]
     numbers = [int(m.group(1)) for m in steps] if profiler and all(steps) else list(range(len(names)))  # type: ignore[union-attr]
@@ -312,6 +327,34 @@ def _from_ranges(
         numbers=numbers, names=names, starts=starts, ends=ends, source="nvtx", label=name, why=why,
         kept=kept,
     )  # fmt: skip
+
+
+_RANGES_NOTE = (
+    "the candidate group's ranges, from the stacks and the kept name codes (nsysq.iterations.source); "
+    "this query gives the same rows"
+)
+
+
+def _group_ranges(
+    trace: Session, path: _Path, group: int | None, name: str | None
+) -> tuple[list[int], list[str], Any, Any] | None:
+    """ranges.sql's rows (rids, names, starts, ends) for the ranges of candidate group ``group``
+    (one thread, domain, step name and level) named ``name`` (None: ProfilerStep#<number>), from
+    the stacks, by start then rid; None when the groups or the names were not found so."""
+    state = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
+    ranges = path.ranges
+    if group is None or ranges is None or state is None or state.codes is None:
+        return None
+    rows = ranges.rows[ranges.group == group]  # rid order
+    names_of = state.codes.names
+    wanted = [
+        (candidates.PROFILER_STEP.fullmatch(n) is not None) if name is None else n == name for n in names_of
+    ]
+    rows = rows[np.asarray(wanted, dtype=bool)[state.codes.name_code[rows]]]
+    rows = rows[np.argsort(ranges.stacks.start[rows], kind="stable")]
+    names = np.asarray(names_of, dtype=object)[state.codes.name_code[rows]].tolist()
+    trace.note_query("iters_ranges", _RANGES_NOTE)
+    return (rows + 1).tolist(), names, ranges.stacks.start[rows], ranges.stacks.end[rows]
 
 
 def _keep_launches(
