@@ -308,9 +308,9 @@ def _from_ranges(
 ) -> Iterations:
     """The iterations: queries/iters/ranges.sql's ranges (those of candidate group ``group`` when
     it is known and the groups came from the stacks), with their launches."""
+    tid, dom, lvl = where
     found = _group_ranges(trace, path, group, None if profiler else name)
     if found is None:
-        tid, dom, lvl = where
         ranges = trace.run(
             "iters_ranges", tid=tid, dom=dom, lvl=lvl, profiler=profiler, range_name=name
         ).records()
