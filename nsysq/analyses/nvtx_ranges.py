@@ -125,7 +125,8 @@ def stack_arrays(columns: dict[str, Any]) -> dict[str, Any]:
     """queries/nvtx/range_arrays.sql's columns from the kept arrays (rid order, tid never NULL)."""
     import numpy as np
 
-    end = np.where(columns["ended"], columns["end"], columns["start"])
+    ended = columns["ended"]
+    end = columns["end"] if ended.all() else np.where(ended, columns["end"], columns["start"])
     return {
         "rid": columns["rid"], "tid": columns["tid"], "dom": columns["dom"], "pushpop": columns["pushpop"],
         "start": columns["start"], "end": end, "kept": columns["dropped"] == 0,
@@ -237,7 +238,7 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     without a thread or a start)."""
     import numpy as np
 
-    etype = np.where(ev["eventType?"], -1, ev["eventType"])
+    etype = _or_null(ev, "eventType", -1)
     is_range = _any_of(etype, _RANGE_TYPES)
     rows: Any = slice(None) if is_range.all() else np.flatnonzero(is_range)  # a slice: no copies
     if ev["globalTid?"][rows].any() or ev["start?"][rows].any():
@@ -245,7 +246,7 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     names, name_of = _names(ev, rows)
     tid, start = ev["globalTid"][rows], ev["start"][rows]
     end, ended = ev["end"][rows], ~ev["end?"][rows]
-    dom = np.where(ev["domainId?"][rows], 0, ev["domainId"][rows])
+    dom = _or_null(ev, "domainId", 0)[rows]
     other = ~ev["endGlobalTid?"][rows] & (ev["endGlobalTid"][rows] != tid)
     extended = ~ended & ~other & extend_unended
     if extended.any():
@@ -254,11 +255,12 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
         ended = ended | extended
     pushpop = _any_of(etype[rows], _PUSH_POP)
     # ORDER BY tid, dom, start, end DESC NULLS FIRST (-end; NULL the least), kind, name
-    end_key = np.where(ended, -end, np.iinfo(np.int64).min)
+    end_key = np.negative(end) if ended.all() else np.where(ended, -end, np.iinfo(np.int64).min)
     order = lexsorted((tid, dom, start, end_key, ~pushpop, _rank(names)[name_of]))
     dropped = np.where(other, 1, np.where(ended, 0, 2)).astype(np.int8)
     unsorted = {
-        "tid": tid, "start": start, "end": np.where(ended, end, 0), "ended": ended, "extended": extended,
+        "tid": tid, "start": start, "end": end if ended.all() else np.where(ended, end, 0), "ended": ended,
+        "extended": extended,
         "dropped": dropped, "pushpop": pushpop,
     }  # fmt: skip
     taken = Background(partial(_taken, unsorted, order))  # numpy's gathers, on the second core
@@ -276,6 +278,15 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     }  # fmt: skip
     used = np.flatnonzero(np.bincount(name_of, minlength=len(names)))
     return columns, [names[i] for i in used.tolist()], Coded(name_code, names, domain_code, domains)
+
+
+def _or_null(ev: dict[str, Any], column: str, null: int) -> Any:
+    """Column ``column`` of the events with ``null`` where it is NULL (the column itself when it
+    holds none: no copy)."""
+    import numpy as np
+
+    nulls = ev[column + "?"]
+    return ev[column] if not nulls.any() else np.where(nulls, null, ev[column])
 
 
 def _taken(columns: dict[str, Any], order: Any) -> dict[str, Any]:
@@ -334,7 +345,7 @@ def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, list[str]]:
     'domain N'."""
     import numpy as np
 
-    etype = np.where(ev["eventType?"], -1, ev["eventType"])
+    etype = _or_null(ev, "eventType", -1)
     rows = np.flatnonzero((etype == _DOMAIN_CREATE) & ~ev["domainId?"])
     named: dict[tuple[int, int], str] = {}
     for r in rows[~ev["globalTid?"][rows]]:  # a NULL process matches no range

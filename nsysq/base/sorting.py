@@ -129,13 +129,17 @@ def _packed(columns: list[Any]) -> tuple[Any, int, int | None]:
     one) and the packed key's span (its values lie in [0, span)); a first key that fits no packing
     is returned as it is, with span None."""
 
+    import numpy as np
+
     packed: Any = None
     scale = 1
     for used, column in enumerate(columns):
         part, span = _offsets(column, _LIMIT // scale)
+        if span == 1:  # one value: orders nothing, and is not copied (memory)
+            continue
         if part is None:
             if packed is None:
-                return column, 1, None
+                return column, used + 1, None
             return packed, used, scale
         if packed is None:
             packed = part
@@ -143,17 +147,24 @@ def _packed(columns: list[Any]) -> tuple[Any, int, int | None]:
             packed *= span
             packed += part
         scale *= span
+    if packed is None:  # every key of one value
+        packed = np.zeros(len(columns[0]), dtype=np.int64)
     return packed, len(columns), scale
 
 
 def _offsets(column: Any, room: int) -> tuple[Any, int]:
     """``column`` as int64 codes from 0 in its order, and their span: offsets from its minimum, or
-    ranks among its distinct values when they are few; (None, 0) when neither fits in ``room``."""
+    ranks among its distinct values when they are few; (None, 1) for a column of one value, (None,
+    0) when neither fits in ``room``."""
     import numpy as np
 
     if column.dtype == np.bool_:
+        if column.all() or not column.any():
+            return None, 1
         return column.astype(np.int64), 2
     lo, hi = int(column.min()), int(column.max())
+    if lo == hi:
+        return None, 1
     if hi - lo + 1 <= room:
         if column.dtype.kind == "u" and column.dtype.itemsize == 8:  # may not fit int64 before the offset
             return (column - np.uint64(lo)).astype(np.int64), hi - lo + 1
