@@ -68,6 +68,10 @@ class Background(Generic[T]):
         finally:
             del self._compute  # what it held goes with it (memory)
 
+    def done(self) -> bool:
+        """Whether ``compute()`` has returned (or raised): :meth:`result` would not wait."""
+        return not self._thread.is_alive()
+
     def result(self) -> T:
         self._thread.join()
         if self._error is not None:

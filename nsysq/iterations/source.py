@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -69,18 +70,26 @@ class Iterations:
         return len(self.numbers)
 
 
-def find_iterations(trace: Session, *, nvtx: str | None = None, source: str | None = None) -> Iterations:
+def find_iterations(
+    trace: Session,
+    *,
+    nvtx: str | None = None,
+    source: str | None = None,
+    meanwhile: Callable[[], object] | None = None,
+) -> Iterations:
     """The iterations of ``trace`` (see the module doc); ``nvtx``: this range name; ``source``:
-    force "nvtx" or "period". Raises NoDataError when the source asked for finds none."""
+    force "nvtx" or "period". Raises NoDataError when the source asked for finds none.
+    ``meanwhile``: work of the caller's (on this thread, with the session) run at most once while
+    the launching calls are still being joined on the second core, instead of waiting idle."""
     if source is not None and source not in SOURCES:
         raise UsageError(f"--source {source!r} is not one of {', '.join(SOURCES)}.")
     if nvtx is not None and source == "period":
         raise UsageError("--nvtx NAME names NVTX ranges; it does not combine with --source period.")
     if nvtx is not None:
-        return _named(trace, nvtx)
+        return _named(trace, nvtx, meanwhile)
     why_not = ""
     if source != "period":
-        found, why_not = _detected(trace)
+        found, why_not = _detected(trace, meanwhile)
         if found is not None:
             return found
         if source == "nvtx":
@@ -109,16 +118,20 @@ class _Path:
     read: bool = False
     ranges: candidates.Ranges | None = None  # the candidate groups' ranges, when found from the stacks
     reading: Background[launches.Calls | None] | None = None  # the calls, joined beside the stacks
+    meanwhile: Callable[[], object] | None = None  # run (once) rather than wait for the calls
 
     def fast(self, trace: Session) -> launches.Calls | None:
         if self.stacks is not None and not self.read:
+            if self.reading is not None and not self.reading.done() and self.meanwhile is not None:
+                self.meanwhile()
+            self.meanwhile = None
             reading, self.reading = self.reading, None
             self.calls = reading.result() if reading is not None else launches.read_calls(trace)
             self.read = True
         return self.calls
 
 
-def _path(trace: Session) -> _Path:
+def _path(trace: Session, meanwhile: Callable[[], object] | None = None) -> _Path:
     """The ranges' stacks (nsysq_nvtx_stack) by the sweep when they nest, else by SQL; and the path.
     The launching calls decode while the ranges are built and are joined to their GPU ops on a
     second thread while the stacks are swept (launches.calls_from): the stacks' path reads them."""
@@ -140,11 +153,11 @@ def _path(trace: Session) -> _Path:
             reading.result()  # not read on the SQL path: waited for, let go
         nvtx_mod.stack_check(trace)
         return _Path()
-    return _Path(stacks=stacks, reading=reading)
+    return _Path(stacks=stacks, reading=reading, meanwhile=meanwhile)
 
 
-def _named(trace: Session, name: str) -> Iterations:
-    path = _path(trace)
+def _named(trace: Session, name: str, meanwhile: Callable[[], object] | None) -> Iterations:
+    path = _path(trace, meanwhile)
     calls = path.fast(trace)
     if calls is None:
         _attribution(trace)
@@ -175,10 +188,10 @@ def _named_threads(trace: Session, calls: launches.Calls, name: str) -> list[dic
     return sorted(threads, key=lambda t: (-t["gpu_ns"], -t["instances"], t["tid"], t["dom"]))
 
 
-def _detected(trace: Session) -> tuple[Iterations | None, str]:
+def _detected(trace: Session, meanwhile: Callable[[], object] | None) -> tuple[Iterations | None, str]:
     """The detected NVTX step ranges, or None and why none."""
     try:  # the ranges and their stacks only: no GPU op is read until a candidate needs it
-        path = _path(trace)
+        path = _path(trace, meanwhile)
     except NoDataError:
         return None, "it recorded no NVTX ranges"
     groups = _groups(trace, path)

@@ -80,12 +80,13 @@ def iters(
     (default: detected); ``source``: "nvtx" or "period" forces where iterations come from;
     ``threshold``: the robust score that makes an iteration an outlier (or warm-up)."""
     trace.require_kernels()
-    found = find_iterations(trace, nvtx=nvtx, source=source)
+    classes = _Classes(trace)  # read while the launching calls are joined, if they are
+    found = find_iterations(trace, nvtx=nvtx, source=source, meanwhile=classes.get)
     if not len(found):
         raise NoDataError(f"{trace.path.name}: {found.why}, but there are no such iterations.")
     # Launched during an iteration from another thread: NVTX ranges only (a period's window is GPU time).
     order = np.argsort(found.starts, kind="stable") if found.source == "nvtx" else np.arange(0)
-    rows_of = partial(_rows, trace, found, threshold)
+    rows_of = partial(_rows, trace, found, threshold, classes)
     if found.kept is not None:  # from the calls (nsysq.iterations.launches), as the query counts
         left = partial(found.kept.unattributed, found.starts[order], found.ends[order])
         (rows, scores), unattributed = side_by_side(rows_of, left)  # the count on the second core
@@ -107,10 +108,10 @@ def iters(
 
 
 def _rows(
-    trace: Session, found: Iterations, threshold: float
+    trace: Session, found: Iterations, threshold: float, classes: _Classes
 ) -> tuple[list[tuple[Any, ...]], scoring.Scores]:
     """The iterations' rows (COLUMNS) and their scores."""
-    ops = _read_ops(trace, found)
+    ops = _read_ops(trace, found, classes.get())
     metrics = _metrics(ops, len(found))
     durations = found.ends - found.starts
     scores = scoring.score(durations, threshold=threshold)
@@ -127,16 +128,30 @@ def _rows(
     return rows, scores
 
 
-def _read_ops(trace: Session, found: Iterations) -> _Ops:
-    """queries/iters/ops.sql's rows, each kernel classed compute or communication: from the calls
-    the iterations hold when they were read as arrays (launches.Kept.ops), else by the query."""
-    trace.use_rules()
-    kind_rules = load_kind_rules()
-    pairs = trace.run(
-        "kernel_comm_pairs", comm_category=COMM_CATEGORY, kind_names=[r.kind for r in kind_rules],
-        kind_patterns=[r.like for r in kind_rules],
-    ).rows  # fmt: skip
-    classes = {(int(s), int(d)): 1 if is_comm else gpu_ops.COMPUTE for s, d, is_comm, _ in pairs}
+class _Classes:
+    """Each kernel name pair's class (1: communication, else gpu_ops.COMPUTE) by the lineup's rules
+    (queries/kernel/comm_pairs.sql), read once, when first asked for."""
+
+    def __init__(self, trace: Session) -> None:
+        self._trace = trace
+        self._classes: dict[tuple[int, int], int] | None = None
+
+    def get(self) -> dict[tuple[int, int], int]:
+        if self._classes is None:
+            self._trace.use_rules()
+            kind_rules = load_kind_rules()
+            pairs = self._trace.run(
+                "kernel_comm_pairs", comm_category=COMM_CATEGORY, kind_names=[r.kind for r in kind_rules],
+                kind_patterns=[r.like for r in kind_rules],
+            ).rows  # fmt: skip
+            self._classes = {(int(s), int(d)): 1 if comm else gpu_ops.COMPUTE for s, d, comm, _ in pairs}
+        return self._classes
+
+
+def _read_ops(trace: Session, found: Iterations, classes: dict[tuple[int, int], int]) -> _Ops:
+    """queries/iters/ops.sql's rows, each kernel classed compute or communication (``classes``: by
+    name pair): from the calls the iterations hold when they were read as arrays
+    (launches.Kept.ops), else by the query."""
     kept = found.kept.ops(trace) if found.kept is not None else None
     if kept is not None:
         trace.note_query("iters_ops", launches.DECODED_NOTE)
