@@ -47,7 +47,8 @@ class Scores:
 
 
 def score(durations: Any, *, threshold: float = THRESHOLD) -> Scores:
-    """Warm-up, outliers and scores of ``durations`` (ns, in iteration order)."""
+    """Warm-up, outliers and scores of ``durations`` (ns, in iteration order). It touches no
+    session (a scratch DuckDB of its own): it may run on a thread of its own."""
     from nsysq.export.engine import connect
 
     d = np.asarray(durations, dtype=np.float64)
@@ -60,7 +61,7 @@ def score(durations: Any, *, threshold: float = THRESHOLD) -> Scores:
             warm += 1
         warmup = np.arange(n) < warm
         steady = ~warmup
-        scores = _robust(con, d, steady, threshold)
+        scores = _robust(con, d, steady, threshold) if warm else first  # no warm-up: the same scores
     outlier = steady & np.array([s is not None and abs(s) >= threshold for s in scores], dtype=bool)
     median = float(np.median(d[steady])) if steady.any() else 0.0
     spread = 1.4826 * float(np.median(np.abs(d[steady] - median))) if steady.any() else 0.0

@@ -23,7 +23,7 @@ from nsysq import catalog
 from nsysq.base.errors import NoDataError
 from nsysq.base.sums import sum_by
 from nsysq.base.table import Table
-from nsysq.base.threads import side_by_side
+from nsysq.base.threads import Background, side_by_side
 from nsysq.gputime import gpu_ops
 from nsysq.gputime.intervals import Coverage, Sorted, groups, islands
 from nsysq.gputime.overlap import COMM_CATEGORY, load_kind_rules
@@ -86,7 +86,8 @@ def iters(
         raise NoDataError(f"{trace.path.name}: {found.why}, but there are no such iterations.")
     # Launched during an iteration from another thread: NVTX ranges only (a period's window is GPU time).
     order = np.argsort(found.starts, kind="stable") if found.source == "nvtx" else np.arange(0)
-    rows_of = partial(_rows, trace, found, threshold, classes)
+    scoring_job = Background(partial(scoring.score, found.ends - found.starts, threshold=threshold))
+    rows_of = partial(_rows, trace, found, scoring_job, classes)
     if found.kept is not None:  # from the calls (nsysq.iterations.launches), as the query counts
         left = partial(found.kept.unattributed, found.starts[order], found.ends[order])
         (rows, scores), unattributed = side_by_side(rows_of, left)  # the count on the second core
@@ -108,13 +109,13 @@ def iters(
 
 
 def _rows(
-    trace: Session, found: Iterations, threshold: float, classes: _Classes
+    trace: Session, found: Iterations, scoring_job: Background[scoring.Scores], classes: _Classes
 ) -> tuple[list[tuple[Any, ...]], scoring.Scores]:
-    """The iterations' rows (COLUMNS) and their scores."""
+    """The iterations' rows (COLUMNS) and their scores (``scoring_job``: being scored beside)."""
     ops = _read_ops(trace, found, classes.get())
     metrics = _metrics(ops, len(found))
     durations = found.ends - found.starts
-    scores = scoring.score(durations, threshold=threshold)
+    scores = scoring_job.result()
     cause = _causes(trace, found, ops, metrics, scores, durations)
     rows = []
     t0 = trace.t0
