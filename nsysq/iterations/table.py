@@ -117,16 +117,14 @@ def _rows(
     durations = found.ends - found.starts
     scores = scoring_job.result()
     cause = _causes(trace, found, ops, metrics, scores, durations)
-    rows = []
-    t0 = trace.t0
     sums = ("span", "busy", "idle", "kernels", "kernel_ns", "comm", "exposed")
-    for i in range(len(found)):
-        rows.append(
-            (found.numbers[i], found.names[i], int(found.starts[i]) - t0, int(durations[i]),
-             *(int(metrics[k][i]) for k in sums),
-             bool(scores.warmup[i]), bool(scores.outlier[i]), scores.score[i], cause.get(i))
-        )  # fmt: skip
-    return rows, scores
+    # column by column (Python ints, floats and bools), then one tuple per row
+    columns = (
+        found.numbers, found.names, (found.starts - trace.t0).tolist(), durations.tolist(),
+        *(metrics[k].astype(np.int64).tolist() for k in sums), scores.warmup.astype(bool).tolist(),
+        scores.outlier.astype(bool).tolist(), scores.score, [cause.get(i) for i in range(len(found))],
+    )  # fmt: skip
+    return list(zip(*columns, strict=True)), scores
 
 
 class _Classes:
