@@ -16,6 +16,7 @@ from nsysq.base.errors import NoDataError, UsageError
 from nsysq.iterations.period import find_period
 from nsysq.iterations.table import COLUMNS, iters
 from nsysq.session import Session
+from nsysq.session.scope import Scope
 from nsysq.synth import training as plan
 from nsysq.trace import Trace
 from tests import oracle
@@ -468,14 +469,39 @@ def test_group_ranges_from_the_stacks_are_the_querys(loop: Path, tmp_path: Path)
             found = source._path(trace)
             groups = source._groups(trace, found)
             for g in groups[:6] if found.ranges is not None else []:
-                got = source._group_ranges(trace, found, g["group"], None if g["profiler"] else g["name"])
+                params = {k: g[k] for k in ("tid", "dom", "lvl", "profiler")} | {"range_name": g["name"]}
+                got = source._group_ranges(trace, found, g["group"], params)
                 assert got is not None
-                want = trace.run(
-                    "iters_ranges", tid=g["tid"], dom=g["dom"], lvl=g["lvl"], profiler=g["profiler"],
-                    range_name=g["name"],
-                ).records()  # fmt: skip
+                want = trace.run("iters_ranges", **params).records()
                 assert got[0] == [r["rid"] for r in want] and got[1] == [r["name"] for r in want], path.name
                 assert got[2].tolist() == [r["start"] for r in want], path.name
                 assert got[3].tolist() == [r["end"] for r in want], path.name
                 compared += 1
     assert compared >= 10
+
+
+def test_calls_joined_as_they_decode_are_the_fetched_ones(tmp_path: Path) -> None:
+    """The launching calls joined on a thread of their own as the background decode gives them
+    (launches.calls_decoding) are those joined from the session's own read (fetch_calls); without a
+    background decode of them (a scoped read) there is no such join."""
+    import numpy as np
+
+    from nsysq.iterations import launches
+    from nsysq.synth import big
+
+    path = tmp_path / "nested.sqlite"
+    big(path, 30_000, nested_nvtx=True)
+    with Session(path, cache=False, prefetch="iters_ops") as trace:  # as nsysq iters opens it
+        trace.prefetch(("iters_call_arrays", "iters_op_arrays"))
+        early = launches.calls_decoding(trace)
+        assert early is not None
+        got = early.result()
+        fetched = launches.fetch_calls(trace)
+        assert got is not None and fetched is not None
+        want = launches.calls_from(fetched)
+        assert want is not None
+        for field in ("tid", "key", "s", "e", "gpu", "launched", "op_call", "op_ns", "op_timed"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), field
+    with Session(path, cache=False, scope=Scope(device=0)) as trace:
+        trace.prefetch(("iters_call_arrays", "iters_op_arrays"))
+        assert launches.calls_decoding(trace) is None

@@ -55,6 +55,7 @@ class DecodedTable:
         self._values: dict[str, Any] = {}
         self._nulls: dict[str, Any] = {}
         self._pending: Future[pages.Columns] | None = None
+        self._pending_columns: tuple[str, ...] = ()  # what the pending decode reads
         self._cancel = threading.Event()
         self.mode = "pages"
         if not source.has(table):
@@ -139,9 +140,33 @@ class DecodedTable:
             return
         wanted = self._wanted(columns)
         if wanted:
+            self._pending_columns = tuple(wanted)
             self._pending = _PREFETCH.submit(
                 pages.read_columns, self._path, self.table, wanted, cancel=self._cancel
             )
+
+    def decoding(self, columns: Iterable[str]) -> Callable[[], dict[str, tuple[Any, Any]] | None] | None:
+        """A wait for ``columns`` (those the table has), decoded already or by the background decode
+        :meth:`prefetch` started, that any thread may call: it returns their values and NULL masks
+        as :meth:`arrays` does, or None when the decode failed (the next :meth:`load` says why). None
+        when some of them are neither (then :meth:`arrays`, on the connection's thread)."""
+        wanted = [c for c in dict.fromkeys(columns) if c in self._present]
+        pending = self._pending
+        ready = {c: (self._values[c], self._nulls.get(c)) for c in wanted if c in self._values}
+        later = [c for c in wanted if c not in ready]
+        if not self.active or (later and (pending is None or not set(later) <= set(self._pending_columns))):
+            return None
+
+        def wait() -> dict[str, tuple[Any, Any]] | None:
+            if not later or pending is None:
+                return ready
+            try:
+                decoded = pending.result()
+            except Exception:  # noqa: BLE001 (the main thread's load names it)
+                return None
+            return {**ready, **{c: (decoded.values[c], decoded.nulls.get(c)) for c in later}}
+
+        return wait
 
     def cancel(self) -> None:
         """Stop a background decode nobody will collect (the trace is being closed)."""
@@ -152,7 +177,7 @@ class DecodedTable:
         if not self.active:
             return
         if self._pending is not None:
-            pending, self._pending = self._pending, None
+            pending, self._pending, self._pending_columns = self._pending, None, ()
             try:
                 self._add(pending.result())
             except pages.PagesUnsupported as exc:

@@ -28,6 +28,7 @@ from nsysq.analyses import nvtx_native
 from nsysq.analyses.nvtx_sweep import CALL_COLUMNS, GPU_COLUMNS, launch_rows
 from nsysq.base.sorting import KeyIndex, lexsorted
 from nsysq.base.sums import sum_by
+from nsysq.base.threads import Background
 from nsysq.export import schema
 
 if TYPE_CHECKING:
@@ -164,6 +165,30 @@ def fetch_calls(trace: Session) -> FetchedCalls | None:
     trace.note_query("iters_op_arrays", DECODED_NOTE)
     _release_calls(trace)
     return FetchedCalls(calls, ops)
+
+
+def calls_decoding(trace: Session) -> Background[Calls | None] | None:
+    """:func:`calls_from` on a thread of its own, started now and run as soon as the background
+    decode (``Session.prefetch``) has read the columns :func:`fetch_calls` fetches; None when it
+    does not read them all (then fetch_calls, and calls_from, once the calls are needed). Its None:
+    the decode failed or a column is missing (then read_calls, on the session's thread). The
+    session's own read of those columns (:func:`fetch_calls`) still follows, for its checks,
+    notes and release."""
+    waits = [trace.decoding_arrays(schema.RUNTIME, CALL_COLUMNS)]
+    waits += [trace.decoding_arrays(t, GPU_COLUMNS) for t in _OP_TABLES if trace.schema.has(t)]
+    if any(w is None for w in waits):
+        return None
+    ready = [w for w in waits if w is not None]
+
+    def joined() -> Calls | None:
+        calls, *ops = (wait() for wait in ready)
+        if calls is None or len(calls) != len(CALL_COLUMNS):
+            return None
+        if any(o is None or len(o) != len(GPU_COLUMNS) for o in ops):
+            return None
+        return calls_from(FetchedCalls(calls, [o for o in ops if o is not None]))
+
+    return Background(joined)
 
 
 def calls_from(fetched: FetchedCalls) -> Calls | None:

@@ -119,6 +119,7 @@ class _Path:
     ranges: candidates.Ranges | None = None  # the candidate groups' ranges, when found from the stacks
     reading: Background[launches.Calls | None] | None = None  # the calls, joined beside the stacks
     meanwhile: Callable[[], object] | None = None  # run (once) rather than wait for the calls
+    early: bool = False  # reading joins the calls as the background decode gives them (calls_decoding)
 
     def fast(self, trace: Session) -> launches.Calls | None:
         if self.stacks is not None and not self.read:
@@ -127,6 +128,12 @@ class _Path:
             self.meanwhile = None
             reading, self.reading = self.reading, None
             self.calls = reading.result() if reading is not None else launches.read_calls(trace)
+            if self.early:  # the session's own read (its checks, notes and release) still follows
+                fetched = launches.fetch_calls(trace)
+                if self.calls is None:
+                    self.calls = (
+                        launches.calls_from(fetched) if fetched is not None else launches.read_calls(trace)
+                    )
             self.read = True
         return self.calls
 
@@ -135,13 +142,17 @@ def _path(trace: Session, meanwhile: Callable[[], object] | None = None) -> _Pat
     """The ranges' stacks (nsysq_nvtx_stack) by the sweep when they nest, else by SQL; and the path.
     The launching calls decode while the ranges are built and are joined to their GPU ops on a
     second thread while the stacks are swept (launches.calls_from): the stacks' path reads them."""
+    early = None
     if trace.schema.has(schema.NVTX):
         trace.prefetch(("iters_call_arrays", "iters_op_arrays"))
-    nvtx_mod.require_ranges(trace)
-    fetched = launches.fetch_calls(trace)
-    reading = Background(partial(launches.calls_from, fetched)) if fetched is not None else None
-    del fetched
+        early = launches.calls_decoding(trace)  # joined as soon as they are decoded, beside the ranges
+    reading = early
     try:
+        nvtx_mod.require_ranges(trace)
+        if early is None:
+            fetched = launches.fetch_calls(trace)
+            reading = Background(partial(launches.calls_from, fetched)) if fetched is not None else None
+            del fetched
         stacks = nvtx_mod.swept_stacks(trace)
     except BaseException:
         if reading is not None:  # nothing outlives the call; this error is the one raised
@@ -153,7 +164,7 @@ def _path(trace: Session, meanwhile: Callable[[], object] | None = None) -> _Pat
             reading.result()  # not read on the SQL path: waited for, let go
         nvtx_mod.stack_check(trace)
         return _Path()
-    return _Path(stacks=stacks, reading=reading, meanwhile=meanwhile)
+    return _Path(stacks=stacks, reading=reading, meanwhile=meanwhile, early=early is not None)
 
 
 def _named(trace: Session, name: str, meanwhile: Callable[[], object] | None) -> Iterations:
@@ -322,11 +333,10 @@ def _from_ranges(
     """The iterations: queries/iters/ranges.sql's ranges (those of candidate group ``group`` when
     it is known and the groups came from the stacks), with their launches."""
     tid, dom, lvl = where
-    found = _group_ranges(trace, path, group, None if profiler else name)
+    params = {"tid": tid, "dom": dom, "lvl": lvl, "profiler": profiler, "range_name": name}
+    found = _group_ranges(trace, path, group, params)
     if found is None:
-        ranges = trace.run(
-            "iters_ranges", tid=tid, dom=dom, lvl=lvl, profiler=profiler, range_name=name
-        ).records()
+        ranges = trace.run("iters_ranges", **params).records()
         rids = [int(r["rid"]) for r in ranges]
         names = [str(r["name"]) for r in ranges]
         starts = np.array([int(r["start"]) for r in ranges], dtype=np.int64)
@@ -349,11 +359,12 @@ _RANGES_NOTE = (
 
 
 def _group_ranges(
-    trace: Session, path: _Path, group: int | None, name: str | None
+    trace: Session, path: _Path, group: int | None, params: dict[str, Any]
 ) -> tuple[list[int], list[str], Any, Any] | None:
-    """ranges.sql's rows (rids, names, starts, ends) for the ranges of candidate group ``group``
-    (one thread, domain, step name and level) named ``name`` (None: ProfilerStep#<number>), from
-    the stacks, by start then rid; None when the groups or the names were not found so."""
+    """ranges.sql's rows (rids, names, starts, ends; ``params`` bound) for the ranges of candidate
+    group ``group`` (one thread, domain, step name and level: the params'), from the stacks, by
+    start then rid; None when the groups or the names were not found so."""
+    name = None if params["profiler"] else params["range_name"]
     state = nvtx_ranges.kept(trace, "nsysq_nvtx_ranges")
     ranges = path.ranges
     if group is None or ranges is None or state is None or state.codes is None:
@@ -366,7 +377,7 @@ def _group_ranges(
     rows = rows[np.asarray(wanted, dtype=bool)[state.codes.name_code[rows]]]
     rows = rows[np.argsort(ranges.stacks.start[rows], kind="stable")]
     names = np.asarray(names_of, dtype=object)[state.codes.name_code[rows]].tolist()
-    trace.note_query("iters_ranges", _RANGES_NOTE)
+    trace.note_query("iters_ranges", _RANGES_NOTE, **params)
     return (rows + 1).tolist(), names, ranges.stacks.start[rows], ranges.stacks.end[rows]
 
 

@@ -254,6 +254,18 @@ class Session:
             return None
         return self._reader.fetch(lambda: decoded.tables[table].arrays(columns), {table: columns})
 
+    def decoding_arrays(
+        self, table: str, columns: tuple[str, ...]
+    ) -> Callable[[], dict[str, Any] | None] | None:
+        """On an unscoped direct read whose background decode (``prefetch``) reads ``columns`` of
+        ``table`` (or has read them): a wait any thread may call for what ``decoded_arrays`` will
+        return (None from it: the decode failed; the session's own read then says why). None
+        otherwise: ask ``decoded_arrays`` on this thread."""
+        decoded = self._decoded
+        if self.scope.active or decoded is None or not decoded.from_pages(table):
+            return None
+        return decoded.tables[table].decoding(columns)
+
     def _copy_arrays(self, table: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
         """decoded_arrays from the cached copy: one scan of the stored columns (kernels put back in
         start order: lookups by correlation id then walk the calls in order, as on the export)."""
