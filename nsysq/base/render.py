@@ -500,10 +500,17 @@ def _fitted(
     (uncut). Text columns shrink first; at a terminal (``drop``) the rightmost columns are then left
     out (added to ``hidden``) until the rest fit."""
     unit = table.unit
-    texts = [column_cells(c.source, [c.value(row) for row in table.rows], unit, cut=False) for c in columns]
+    by_index = list(zip(*table.rows, strict=True)) if table.rows else []  # the table's columns
+
+    def values(c: Column) -> list[Any]:
+        return (
+            list(by_index[c.index]) if c.index is not None and by_index else [c.value(r) for r in table.rows]
+        )
+
+    texts = [column_cells(c.source, values(c), unit, cut=False) for c in columns]
     numeric = [_is_numeric([c.value(r) for r in table.rows[:200]]) for c in columns]
     floors = [max(len(w) for w in c.name.split("_")) for c in columns]
-    naturals = [max([len(t) for t in col] + [floor]) for col, floor in zip(texts, floors, strict=True)]
+    naturals = [max(max(map(len, col), default=0), floor) for col, floor in zip(texts, floors, strict=True)]
     limit = width - 1 if drop else max(width - 1, table_width(naturals))
     if not drop:  # a pipe or a file: today's full table, the long names capped
         naturals = [

@@ -181,6 +181,7 @@ class Column:
     name: str
     value: Callable[[tuple[Any, ...]], Any]
     source: str  # the table column it reads (the first of three for grid/block): cell formatting
+    index: int | None = None  # the position of the table column it is, as it is (value: row[index])
 
 
 def choose_columns(
@@ -223,7 +224,7 @@ def _says_something(column: Column, rows: Sequence[tuple[Any, ...]], quiet: Any)
 
 def _plain_column(columns: Sequence[str], name: str) -> Column:
     i = list(columns).index(name)
-    return Column(name, lambda row: row[i], name)
+    return Column(name, lambda row: row[i], name, i)
 
 
 def _joined_name(column: str, columns: Sequence[str]) -> str:
