@@ -66,7 +66,8 @@ class Coded:
 _KEPT: weakref.WeakKeyDictionary[Session, _Kept] = weakref.WeakKeyDictionary()
 #: The columns of queries/nvtx/ranges.sql from the arrays keep_decoded registers.
 SELECT = (
-    "rid, pid, tid, dom, domain, name, CASE WHEN pushpop THEN 'push/pop' ELSE 'start/end' END AS kind, "
+    f"rid, tid & {_PID_MASK} AS pid, tid, dom, domain, name, "
+    "CASE WHEN pushpop THEN 'push/pop' ELSE 'start/end' END AS kind, "
     'start, CASE WHEN ended THEN "end" END AS "end", extended, '
     "CASE dropped WHEN 1 THEN 'other thread' WHEN 2 THEN 'never ended' END AS dropped"
 )
@@ -265,14 +266,14 @@ def _ranges(ev: dict[str, Any], extend_unended: bool) -> tuple[dict[str, Any], l
     }  # fmt: skip
     taken = Background(partial(_taken, unsorted, order))  # numpy's gathers, on the second core
     del unsorted, end, ended, extended, dropped, pushpop
-    pid, dom = (tid & np.int64(_PID_MASK))[order], dom[order]
-    domain_code, domains = _domains(ev, pid, dom)
+    dom = dom[order]
+    domain_code, domains = _domains(ev, tid, order, dom)
     code = np.int32 if max(len(names), len(domains)) < (1 << 31) else np.int64  # memory
     name_code, domain_code = name_of[order].astype(code), domain_code.astype(code, copy=False)
     rid = np.arange(1, len(order) + 1, dtype=np.int64)
     rest = taken.result()
     columns = {
-        "rid": rid, "pid": pid, "tid": rest["tid"], "dom": dom, "domain": domain_code, "name": name_code,
+        "rid": rid, "tid": rest["tid"], "dom": dom, "domain": domain_code, "name": name_code,
         "pushpop": rest["pushpop"], "start": rest["start"], "end": rest["end"], "ended": rest["ended"],
         "extended": rest["extended"], "dropped": rest["dropped"],
     }  # fmt: skip
@@ -339,10 +340,10 @@ def _rank(names: list[str]) -> Any:
     return rank
 
 
-def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, list[str]]:
-    """ranges_sorted.sql's domain of each row as a code into the distinct domains, which follow:
-    '' for domain 0, the name its process's DomainCreate row gives (the least, when several), else
-    'domain N'."""
+def _domains(ev: dict[str, Any], tid: Any, order: Any, dom: Any) -> tuple[Any, list[str]]:
+    """ranges_sorted.sql's domain of each row (``tid[order]``, ``dom``: the rows in rid order) as a
+    code into the distinct domains, which follow: '' for domain 0, the name its process's
+    DomainCreate row gives (the least, when several), else 'domain N'."""
     import numpy as np
 
     etype = _or_null(ev, "eventType", -1)
@@ -353,11 +354,11 @@ def _domains(ev: dict[str, Any], pid: Any, dom: Any) -> tuple[Any, list[str]]:
         name = _row_name(ev, int(r))
         if name is not None:
             named[key] = min(named.get(key, name), name)
-    code = np.zeros(len(pid), dtype=np.int32 if len(pid) < (1 << 31) else np.int64)  # memory
+    code = np.zeros(len(dom), dtype=np.int32 if len(dom) < (1 << 31) else np.int64)  # memory
     labels = {"": 0}
     in_domain = np.flatnonzero(dom != 0)
     if len(in_domain):  # each distinct (process, domain) pair labelled once
-        p, d = pid[in_domain], dom[in_domain]
+        p, d = tid[order[in_domain]] & np.int64(_PID_MASK), dom[in_domain]  # the process of each
         order = lexsorted((p, d))
         p, d = p[order], d[order]
         first = np.concatenate([[True], (p[1:] != p[:-1]) | (d[1:] != d[:-1])])
