@@ -236,7 +236,7 @@ def _native_calls(fetched: FetchedCalls) -> Calls | None:
     s, e = (np.asarray(pick(c), dtype=np.int64) for c in ("start", "end"))
     return Calls(
         tid=tid, key=keys, s=s, e=e, gpu=joined.call_gpu, launched=joined.launched.view(bool),
-        op_call=joined.op_call, op_ns=joined.op_ns, op_timed=np.ones(len(joined.op_call), dtype=bool),
+        op_call=joined.op_call, op_ns=joined.op_ns, op_timed=np.broadcast_to(True, (len(joined.op_call),)),
     )  # fmt: skip
 
 
