@@ -266,37 +266,38 @@ def test_shares_from_the_calls_on_two_cores_are_the_querys(tmp_path: Path) -> No
     """The candidate groups' GPU shares from the calls, the threads shared between two cores
     (source._shares), are queries/iters/shares.sql's over the NVTX attribution, on the bench's
     nested-NVTX generator (8 threads, each with its own step ranges)."""
-    from nsysq.iterations import source
     from nsysq.synth import big
 
     path = tmp_path / "nested.sqlite"
     big(path, 30_000, nested_nvtx=True)
+    fits, fast, slow = _shares_both_ways(path)
+    assert len({g["tid"] for g in fits}) > 1  # the split between the cores ran
+    assert [tuple(r[k] for k in _SHARE_KEYS) for r in fast] == [
+        tuple(r[k] for k in _SHARE_KEYS) for r in slow
+    ]
+
+
+_SHARE_KEYS = ("tid", "dom", "name", "lvl", "instances", "gpu_ns", "thread_gpu_ns")
+
+
+def _shares_both_ways(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The fit candidate groups, their shares from the calls (source._shares) and shares.sql's rows."""
+    from nsysq.iterations import source
+
     with Session(path, cache=False) as trace:
         found = source._path(trace)
         fits = [g for g in source._groups(trace, found) if g["fit"]]
         fast = source._shares(trace, found, fits)
         trace.materialize("iters_candidates", source.GROUPS, rebuild=True, min_instances=source.MIN_INSTANCES)
         source._attribution(trace)
-        slow = trace.run("iters_shares").records()
-    assert len({g["tid"] for g in fits}) > 1  # the split between the cores ran
-    keys = ("tid", "dom", "name", "lvl", "instances", "gpu_ns", "thread_gpu_ns")
-    assert [tuple(r[k] for k in keys) for r in fast] == [tuple(r[k] for k in keys) for r in slow]
+        return fits, fast, trace.run("iters_shares").records()
 
 
 def test_shares_skip_the_levels_below_a_whole_share(tmp_path: Path) -> None:
     """Once a group holds all of its thread's GPU work, source._shares sums no deeper level: its
     rows are the query's rows down to that level, and its first row is the query's first."""
-    from nsysq.iterations import source
-
-    path = plan.training(tmp_path / "named.sqlite", step_name="train_step")
-    with Session(path, cache=False) as trace:
-        found = source._path(trace)
-        fits = [g for g in source._groups(trace, found) if g["fit"]]
-        fast = source._shares(trace, found, fits)
-        trace.materialize("iters_candidates", source.GROUPS, rebuild=True, min_instances=source.MIN_INSTANCES)
-        source._attribution(trace)
-        slow = trace.run("iters_shares").records()
-    keys = ("tid", "dom", "name", "lvl", "instances", "gpu_ns", "thread_gpu_ns")
+    _, fast, slow = _shares_both_ways(plan.training(tmp_path / "named.sqlite", step_name="train_step"))
+    keys = _SHARE_KEYS
     deepest = max(r["lvl"] for r in fast)
     assert any(r["gpu_ns"] == r["thread_gpu_ns"] for r in fast)  # a whole share: the levels below skipped
     assert deepest < max(r["lvl"] for r in slow)
