@@ -151,20 +151,13 @@ def fetch_calls(trace: Session) -> FetchedCalls | None:
     Session.decoded_arrays): the columns of call_arrays.sql and op_arrays.sql (this thread: the
     session is read here), the session letting go of the runtime table's at once (memory). None
     otherwise: read_calls takes the SQL."""
-    calls = trace.decoded_arrays(schema.RUNTIME, CALL_COLUMNS)
-    if calls is None or len(calls) != len(CALL_COLUMNS):
+    fetched = _fetched([trace.decoded_arrays(t, columns) for t, columns in _reads(trace)])
+    if fetched is None:
         return None
-    ops = []
-    for table in _OP_TABLES:
-        if trace.schema.has(table):
-            found = trace.decoded_arrays(table, GPU_COLUMNS)
-            if found is None or len(found) != len(GPU_COLUMNS):
-                return None
-            ops.append(found)
     trace.note_query("iters_call_arrays", DECODED_NOTE)
     trace.note_query("iters_op_arrays", DECODED_NOTE)
     _release_calls(trace)
-    return FetchedCalls(calls, ops)
+    return fetched
 
 
 def calls_decoding(trace: Session) -> Background[Calls | None] | None:
@@ -174,21 +167,32 @@ def calls_decoding(trace: Session) -> Background[Calls | None] | None:
     the decode failed or a column is missing (then read_calls, on the session's thread). The
     session's own read of those columns (:func:`fetch_calls`) still follows, for its checks,
     notes and release."""
-    waits = [trace.decoding_arrays(schema.RUNTIME, CALL_COLUMNS)]
-    waits += [trace.decoding_arrays(t, GPU_COLUMNS) for t in _OP_TABLES if trace.schema.has(t)]
-    if any(w is None for w in waits):
-        return None
+    waits = [trace.decoding_arrays(t, columns) for t, columns in _reads(trace)]
     ready = [w for w in waits if w is not None]
+    if len(ready) != len(waits):
+        return None
 
     def joined() -> Calls | None:
-        calls, *ops = (wait() for wait in ready)
-        if calls is None or len(calls) != len(CALL_COLUMNS):
-            return None
-        if any(o is None or len(o) != len(GPU_COLUMNS) for o in ops):
-            return None
-        return calls_from(FetchedCalls(calls, [o for o in ops if o is not None]))
+        fetched = _fetched([wait() for wait in ready])
+        return None if fetched is None else calls_from(fetched)
 
     return Background(joined)
+
+
+def _reads(trace: Session) -> list[tuple[str, tuple[str, ...]]]:
+    """The (table, columns) fetch_calls reads: the runtime table's calls, then each GPU-op table's."""
+    ops = [(t, GPU_COLUMNS) for t in _OP_TABLES if trace.schema.has(t)]
+    return [(schema.RUNTIME, CALL_COLUMNS), *ops]
+
+
+def _fetched(found: list[dict[str, Any] | None]) -> FetchedCalls | None:
+    """The FetchedCalls of what was read for :func:`_reads` (in its order); None when a table's
+    read gave no arrays or not every column."""
+    calls, *ops = found
+    if calls is None or len(calls) != len(CALL_COLUMNS):
+        return None
+    complete = [o for o in ops if o is not None and len(o) == len(GPU_COLUMNS)]
+    return FetchedCalls(calls, complete) if len(complete) == len(ops) else None
 
 
 def calls_from(fetched: FetchedCalls) -> Calls | None:

@@ -664,7 +664,7 @@ class Session:
         with engine.pandas_free_binding():  # the view's binding too: DuckDB checks pandas then
             self._con.register(scratch, arrays)  # read in place: no copy into DuckDB
             self._array_views[table] = scratch
-            source = self._decoded_strings(scratch, strings or {})
+            source, self._string_tables[scratch] = engine.decoded_source(self._con, scratch, strings or {})
             self._con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM {source}")
         if record:
             self.executed.append(statement)
@@ -705,30 +705,6 @@ class Session:
             if table in self._array_views:
                 self._forget_arrays(table)
                 self._unmark(table)
-
-    def _decoded_strings(self, scratch: str, strings: dict[str, list[str]]) -> str:
-        """The FROM clause of ``keep_arrays``' view over ``scratch``: each code column of
-        ``strings`` replaced by its string, looked up in a one-row temp table holding the column's
-        strings as a list (``<scratch>_<column>``: a copy of the distinct strings alone)."""
-        if not strings:
-            return scratch
-        import numpy as np
-
-        lookups, replaced = [], []
-        for i, (column, values) in enumerate(strings.items()):
-            held, lookup = f"{scratch}_{column}", f"_nsysq_s{i}"
-            column_in = {"i": np.arange(len(values), dtype=np.int64), "v": np.asarray(values, dtype=object)}
-            self._con.register(f"{held}_in", column_in)
-            try:
-                self._con.execute(
-                    f"CREATE OR REPLACE TEMP TABLE {held} AS SELECT list(v ORDER BY i) AS s FROM {held}_in"
-                )
-            finally:
-                self._con.unregister(f"{held}_in")
-            lookups.append(f"{held} AS {lookup}")
-            replaced.append(f"{lookup}.s[{schema.quote(column)} + 1] AS {schema.quote(column)}")
-        self._string_tables[scratch] = [f"{scratch}_{c}" for c in strings]
-        return f"(SELECT * REPLACE ({', '.join(replaced)}) FROM {scratch}, {', '.join(lookups)})"
 
     def _forget_arrays(self, table: str) -> None:
         """Drop the view ``keep_arrays`` made as ``table`` and let its arrays go (if it made one)."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from nsysq import catalog
 from nsysq.base.errors import QueryError
 from nsysq.export import schema
+from nsysq.export.schema import quote
 
 if TYPE_CHECKING:
     import duckdb
@@ -87,11 +88,6 @@ def fill(sql: str, params: Mapping[str, Any]) -> str:
         return literal(params[name])
 
     return _TOKEN.sub(replace, sql)
-
-
-def quote(identifier: str) -> str:
-    """A double-quoted SQL identifier."""
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 def rows_table(name: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> str:
