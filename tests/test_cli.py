@@ -124,6 +124,52 @@ def _modules_after(command: str, path: Path) -> str:
     return out.stderr.strip()
 
 
+def _collector_during(args: list[str]) -> str:
+    """``nsysq ARGS`` run in-process as the ``nsysq`` script runs it; the last stderr line: whether
+    the collector ran ('enabled True/False'), what it froze, and collections it made while paused."""
+    code = (
+        f"{KEEP_RUNNING}import gc, sys\n"
+        "seen = []\n"
+        "gc.callbacks.append(lambda phase, info: seen.append(gc.isenabled()) if phase == 'start' else None)\n"
+        f"sys.argv = ['nsysq', *{args!r}]\n"
+        "from nsysq.__main__ import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(f'\\nenabled {gc.isenabled()} frozen {gc.get_freeze_count() > 0} '\n"
+        "                 f'paused-collections {seen.count(False)}')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return out.stderr.strip().splitlines()[-1]
+
+
+def test_the_command_pauses_the_collector_until_the_trace_is_open(fixture_dir: Path) -> None:
+    """nsysq.base.collector: paused while the command loads (no automatic collection then), the
+    loaded objects frozen and collection back on once a trace is open; a command that opens none
+    ends paused (it lives no longer than its imports)."""
+    opened = _collector_during(["census", str(fixture_dir / "v2024_6.sqlite"), "-f", "csv"])
+    assert opened == "enabled True frozen True paused-collections 0"
+    assert _collector_during(["--version"]) == "enabled False frozen False paused-collections 0"
+
+
+def test_the_collector_is_left_alone_in_a_library_process(fixture_dir: Path) -> None:
+    """Only a collector the command paused is resumed: a library user's choice stands."""
+    import gc
+
+    import nsysq
+    from nsysq.base import collector
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        with nsysq.open(fixture_dir / "v2024_6.sqlite", cache=False) as trace:
+            trace.census()
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+        collector.resume()  # nothing was paused by nsysq: nothing to resume
+        assert not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_census_cli_path_does_not_import_pandas_or_matplotlib(fixture_dir: Path) -> None:
     err = _modules_after("census", fixture_dir / "v2024_6.sqlite")
     assert err.endswith("MODULES"), err

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar, cast
 
+from nsysq.base import collector
+
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -43,6 +45,7 @@ def before_threads(imports: Iterable[str] = ()) -> None:
 
     for name in imports:
         importlib.import_module(name)
+    collector.resume()  # a command's start-up is over once its threads start (collector.py)
 
 
 class Background(Generic[T]):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nsysq import catalog
+from nsysq.base import collector
 from nsysq.base.errors import NoDataError, QueryError, UsageError
 from nsysq.base.table import Table
 from nsysq.export import engine, nsys_rep, schema
@@ -91,6 +92,7 @@ class Session:
         self.exported: ReportExport | None = source.exported
         self.schema: SourceSchema = read_schema(self.path)
         self._reader: Reader = open_reader(self.path, self.schema, cache=cache, prefetch=prefetch)
+        collector.resume()  # numpy and DuckDB are imported: what the command loaded stays unwalked
         self._con = self._reader.con
         self._rules_digest = ""
         self._materialized: set[str] = set()
