@@ -539,9 +539,11 @@ def open_cached(path: Path, src: SourceSchema) -> tuple[duckdb.DuckDBPyConnectio
             cached = SourceSchema(
                 path=src.path, columns={t: tuple(c for c, _ in schema.CANONICAL[t]) for t in stored}
             )
+            con.execute("BEGIN")  # one commit for the views, not one each
             schema.create_views(con, cached, CACHE_ALIAS)
             for derived in schema.DERIVED:
                 con.execute(f"CREATE OR REPLACE VIEW main.{derived} AS SELECT * FROM {CACHE_ALIAS}.{derived}")
+            con.execute("COMMIT")
             _touch(file)
             return con, CacheState("cached", key, file, f"cached copy, {fmt_file_size(file.stat().st_size)}")
     except (OSError, duckdb.Error):
