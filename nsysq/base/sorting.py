@@ -90,11 +90,11 @@ def _or_rows(key: Any) -> None:
         np.bitwise_or(key[run], numbers, out=key[run])
 
 
-def place_rows(out: Any, at: Any) -> None:
-    """``out[at] = np.arange(len(at))`` (in ``out``'s type) a run at a time (_row_runs). With ``at``
-    an order, ``out`` becomes its inverse (each row's rank)."""
+def place_rows(out: Any, at: Any, *, low: int = 0) -> None:
+    """``out[at - low] = np.arange(len(at))`` (in ``out``'s type) a run at a time (_row_runs: no
+    temporary as long as ``at``). With ``at`` an order, ``out`` becomes its inverse (each row's rank)."""
     for run, numbers in _row_runs(len(at), out.dtype):
-        out[at[run]] = numbers
+        out[at[run] - low if low else at[run]] = numbers
 
 
 def _shifted_ties(key: Any, bits: int) -> Any:
@@ -259,7 +259,7 @@ class KeyIndex:
             if high - low + 1 <= _DENSE * n:
                 self.low = low
                 self.table = np.full(high - low + 1, -1, dtype=np.int32 if n < (1 << 31) else np.int64)
-                place_rows(self.table, np.asarray(keys, dtype=np.int64) - low)
+                place_rows(self.table, np.asarray(keys, dtype=np.int64), low=low)
 
     def find(self, wanted: Any) -> Any:
         """Per value of ``wanted`` (int64), the position of the key equal to it (-1: none), int64."""

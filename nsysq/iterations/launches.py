@@ -19,7 +19,7 @@ launch or the ids do not fit the key: the caller then takes the SQL path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -50,19 +50,29 @@ class Calls:
     op_call: Any  # per GPU op: its call's index, -1 when it has none
     op_ns: Any  # per GPU op: max(end - start, 0) when it has both, else 0
     op_timed: Any  # per GPU op: it has a start and an end
+    threads: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)  # thread()'s
 
     def thread(self, tid: int) -> Any:
-        """The indices of the calls of thread ``tid``, sorted by start."""
-        mine = np.flatnonzero(self.tid == tid)
-        starts = self.s[mine]
-        if np.all(starts[1:] >= starts[:-1]):  # the usual: read in start order
-            return mine
-        return mine[np.argsort(starts, kind="stable")]
+        """The indices of the calls of thread ``tid``, sorted by start (found once per thread: the
+        shares ask per level, the iterations once more)."""
+        found = self.threads.get(tid)
+        if found is None:
+            found = self.threads[tid] = _thread_calls(self.tid, self.s, tid)
+        return found
 
     def launches(self, at: Any) -> dict[str, Any]:
         """The (globalPid, correlationId) of calls ``at``."""
         key = self.key[at]
         return {"globalPid": (key >> 32) << _THREAD_BITS, "correlationId": key & 0xFFFFFFFF}
+
+
+def _thread_calls(tids: Any, starts: Any, tid: int) -> Any:
+    """The indices of the calls of thread ``tid`` (``tids``: each call's), sorted by ``starts``."""
+    mine = np.flatnonzero(tids == tid)
+    at = starts[mine]
+    if np.all(at[1:] >= at[:-1]):  # the usual: read in start order
+        return mine
+    return mine[np.argsort(at, kind="stable")]
 
 
 def read_calls(trace: Session) -> Calls | None:
@@ -448,7 +458,8 @@ class Kept:
         sizes = [f["start"][0].shape[0] if f is not None and "start" in f else -1 for f in found]
         if any(f is None for f in found) or sum(sizes) != len(calls.op_call):
             return None
-        chosen = np.flatnonzero(calls.op_timed & (calls.op_call >= 0) & self.mask[calls.op_call])
+        chosen = np.flatnonzero(self.mask[calls.op_call])  # an op_call of -1 reads the last call:
+        chosen = chosen[(calls.op_call[chosen] >= 0) & calls.op_timed[chosen]]  # those are dropped here
         parts, at = [], 0
         for table, columns, n in zip(tables, found, sizes, strict=True):
             assert columns is not None
