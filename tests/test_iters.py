@@ -452,6 +452,28 @@ def test_unattributed_from_the_calls_a_run_at_a_time_is_the_querys(
     assert during > 0
 
 
+def test_calls_started_inside_windows_by_slices_and_by_search() -> None:
+    """launches._started_inside: calls in start order take a slice per window, others a binary
+    search per call; both give, per call, whether it lies in the window of the last start at or
+    before it (windows that tie, nest, overlap, end before they start, calls before the first)."""
+    import numpy as np
+
+    from nsysq.iterations import launches
+
+    rng = np.random.default_rng(7)
+    for case in range(2000):
+        m, n = int(rng.integers(0, 60)), int(rng.integers(1, 8))
+        s = rng.integers(0, 100, m)
+        s = np.sort(s) if case % 2 else s  # in start order: the slices; else the search
+        starts = np.sort(rng.integers(0, 100, n))
+        ends = starts + rng.integers(-3, 40, n)
+        got = np.zeros(m, dtype=bool)
+        launches._started_inside(s, starts, ends, got)
+        last = np.searchsorted(starts, s, side="right") - 1
+        want = [bool(j >= 0 and v <= ends[j]) for v, j in zip(s.tolist(), last.tolist(), strict=True)]
+        assert got.tolist() == want, (s, starts, ends)
+
+
 def test_group_ranges_from_the_stacks_are_the_querys(loop: Path, tmp_path: Path) -> None:
     """The iterations of a candidate group read from the stacks and the kept name codes
     (source._group_ranges) are queries/iters/ranges.sql's rows, for the first groups of the

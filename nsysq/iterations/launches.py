@@ -134,26 +134,38 @@ _OP_TABLES = (schema.KERNEL, schema.MEMCPY, schema.MEMSET, schema.GRAPH_TRACE)
 _ITER_OP_COLUMNS = ("start", "end", "deviceId", "shortName", "demangledName")
 
 
-def _op_part(columns: dict[str, tuple[Any, Any]], rows: Any, n: int, it: Any, kind: int) -> dict[str, Any]:
-    """ops.sql's columns for ``rows`` of one GPU-op table (``kind``: its position in _OP_TABLES)."""
+#: ops.sql's columns, as Kept.ops gives them.
+_OPS_COLUMNS = ("it", "kind", "dev", "s", "e", "sid", "did")
 
-    def column(name: str) -> Any:  # NULL (or a column the table lacks) as -1, as the query's COALESCE
+
+def _op_part(out: dict[str, Any], columns: dict[str, tuple[Any, Any]], rows: Any, n: int, kind: int) -> None:
+    """ops.sql's columns for ``rows`` of one GPU-op table (``kind``: its position in _OP_TABLES),
+    written into ``out``'s arrays (as long as ``rows``; "it" is written by the caller)."""
+
+    def column(
+        name: str, dst: Any
+    ) -> None:  # NULL (or a column the table lacks) as -1, as the query's COALESCE
         if name not in columns:
-            return np.full(len(rows), -1, dtype=np.int64)
+            dst[:] = -1
+            return
         values, nulls = columns[name]
-        out = np.broadcast_to(np.asarray(values), (n,))[rows].astype(np.int64)
+        values = np.broadcast_to(np.asarray(values), (n,))
+        if values.dtype == dst.dtype:
+            np.take(values, rows, out=dst)
+        else:
+            dst[:] = values[rows]
         if nulls is not None:
-            out[np.broadcast_to(np.asarray(nulls, dtype=bool), (n,))[rows]] = -1
-        return out
+            dst[np.broadcast_to(np.asarray(nulls, dtype=bool), (n,))[rows]] = -1
 
-    s, e = column("start"), column("end")
-    names = kind == 0  # the query reads the names of kernels alone
-    none = np.full(len(rows), -1, dtype=np.int64)
-    return {
-        "it": it, "kind": np.full(len(rows), kind, dtype=np.int64), "dev": column("deviceId"), "s": s,
-        "e": np.maximum(e, s), "sid": column("shortName") if names else none,
-        "did": column("demangledName") if names else none,
-    }  # fmt: skip
+    out["kind"][:] = kind
+    for name, key in (("start", "s"), ("end", "e"), ("deviceId", "dev")):
+        column(name, out[key])
+    np.maximum(out["e"], out["s"], out=out["e"])
+    for name, key in (("shortName", "sid"), ("demangledName", "did")):
+        if kind == 0:  # the query reads the names of kernels alone
+            column(name, out[key])
+        else:
+            out[key][:] = -1
 
 
 def fetch_calls(trace: Session) -> FetchedCalls | None:
@@ -460,16 +472,15 @@ class Kept:
             return None
         chosen = np.flatnonzero(self.mask[calls.op_call])  # an op_call of -1 reads the last call:
         chosen = chosen[(calls.op_call[chosen] >= 0) & calls.op_timed[chosen]]  # those are dropped here
-        parts, at = [], 0
-        for table, columns, n in zip(tables, found, sizes, strict=True):
+        firsts = np.cumsum([0, *sizes])  # each table's first op
+        bounds = np.searchsorted(chosen, firsts)  # chosen increases: a slice of it per table
+        out = {c: np.empty(len(chosen), dtype=np.int64) for c in _OPS_COLUMNS}
+        for k, (table, columns) in enumerate(zip(tables, found, strict=True)):
             assert columns is not None
-            mine = chosen[(chosen >= at) & (chosen < at + n)]
-            it = self.it[calls.op_call[mine]].astype(np.int64)
-            parts.append(_op_part(columns, mine - at, n, it, _OP_TABLES.index(table)))
-            at += n
-        out = {
-            c: np.concatenate([p[c] for p in parts]) for c in ("it", "kind", "dev", "s", "e", "sid", "did")
-        }
+            a, b = int(bounds[k]), int(bounds[k + 1])
+            part = {c: values[a:b] for c, values in out.items()}
+            part["it"][:] = self.it[calls.op_call[chosen[a:b]]]
+            _op_part(part, columns, chosen[a:b] - firsts[k], sizes[k], _OP_TABLES.index(table))
         order = lexsorted((out["it"], out["s"]))
         return {c: values[order] for c, values in out.items()}
 
@@ -481,13 +492,7 @@ class Kept:
         left = calls.op_timed & ~np.append(self.mask, False)[calls.op_call]  # op_call -1: no call
         inside = np.zeros(len(calls.s) + 1, dtype=bool)  # the last: no call
         if len(starts):
-            for a in range(0, len(calls.s), _RUN):  # a run at a time: no temporary as long as the calls
-                s = calls.s[a : a + _RUN]
-                window = np.searchsorted(starts, s, side="right")
-                window -= 1
-                inside[a : a + len(s)] = window >= 0
-                np.maximum(window, 0, out=window)
-                inside[a : a + len(s)] &= s <= ends[window]
+            _started_inside(calls.s, np.asarray(starts), np.asarray(ends), inside[:-1])
         during = left & inside[calls.op_call]
         return {
             "ops": int(np.count_nonzero(left)),
@@ -495,3 +500,28 @@ class Kept:
             "during_ops": int(np.count_nonzero(during)),
             "during_gpu_ns": int(calls.op_ns.sum(where=during)),
         }
+
+
+def _started_inside(s: Any, starts: Any, ends: Any, out: Any) -> None:
+    """``out[i]``: ``s[i]`` lies in the window of the last of ``starts`` (ascending) at or before it,
+    ``starts[j] <= s[i] <= ends[j]``. Calls in start order (the usual) take a slice per window:
+    window j holds the calls from its start up to the next window's start, those ending by its end.
+    Otherwise a binary search per call, a run at a time (no temporary as long as the calls)."""
+    if len(s) < 2 or bool(np.all(s[1:] >= s[:-1])):
+        following = np.append(np.searchsorted(s, starts[1:], side="left"), len(s))
+        lo = np.searchsorted(s, starts, side="left")
+        hi = np.minimum(following, np.searchsorted(s, ends, side="right"))
+        edges = np.zeros(len(s) + 1, dtype=np.int8)  # +1 where a window's calls begin, -1 past them
+        held = hi > lo  # the windows' slices are disjoint: the running sum is 0 or 1
+        np.add.at(edges, lo[held], 1)
+        np.add.at(edges, hi[held], -1)
+        np.cumsum(edges[:-1], dtype=np.int8, out=edges[:-1])
+        np.not_equal(edges[:-1], 0, out=out)
+        return
+    for a in range(0, len(s), _RUN):
+        part = s[a : a + _RUN]
+        window = np.searchsorted(starts, part, side="right")
+        window -= 1
+        out[a : a + len(part)] = window >= 0
+        np.maximum(window, 0, out=window)
+        out[a : a + len(part)] &= part <= ends[window]

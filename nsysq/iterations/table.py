@@ -155,15 +155,15 @@ def _read_ops(trace: Session, found: Iterations, classes: dict[tuple[int, int], 
     if kept is not None:
         trace.note_query("iters_ops", launches.DECODED_NOTE)
     queried = trace.run_arrays("iters_ops") if kept is None else kept
-    rows = {k: np.ma.getdata(v) for k, v in queried.items()}
-    kind = rows["kind"].astype(np.int64)
-    sid = rows["sid"].astype(np.int64)
+    rows = {
+        k: np.ma.getdata(v).astype(np.int64, copy=False) for k, v in queried.items()
+    }  # copies none of Kept.ops'
+    kind, sid = rows["kind"], rows["sid"]
     comm = np.zeros(len(kind), dtype=bool)
     kernels = kind == gpu_ops.KERNEL
-    comm[kernels] = gpu_ops.pair_classes(sid[kernels], rows["did"].astype(np.int64)[kernels], classes) != 0
+    comm[kernels] = gpu_ops.pair_classes(sid[kernels], rows["did"][kernels], classes) != 0
     return _Ops(
-        it=rows["it"].astype(np.int64), kind=kind, dev=rows["dev"].astype(np.int64),
-        s=rows["s"].astype(np.int64), e=rows["e"].astype(np.int64), sid=sid, comm=comm,
+        it=rows["it"], kind=kind, dev=rows["dev"], s=rows["s"], e=rows["e"], sid=sid, comm=comm,
     )  # fmt: skip
 
 
