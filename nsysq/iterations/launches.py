@@ -142,9 +142,8 @@ def _op_part(out: dict[str, Any], columns: dict[str, tuple[Any, Any]], rows: Any
     """ops.sql's columns for ``rows`` of one GPU-op table (``kind``: its position in _OP_TABLES),
     written into ``out``'s arrays (as long as ``rows``; "it" is written by the caller)."""
 
-    def column(
-        name: str, dst: Any
-    ) -> None:  # NULL (or a column the table lacks) as -1, as the query's COALESCE
+    def column(name: str, dst: Any) -> None:
+        """Column ``name`` into ``dst``: NULL (or a column the table lacks) as -1, as the query's COALESCE."""
         if name not in columns:
             dst[:] = -1
             return
