@@ -23,6 +23,14 @@ _SAMPLE = 4096  # the leading rows looked at before counting a key's distinct va
 _FEW_RUNS = 10  # at most n >> this descents: numpy's merge sort, which meets ascending runs in one pass
 
 
+def ascending(values: Any) -> bool:
+    """Whether ``values`` (a 1-d array) never decrease from one row to the next (True for fewer
+    than two rows)."""
+    import numpy as np
+
+    return bool(np.all(values[1:] >= values[:-1]))
+
+
 def lexsorted(keys: Sequence[Any]) -> Any:
     """The order of the rows sorted by ``keys`` (integer or bool arrays of one length, the most
     significant first): ``np.lexsort(keys[::-1])``."""

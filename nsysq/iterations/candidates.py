@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nsysq.analyses import nvtx_ranges
+from nsysq.base.sorting import ascending
 
 if TYPE_CHECKING:
     from nsysq.analyses.nvtx_sweep import Stacks
@@ -146,7 +147,7 @@ def _codes(values: Any) -> tuple[Any, Any]:
     threads, in rid order) by their change points, small non-negative ones by a lookup table."""
     if not len(values):
         return np.unique(values, return_inverse=True)
-    if bool(np.all(values[1:] >= values[:-1])):
+    if ascending(values):
         new = np.empty(len(values), dtype=bool)
         new[0] = True
         np.not_equal(values[1:], values[:-1], out=new[1:])

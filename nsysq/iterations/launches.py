@@ -26,7 +26,7 @@ import numpy as np
 
 from nsysq.analyses import nvtx_native
 from nsysq.analyses.nvtx_sweep import CALL_COLUMNS, GPU_COLUMNS, launch_rows
-from nsysq.base.sorting import KeyIndex, lexsorted
+from nsysq.base.sorting import KeyIndex, ascending, lexsorted
 from nsysq.base.sums import sum_by
 from nsysq.base.threads import Background
 from nsysq.export import schema
@@ -70,7 +70,7 @@ def _thread_calls(tids: Any, starts: Any, tid: int) -> Any:
     """The indices of the calls of thread ``tid`` (``tids``: each call's), sorted by ``starts``."""
     mine = np.flatnonzero(tids == tid)
     at = starts[mine]
-    if np.all(at[1:] >= at[:-1]):  # the usual: read in start order
+    if ascending(at):  # the usual: read in start order
         return mine
     return mine[np.argsort(at, kind="stable")]
 
@@ -402,7 +402,7 @@ def held_gpu(calls: Calls, order: Any, starts: Any, ends: Any) -> Any | None:
     pairs summed), by prefix sums over the calls ``order`` (one thread's, sorted by start); None
     when the calls' ends are not sorted too (calls of one thread that overlap: use :func:`held`)."""
     ce = calls.e[order]
-    if len(ce) > 1 and not bool(np.all(ce[1:] >= ce[:-1])):
+    if not ascending(ce):
         return None
     # held(): start <= call start < end and call end <= end; with the ends sorted, the calls ending
     # by ``end`` are a prefix, so a range holds the calls lo <= i < min(hi, by_end).
@@ -506,7 +506,7 @@ def _started_inside(s: Any, starts: Any, ends: Any, out: Any) -> None:
     ``starts[j] <= s[i] <= ends[j]``. Calls in start order (the usual) take a slice per window:
     window j holds the calls from its start up to the next window's start, those ending by its end.
     Otherwise a binary search per call, a run at a time (no temporary as long as the calls)."""
-    if len(s) < 2 or bool(np.all(s[1:] >= s[:-1])):
+    if ascending(s):
         following = np.append(np.searchsorted(s, starts[1:], side="left"), len(s))
         lo = np.searchsorted(s, starts, side="left")
         hi = np.minimum(following, np.searchsorted(s, ends, side="right"))
