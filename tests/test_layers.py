@@ -173,15 +173,40 @@ def test_help_loads_no_engine(option: str) -> None:
 
 def test_the_programs_first_duckdb_import_skips_importlib_metadata() -> None:
     """``nsysq`` (nsysq.cli.root.main) has duckdb read its version from its dist-info without
-    importing importlib.metadata (nsysq.export.engine.quick_duckdb_version): the same version, and
+    importing importlib.metadata (nsysq.export.engine.quick_duckdb_import): the same version, and
     nothing of the stand-in left behind."""
     code = (
-        "import sys\nfrom nsysq.export import engine\nengine.quick_duckdb_version()\nimport duckdb\n"
+        "import sys\nfrom nsysq.export import engine\nengine.quick_duckdb_import()\nimport duckdb\n"
         "assert 'importlib.metadata' not in sys.modules\n"
-        "assert not any(type(f).__name__ == '_DuckDBVersion' for f in sys.meta_path)\n"
+        "assert not any(type(f).__name__ == '_DuckDBFirstImport' for f in sys.meta_path)\n"
         "import importlib.metadata\nassert duckdb.__version__ == importlib.metadata.version('duckdb')\n"
         "assert importlib.metadata.distribution('duckdb').metadata['Name'] == 'duckdb'"
     )
+    assert loaded_modules(code) == []
+
+
+def test_the_programs_first_duckdb_import_opens_no_instance_of_its_own() -> None:
+    """duckdb's import opens its default connection (a whole instance) to parse type names; under
+    quick_duckdb_import that connection is the one nsysq's first connect() takes, with nsysq's
+    settings and the sqlite extension, and a second connect() opens a new one."""
+    code = """
+from nsysq.export import engine
+setting = "SELECT current_setting('{}')".format
+loaded = "SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'sqlite_scanner' AND loaded"
+engine.quick_duckdb_import()
+import duckdb
+spare = engine._SPARE[0]
+assert duckdb.default_connection() is spare
+first = engine.connect()
+assert first is spare and not engine._SPARE
+assert first.execute(setting("allow_unsigned_extensions")).fetchone() == (True,)
+assert first.execute(setting("autoload_known_extensions")).fetchone() == (False,)
+assert first.execute(loaded).fetchone() == (1,)
+assert engine.connect() is not first
+cached = engine.connect(sqlite=False)
+assert cached.execute(setting("allow_unsigned_extensions")).fetchone() == (False,)
+assert duckdb.NUMBER == duckdb.sqltypes.BIGINT and duckdb.STRING == duckdb.sqltypes.VARCHAR
+"""
     assert loaded_modules(code) == []
 
 

@@ -87,6 +87,21 @@ def _thread_connection() -> duckdb.DuckDBPyConnection | None:
     return con
 
 
+def _config(*, sqlite: bool) -> dict[str, str | bool | int | float | list[str]]:
+    """Every connection's settings; ``sqlite``: it will load the sqlite extension."""
+    return {
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+        # The one extension nsysq loads is a file of an installed package (extension_path), trusted
+        # as duckdb's own library and nsysq's modules beside it are: whoever can rewrite it can
+        # rewrite those. DuckDB's signature check hashes its 35 MB on every load (0.045 s wall,
+        # 0.085 s CPU of every direct read); nothing else is loaded (autoload is off, and nsysq sql
+        # runs one SELECT, never a LOAD).
+        "allow_unsigned_extensions": sqlite,
+    }
+
+
 def connect(
     database: str = ":memory:", *, read_only: bool = False, sqlite: bool = True, _share: bool = True
 ) -> duckdb.DuckDBPyConnection:
@@ -103,18 +118,8 @@ def connect(
         if shared is not None:
             return shared
 
-    config: dict[str, str | bool | int | float | list[str]] = {
-        "autoinstall_known_extensions": False,
-        "autoload_known_extensions": False,
-        "allow_community_extensions": False,
-        # The one extension nsysq loads is a file of an installed package (extension_path), trusted
-        # as duckdb's own library and nsysq's modules beside it are: whoever can rewrite it can
-        # rewrite those. DuckDB's signature check hashes its 35 MB on every load (0.045 s wall,
-        # 0.085 s CPU of every direct read); nothing else is loaded (autoload is off, and nsysq sql
-        # runs one SELECT, never a LOAD).
-        "allow_unsigned_extensions": sqlite,
-    }
-    con = duckdb.connect(database, read_only=read_only, config=config)
+    spare = _SPARE.pop() if sqlite and database == ":memory:" and not read_only and _SPARE else None
+    con = spare or duckdb.connect(database, read_only=read_only, config=_config(sqlite=sqlite))
     try:  # DuckDB's own bar would write to stdout on queries over 2 s
         con.execute("SET enable_progress_bar = false")
     except duckdb.Error:  # under Jupyter DuckDB refuses any change without ipywidgets (a widget, not stdout)
@@ -266,34 +271,79 @@ def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str, spill: Path) -> I
 
 
 # -- the first import of duckdb -------------------------------------------------------------------
-def quick_duckdb_version() -> None:
-    """Let this process's first ``import duckdb`` find its version without importlib.metadata.
-
-    duckdb's ``_version`` module asks ``importlib.metadata.version("duckdb")``: importing
-    importlib.metadata (email, zipfile, csv, ...) and scanning ``sys.path`` costs 0.02 s of CPU on
-    every command that opens a trace, more on a loaded machine. The ``nsysq`` program
-    (``nsysq.cli.root.main``) calls this before any command: a finder then runs ``duckdb._version``
-    (once) with a stand-in for importlib.metadata whose ``version(name)`` reads the ``Version:``
-    line of the ``name-*.dist-info/METADATA`` beside the package, the file importlib.metadata reads;
-    any other name, or an install without exactly one such folder, goes to the real module. Nothing
-    else changes: the stand-in is gone once ``duckdb._version`` has run."""
-    if "duckdb" not in sys.modules and not any(isinstance(f, _DuckDBVersion) for f in sys.meta_path):
-        sys.meta_path.insert(0, _DuckDBVersion())
+_SPARE: list[duckdb.DuckDBPyConnection] = []
+"""The in-memory connection made for ``import duckdb`` (:func:`quick_duckdb_import`), until
+:func:`connect` takes it for the first connection that reads an export."""
 
 
-class _DuckDBVersion:
-    """The meta path finder of :func:`quick_duckdb_version`: for ``duckdb._version`` only, once."""
+def quick_duckdb_import() -> None:
+    """Make this process's first ``import duckdb`` cheaper by two things it does for nothing.
+
+    - Its version: duckdb's ``_version`` module asks ``importlib.metadata.version("duckdb")``:
+      importing importlib.metadata (email, zipfile, csv, ...) and scanning ``sys.path`` costs 0.02 s
+      of CPU on every command that opens a trace, more on a loaded machine. A stand-in for
+      importlib.metadata, there while ``duckdb._version`` runs, reads the ``Version:`` line of the
+      ``name-*.dist-info/METADATA`` beside the package, the file importlib.metadata reads; any other
+      name, or an install without exactly one such folder, goes to the real module.
+    - Its default connection: ``duckdb._dbapi_type_object`` builds type objects from type names
+      (``DuckDBPyType("DECIMAL")``), and parsing a name needs a connection: DuckDB opens its default
+      one, a whole in-memory instance (0.02-0.03 s of the main thread), which nsysq never uses.
+      Instead the connection :func:`connect` would open next for an export is opened here, with the
+      same settings, made the default while the module runs and kept in :data:`_SPARE` for
+      :func:`connect` to take. It stays duckdb's default connection (DuckDB has no way to unset it),
+      which nothing in nsysq uses.
+
+    The ``nsysq`` program (``nsysq.cli.root.main``) calls this before any command; nothing of it is
+    left in ``sys.meta_path`` once duckdb is imported."""
+    if "duckdb" not in sys.modules and not any(isinstance(f, _DuckDBFirstImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _DuckDBFirstImport())
+
+
+class _DuckDBFirstImport:
+    """The meta path finder of :func:`quick_duckdb_import`: for duckdb's two modules, once each."""
+
+    def __init__(self) -> None:
+        self._pending = {
+            "duckdb._dbapi_type_object": _WithSpareConnection,
+            "duckdb._version": _WithDistVersion,
+        }
 
     def find_spec(self, name: str, path: Sequence[str] | None, target: object = None) -> Any:
-        if name != "duckdb._version":
+        wrapper = self._pending.pop(name, None)
+        if wrapper is None:
             return None
-        sys.meta_path.remove(self)
+        if not self._pending:
+            sys.meta_path.remove(self)
         from importlib.machinery import PathFinder
 
         spec = PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None and "importlib.metadata" not in sys.modules:
-            spec.loader = _WithDistVersion(spec.loader, Path(spec.origin or ".").parent.parent)
+        if wrapper is _WithDistVersion and "importlib.metadata" in sys.modules:
+            return spec  # the real module is there already: nothing to save
+        if spec is not None and spec.loader is not None:
+            spec.loader = wrapper(spec.loader, Path(spec.origin or ".").parent.parent)
         return spec
+
+
+class _WithSpareConnection(Loader):
+    """A loader that runs the real one with nsysq's next connection as duckdb's default."""
+
+    def __init__(self, loader: Any, site: Path) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        import _duckdb  # duckdb's compiled core, which duckdb/__init__.py imported before this module
+
+        try:
+            con = _duckdb.connect(":memory:", config=_config(sqlite=True))
+            _duckdb.set_default_connection(con)
+        except (AttributeError, _duckdb.Error):
+            pass  # a duckdb without set_default_connection: its own default connection, as without nsysq
+        else:
+            _SPARE.append(con)
+        self._loader.exec_module(module)
 
 
 class _WithDistVersion(Loader):
