@@ -195,7 +195,7 @@ setting = "SELECT current_setting('{}')".format
 loaded = "SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'sqlite_scanner' AND loaded"
 engine.quick_duckdb_import()
 import duckdb
-spare = engine._SPARE[0]
+spare = engine._SPARE[True]
 assert duckdb.default_connection() is spare
 first = engine.connect()
 assert first is spare and not engine._SPARE
@@ -208,6 +208,18 @@ assert cached.execute(setting("allow_unsigned_extensions")).fetchone() == (False
 assert duckdb.NUMBER == duckdb.sqltypes.BIGINT and duckdb.STRING == duckdb.sqltypes.VARCHAR
 """
     assert loaded_modules(code) == []
+    cached_first = """
+from nsysq.export import engine
+setting = "SELECT current_setting('allow_unsigned_extensions')"
+engine.quick_duckdb_import()
+engine.first_connection_reads(export=False)
+import duckdb
+spare = engine._SPARE[False]
+assert engine.connect() is not spare
+cached = engine.connect(sqlite=False)
+assert cached is spare and cached.execute(setting).fetchone() == (False,)
+"""
+    assert loaded_modules(cached_first) == []
 
 
 def test_no_import_circle_anywhere() -> None:

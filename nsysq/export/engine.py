@@ -118,7 +118,7 @@ def connect(
         if shared is not None:
             return shared
 
-    spare = _SPARE.pop() if sqlite and database == ":memory:" and not read_only and _SPARE else None
+    spare = _SPARE.pop(sqlite, None) if database == ":memory:" and not read_only else None
     con = spare or duckdb.connect(database, read_only=read_only, config=_config(sqlite=sqlite))
     try:  # DuckDB's own bar would write to stdout on queries over 2 s
         con.execute("SET enable_progress_bar = false")
@@ -271,9 +271,17 @@ def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str, spill: Path) -> I
 
 
 # -- the first import of duckdb -------------------------------------------------------------------
-_SPARE: list[duckdb.DuckDBPyConnection] = []
-"""The in-memory connection made for ``import duckdb`` (:func:`quick_duckdb_import`), until
-:func:`connect` takes it for the first connection that reads an export."""
+_SPARE: dict[bool, duckdb.DuckDBPyConnection] = {}
+"""The in-memory connection made for ``import duckdb`` (:func:`quick_duckdb_import`), by the
+``sqlite`` argument of the :func:`connect` call it is for, until that call takes it."""
+_FIRST_READS_EXPORT = [True]  # the sqlite argument of the first connect() (first_connection_reads)
+
+
+def first_connection_reads(*, export: bool) -> None:
+    """Say, before duckdb's first import, whether the first connection will read an export (with
+    the sqlite extension) or a cached copy (without): the connection :func:`quick_duckdb_import`
+    opens is made with that one's settings (another connect() opens its own, as without it)."""
+    _FIRST_READS_EXPORT[0] = export
 
 
 def quick_duckdb_import() -> None:
@@ -288,10 +296,10 @@ def quick_duckdb_import() -> None:
     - Its default connection: ``duckdb._dbapi_type_object`` builds type objects from type names
       (``DuckDBPyType("DECIMAL")``), and parsing a name needs a connection: DuckDB opens its default
       one, a whole in-memory instance (0.02-0.03 s of the main thread), which nsysq never uses.
-      Instead the connection :func:`connect` would open next for an export is opened here, with the
-      same settings, made the default while the module runs and kept in :data:`_SPARE` for
-      :func:`connect` to take. It stays duckdb's default connection (DuckDB has no way to unset it),
-      which nothing in nsysq uses.
+      Instead the connection :func:`connect` would open first is opened here, with the same settings
+      (for an export, or for a cached copy: :func:`first_connection_reads`), made the default while
+      the module runs and kept in :data:`_SPARE` for :func:`connect` to take. It stays duckdb's
+      default connection (DuckDB has no way to unset it), which nothing in nsysq uses.
 
     The ``nsysq`` program (``nsysq.cli.root.main``) calls this before any command; nothing of it is
     left in ``sys.meta_path`` once duckdb is imported."""
@@ -337,12 +345,13 @@ class _WithSpareConnection(Loader):
         import _duckdb  # duckdb's compiled core, which duckdb/__init__.py imported before this module
 
         try:
-            con = _duckdb.connect(":memory:", config=_config(sqlite=True))
+            sqlite = _FIRST_READS_EXPORT[0]
+            con = _duckdb.connect(":memory:", config=_config(sqlite=sqlite))
             _duckdb.set_default_connection(con)
         except (AttributeError, _duckdb.Error):
             pass  # a duckdb without set_default_connection: its own default connection, as without nsysq
         else:
-            _SPARE.append(con)
+            _SPARE[sqlite] = con
         self._loader.exec_module(module)
 
 

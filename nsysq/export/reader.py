@@ -66,6 +66,7 @@ def open_reader(
     # so the pages decode while DuckDB, the cache lookup and the sqlite extension load.
     quiet_numpy_import()  # DuckDB's threads start below: numpy's import, whenever it comes, writes nothing
     early = cache is False or (cache in (True, "reuse") and not cache_mod.may_have_copy(path))
+    engine.first_connection_reads(export=early)  # else the cached copy's, when DuckDB is not loaded yet
     decoded = _start_decoding(path, source, prefetch) if early else None
     copy, state = cache_mod.open_copy(path, source, cache)
     if copy is not None:  # a complete cached copy: no SQLite, not even its extension
