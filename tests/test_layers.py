@@ -220,6 +220,22 @@ cached = engine.connect(sqlite=False)
 assert cached is spare and cached.execute(setting).fetchone() == (False,)
 """
     assert loaded_modules(cached_first) == []
+    refused = """
+import _duckdb
+real, calls = _duckdb.connect, []
+def refuse_first(*args, **kwargs):  # the spare's connection fails: duckdb opens its own default
+    calls.append(1)
+    if len(calls) == 1:
+        raise _duckdb.IOException("refused")
+    return real(*args, **kwargs)
+_duckdb.connect = refuse_first
+from nsysq.export import engine
+engine.quick_duckdb_import()
+import duckdb
+assert calls and not engine._SPARE
+assert engine.connect().execute("SELECT 1").fetchone() == (1,)
+"""
+    assert loaded_modules(refused) == []
 
 
 def test_no_import_circle_anywhere() -> None:

@@ -274,14 +274,15 @@ def bounded_memory(con: duckdb.DuckDBPyConnection, limit: str, spill: Path) -> I
 _SPARE: dict[bool, duckdb.DuckDBPyConnection] = {}
 """The in-memory connection made for ``import duckdb`` (:func:`quick_duckdb_import`), by the
 ``sqlite`` argument of the :func:`connect` call it is for, until that call takes it."""
-_FIRST_READS_EXPORT = [True]  # the sqlite argument of the first connect() (first_connection_reads)
+_first_reads_export = True  # the sqlite argument of the first connect() (first_connection_reads)
 
 
 def first_connection_reads(*, export: bool) -> None:
     """Say, before duckdb's first import, whether the first connection will read an export (with
     the sqlite extension) or a cached copy (without): the connection :func:`quick_duckdb_import`
     opens is made with that one's settings (another connect() opens its own, as without it)."""
-    _FIRST_READS_EXPORT[0] = export
+    global _first_reads_export
+    _first_reads_export = export
 
 
 def quick_duckdb_import() -> None:
@@ -302,7 +303,7 @@ def quick_duckdb_import() -> None:
       default connection (DuckDB has no way to unset it), which nothing in nsysq uses.
 
     The ``nsysq`` program (``nsysq.cli.root.main``) calls this before any command; nothing of it is
-    left in ``sys.meta_path`` once duckdb is imported."""
+    left in ``sys.meta_path`` once duckdb has imported both modules."""
     if "duckdb" not in sys.modules and not any(isinstance(f, _DuckDBFirstImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _DuckDBFirstImport())
 
@@ -344,14 +345,15 @@ class _WithSpareConnection(Loader):
     def exec_module(self, module: Any) -> None:
         import _duckdb  # duckdb's compiled core, which duckdb/__init__.py imported before this module
 
-        try:
-            sqlite = _FIRST_READS_EXPORT[0]
-            con = _duckdb.connect(":memory:", config=_config(sqlite=sqlite))
-            _duckdb.set_default_connection(con)
-        except (AttributeError, _duckdb.Error):
-            pass  # a duckdb without set_default_connection: its own default connection, as without nsysq
-        else:
-            _SPARE[sqlite] = con
+        sqlite = _first_reads_export
+        if hasattr(_duckdb, "set_default_connection"):  # else duckdb's own default, as without nsysq
+            try:
+                con = _duckdb.connect(":memory:", config=_config(sqlite=sqlite))
+            except _duckdb.Error:
+                pass  # connect() meets the same error, where nsysq reports it
+            else:
+                _duckdb.set_default_connection(con)
+                _SPARE[sqlite] = con
         self._loader.exec_module(module)
 
 
